@@ -1,0 +1,20 @@
+package core
+
+// MaxKeyLen is the longest identity key accepted, in bytes. Longer keys are
+// rejected with ErrKeyTooLong rather than truncated, because truncation would
+// make distinct identities share a counter.
+const MaxKeyLen = 512
+
+// ValidateKey returns ErrEmptyKey or ErrKeyTooLong for keys that cannot be an
+// identity, and nil otherwise. Any bytes are allowed: colons, braces, spaces,
+// NUL, invalid UTF-8. Backends encode keys so distinct identities never share
+// storage.
+func ValidateKey(key string) error {
+	if key == "" {
+		return ErrEmptyKey
+	}
+	if len(key) > MaxKeyLen {
+		return ErrKeyTooLong
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// Algorithm names a rate-limiting algorithm. The zero value is SlidingWindow.
+type Algorithm uint8
+
+const (
+	// SlidingWindow is Cloudflare's sliding window counter: two counters, the
+	// current and the previous window, and
+	// estimate = cur + prev × (1 − elapsed/window). Tens of bytes per
+	// identity, approximate at the edges. The default.
+	SlidingWindow Algorithm = iota
+	// FixedWindow counts per window number; a client may pass 2× the limit
+	// across a window boundary.
+	FixedWindow
+	// SlidingLog keeps one timestamp per admitted unit: exact, but memory
+	// grows with the limit.
+	SlidingLog
+	// TokenBucket is a token bucket of capacity Max refilled at Max per
+	// Window, computed as GCRA on one timestamp: bursts up to Max, then a
+	// steady rate.
+	TokenBucket
+)
+
+var algorithmNames = [...]string{"sliding", "fixed", "log", "bucket"}
+
+// Algorithms lists every algorithm, in declaration order.
+var Algorithms = []Algorithm{SlidingWindow, FixedWindow, SlidingLog, TokenBucket}
+
+// String returns the short name: "sliding", "fixed", "log" or "bucket".
+func (a Algorithm) String() string {
+	if int(a) < len(algorithmNames) {
+		return algorithmNames[a]
+	}
+	return fmt.Sprintf("Algorithm(%d)", uint8(a))
+}
+
+// ParseAlgorithm is the inverse of String; unknown names give ErrBadAlgorithm.
+func ParseAlgorithm(s string) (Algorithm, error) {
+	for i, n := range algorithmNames {
+		if n == s {
+			return Algorithm(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %q", ErrBadAlgorithm, s)
+}
+
+// Limit is a rate-limiting policy: at most Max units per Window, counted by
+// Algorithm. The zero value is invalid (Max and Window must be positive).
+type Limit struct {
+	Max       int64         // units admitted per window; must be > 0
+	Window    time.Duration // at least 1ms; used at millisecond resolution
+	Algorithm Algorithm     // zero value: SlidingWindow
+}
+
+// PerWindow is shorthand for Limit{Max: max, Window: window} with the default
+// algorithm.
+func PerWindow(max int64, window time.Duration) Limit {
+	return Limit{Max: max, Window: window}
+}
+
+// Validate returns ErrBadLimit, ErrBadWindow or ErrBadAlgorithm when the
+// limit cannot be enforced, and nil otherwise. A token bucket also needs
+// Window/Max of at least one microsecond.
+func (l Limit) Validate() error {
+	switch {
+	case l.Max <= 0:
+		return ErrBadLimit
+	case l.Window < time.Millisecond:
+		return ErrBadWindow
+	case int(l.Algorithm) >= len(algorithmNames):
+		return ErrBadAlgorithm
+	case l.Algorithm == TokenBucket && l.WindowMillis()*1000 < l.Max:
+		return ErrBadLimit
+	}
+	return nil
+}
+
+// CheckWeight returns ErrBadWeight unless 1 <= n <= l.Max. A weight above the
+// limit could never pass, so it is refused as bad input rather than denied.
+func (l Limit) CheckWeight(n int64) error {
+	if n < 1 || n > l.Max {
+		return ErrBadWeight
+	}
+	return nil
+}
+
+// WindowMillis is the window in whole milliseconds.
+func (l Limit) WindowMillis() int64 { return l.Window.Milliseconds() }
+
+// String renders the limit as "100/1m0s sliding".
+func (l Limit) String() string {
+	return fmt.Sprintf("%d/%s %s", l.Max, l.Window, l.Algorithm)
+}

@@ -1,0 +1,128 @@
+// Package redisproc starts and stops a private redis-server process on a
+// free loopback port, with no persistence, for the tests and for pop-sim.
+// It is the only place that knows how to run Redis; it needs the
+// redis-server binary on PATH (Debian: apt-get install -y redis-server).
+package redisproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNoRedis is returned by Start when redis-server is not on PATH.
+var ErrNoRedis = errors.New("redis-server not found on PATH; install it with: apt-get update && apt-get install -y redis-server")
+
+// Proc is a running private redis-server. Stop it when done.
+type Proc struct {
+	Addr string // host:port it listens on
+	port int
+	dir  string
+	cmd  *exec.Cmd
+	args []string
+}
+
+// Start launches redis-server on a free port of 127.0.0.1 and waits until it
+// answers PING (up to 10 s). extra are appended to the server's arguments
+// (for instance "--maxmemory", "100mb").
+func Start(extra ...string) (*Proc, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, ErrNoRedis
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "edgelimit-redis-")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proc{Addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, dir: dir}
+	p.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
+		"--protected-mode", "no", "--loglevel", "warning"}, extra...)
+	if err := p.launch(bin); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Proc) launch(bin string) error {
+	p.cmd = exec.Command(bin, p.args...)
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("start redis-server: %w", err)
+	}
+	return p.waitReady(10 * time.Second)
+}
+
+func (p *Proc) waitReady(limit time.Duration) error {
+	c := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(limit)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on %s not ready after %s: %w", p.Addr, limit, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Client returns a new go-redis client for the server; close it when done.
+func (p *Proc) Client() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: p.Addr})
+}
+
+// Kill stops the server at once (SIGKILL) without removing its directory, so
+// Restart can bring it back on the same port, empty (no persistence).
+func (p *Proc) Kill() error {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return nil
+	}
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	p.cmd = nil
+	return nil
+}
+
+// Restart starts the server again on the same address after Kill.
+func (p *Proc) Restart() error {
+	if p.cmd != nil {
+		return errors.New("redisproc: Restart while running")
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return ErrNoRedis
+	}
+	return p.launch(bin)
+}
+
+// Stop kills the server and removes its directory.
+func (p *Proc) Stop() error {
+	err := p.Kill()
+	os.RemoveAll(p.dir)
+	return err
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
