@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# test.sh is the project's one test command (the README's, and .ci/run's):
+# it installs what the tests need, then checks formatting, vets every
+# module, runs every test with the race detector and shuffled order, and
+# gives each fuzz target a short bounded run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/need-redis.sh
+
+unformatted=$(gofmt -l . | grep -v '^bench/results/' || true)
+if [ -n "$unformatted" ]; then
+  echo "gofmt: these files need formatting:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+if [ -f bench/go.mod ]; then (cd bench && go vet ./...); fi
+go test -race -shuffle=on -count=1 -timeout 15m ./...
+scripts/fuzz.sh "${FUZZTIME:-10s}"
