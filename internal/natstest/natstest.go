@@ -1,0 +1,130 @@
+// Package natstest gives tests a real NATS server, embedded in the test
+// process on a free loopback port, that can be shut down and restarted on the
+// same port for fault tests. A test that cannot start it fails loudly; it
+// never skips.
+package natstest
+
+import (
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// readyWait bounds how long Start and Restart wait for the server to accept
+// connections.
+const readyWait = 10 * time.Second
+
+// Server is an embedded NATS server bound to one loopback port for its whole
+// life. Its zero value is not usable: get one from Start.
+type Server struct {
+	t    testing.TB
+	opts server.Options
+	mu   sync.Mutex
+	srv  *server.Server
+	// URL is the nats:// address clients connect to; it survives restarts.
+	URL string
+}
+
+// Start launches an embedded NATS server on a free port of 127.0.0.1 and
+// shuts it down in t.Cleanup. It calls t.Fatal when the server cannot start.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatalf("natstest: no free port: %v", err)
+	}
+	s := &Server{t: t, opts: server.Options{Host: "127.0.0.1", Port: port,
+		NoLog: true, NoSigs: true, MaxPayload: 4 << 20}}
+	s.URL = (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}).String()
+	s.URL = "nats://" + s.URL
+	s.launch()
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func (s *Server) launch() {
+	s.t.Helper()
+	opts := s.opts
+	srv, err := server.NewServer(&opts)
+	if err != nil {
+		s.t.Fatalf("natstest: cannot create NATS server: %v", err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(readyWait) {
+		srv.Shutdown()
+		s.t.Fatalf("natstest: NATS server on %s not ready after %s", s.URL, readyWait)
+	}
+	s.mu.Lock()
+	s.srv = srv
+	s.mu.Unlock()
+}
+
+// Shutdown stops the server; clients see a disconnect. It is safe to call
+// when the server is already down.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv = nil
+	s.mu.Unlock()
+	if srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}
+
+// Restart starts the server again on the same port after Shutdown (it shuts
+// it down first when running). Clients created by Connect reconnect by
+// themselves.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Shutdown()
+	s.launch()
+}
+
+// Running reports whether the server is up.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv != nil
+}
+
+// Connect returns a client that reconnects forever (every 20ms) and buffers
+// publishes while disconnected instead of blocking, closed in t.Cleanup.
+// extra options are applied after those.
+func (s *Server) Connect(t testing.TB, extra ...nats.Option) *nats.Conn {
+	t.Helper()
+	opts := append(ClientOptions(), extra...)
+	nc, err := nats.Connect(s.URL, opts...)
+	if err != nil {
+		t.Fatalf("natstest: connect %s: %v", s.URL, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// ClientOptions are the nats.go options a PoP should use with the hybrid:
+// endless reconnects with a short wait and a bounded reconnect buffer, so
+// publishing while disconnected neither blocks nor panics.
+func ClientOptions() []nats.Option {
+	return []nats.Option{
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(20 * time.Millisecond),
+		nats.ReconnectJitter(0, 0),
+		nats.ReconnectBufSize(8 << 20),
+		nats.RetryOnFailedConnect(true),
+		nats.Timeout(2 * time.Second),
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

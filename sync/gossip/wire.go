@@ -1,0 +1,104 @@
+package gossip
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// Wire layout of version 1 (all integers are Go varints, "u" unsigned):
+//
+//	magic 0xE1 | version 0x01 | u len(PoP) PoP | SentAt ms | u WindowMillis |
+//	base window | u entry count | entries...
+//	entry: u len(Key) Key | u (Window - base) | u Count
+const (
+	magic   = 0xE1
+	Version = 1 // the only version this package writes and reads
+)
+
+// Limits enforced by Encode and Decode.
+const (
+	MaxPoPLen       = 96        // bytes of Message.PoP
+	MaxMessageBytes = 1 << 20   // a longer payload is refused unread
+	MaxCount        = 1 << 53   // counts stay exact in Redis' Lua doubles
+	maxWindowDelta  = 1 << 20   // entries of one message span fewer windows
+	minEntryBytes   = 1 + 1 + 1 // key length, one key byte, delta, count
+)
+
+// Errors returned by Decode and Encode. Each matches core.ErrMalformed (and
+// so core.ErrInvalid) with errors.Is.
+var (
+	ErrTruncated = fmt.Errorf("%w: gossip message truncated", core.ErrMalformed)
+	ErrTooLarge  = fmt.Errorf("%w: gossip message too large", core.ErrMalformed)
+	ErrVersion   = fmt.Errorf("%w: unknown gossip version", core.ErrMalformed)
+	ErrBadField  = fmt.Errorf("%w: gossip field out of range", core.ErrMalformed)
+)
+
+// check validates the header fields of m.
+func (m *Message) check() error {
+	if m.PoP == "" || len(m.PoP) > MaxPoPLen || m.WindowMillis < 1 {
+		return ErrBadField
+	}
+	return nil
+}
+
+// checkEntry validates one entry against the message's base window.
+func checkEntry(e Entry, base int64) error {
+	if core.ValidateKey(e.Key) != nil || e.Count < 1 || e.Count > MaxCount {
+		return ErrBadField
+	}
+	if d := e.Window - base; d < 0 || d >= maxWindowDelta {
+		return ErrBadField
+	}
+	return nil
+}
+
+func baseWindow(es []Entry) int64 {
+	if len(es) == 0 {
+		return 0
+	}
+	b := int64(math.MaxInt64)
+	for _, e := range es {
+		b = min(b, e.Window)
+	}
+	return b
+}
+
+func appendHeader(b []byte, m *Message, base int64, n int) []byte {
+	b = append(b, magic, Version)
+	b = binary.AppendUvarint(b, uint64(len(m.PoP)))
+	b = append(b, m.PoP...)
+	b = binary.AppendVarint(b, m.SentAt.UnixMilli())
+	b = binary.AppendUvarint(b, uint64(m.WindowMillis))
+	b = binary.AppendVarint(b, base)
+	return binary.AppendUvarint(b, uint64(n))
+}
+
+func appendEntry(b []byte, e Entry, base int64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(e.Key)))
+	b = append(b, e.Key...)
+	b = binary.AppendUvarint(b, uint64(e.Window-base))
+	return binary.AppendUvarint(b, uint64(e.Count))
+}
+
+// Marshal encodes m as one payload. It returns ErrBadField for an invalid
+// header or entry and ErrTooLarge when the payload would exceed
+// MaxMessageBytes; use Encode to split big batches.
+func Marshal(m Message) ([]byte, error) {
+	if len(m.Entries) == 0 {
+		if err := m.check(); err != nil {
+			return nil, err
+		}
+		return appendHeader(nil, &m, 0, 0), nil
+	}
+	out, err := Encode(m, MaxMessageBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != 1 {
+		return nil, ErrTooLarge
+	}
+	return out[0], nil
+}

@@ -1,0 +1,103 @@
+package hybrid
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/nats-io/nats.go"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ErrBadConfig is matched (errors.Is) by every configuration error New
+// returns; it matches core.ErrInvalid too.
+var ErrBadConfig = fmt.Errorf("%w: bad hybrid config", core.ErrInvalid)
+
+// Defaults applied by New to zero fields.
+const (
+	DefaultNamespace   = "el"
+	DefaultBatchSize   = 256
+	DefaultCapacity    = 100_000
+	DefaultGossipBytes = 64 << 10
+	DefaultRedisRetry  = 500 * time.Millisecond
+	MaxPoPLen          = 64
+	maxNamespaceLen    = 64
+	maxInbox           = 1 << 16
+)
+
+// Config configures a Node. The zero value is invalid: PoP, Limit and Redis
+// are required; every other zero field takes the documented default.
+type Config struct {
+	PoP       string                  // unique PoP id, 1..64 bytes
+	Limit     core.Limit              // SlidingWindow only; others give core.ErrBadAlgorithm
+	Redis     goredis.UniversalClient // required
+	NATS      *nats.Conn              // nil = gossip off; see natstest.ClientOptions for reconnect options
+	Namespace string                  // Redis key prefix and NATS subject namespace; default "el"; no braces, spaces or wildcards
+	// Margin is the headroom: a request is decided at Redis when the local
+	// estimate + n > (1-Margin)*Max. 0 = pure local-first; must be in [0, 1).
+	Margin     float64
+	BatchSize  int  // identities per reconcile round trip; default 256
+	MaxPending int  // identities with unsent hits kept (per Redis and per gossip); default Capacity
+	FailClosed bool // Redis unreachable for a Redis-decided request: deny (true) or decide locally (false)
+	// ManualGossip queues received gossip for TakeGossip instead of applying
+	// it on arrival.
+	ManualGossip bool
+	Clock        core.Clock // default core.SystemClock
+	Capacity     int        // LRU capacity of the view, in identities; default 100,000
+	// RedisRetry is how long Redis-decided requests are decided without
+	// trying Redis after it failed (Sync keeps probing); default 500ms.
+	RedisRetry time.Duration
+	// Resync is how often every identity with counts in live windows is
+	// re-sent to Redis (anti-entropy, heals a Redis that restarted empty
+	// unseen); 0 = one window, negative = never.
+	Resync time.Duration
+	// GossipBytes bounds one gossip payload; default 64 KiB.
+	GossipBytes int
+}
+
+func (c *Config) setDefaults() {
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.Capacity <= 0 {
+		c.Capacity = DefaultCapacity
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = c.Capacity
+	}
+	if c.Clock == nil {
+		c.Clock = core.SystemClock{}
+	}
+	if c.RedisRetry <= 0 {
+		c.RedisRetry = DefaultRedisRetry
+	}
+	if c.Resync == 0 {
+		c.Resync = c.Limit.Window
+	}
+	if c.GossipBytes <= 0 {
+		c.GossipBytes = DefaultGossipBytes
+	}
+}
+
+func (c *Config) validate() error {
+	if err := c.Limit.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Limit.Algorithm != core.SlidingWindow:
+		return core.ErrBadAlgorithm
+	case c.PoP == "" || len(c.PoP) > MaxPoPLen:
+		return fmt.Errorf("%w: PoP must be 1..%d bytes", ErrBadConfig, MaxPoPLen)
+	case c.Redis == nil:
+		return fmt.Errorf("%w: Redis client required", ErrBadConfig)
+	case !(c.Margin >= 0 && c.Margin < 1):
+		return fmt.Errorf("%w: Margin must be in [0, 1)", ErrBadConfig)
+	case len(c.Namespace) > maxNamespaceLen || strings.ContainsAny(c.Namespace, "{}*> \t\r\n"):
+		return fmt.Errorf("%w: Namespace %q", ErrBadConfig, c.Namespace)
+	}
+	return nil
+}

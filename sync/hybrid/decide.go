@@ -1,0 +1,135 @@
+package hybrid
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// verdict is what the view says about a request.
+type verdict uint8
+
+const (
+	admitLocal verdict = iota
+	denyCached
+	askRedis
+)
+
+// AllowN decides on w units of key at now. Far below the limit it admits
+// from the view (core.SourceLocal, no network call); with the view over the
+// limit it denies (core.SourceCachedDeny, no network call); within Margin of
+// the limit it decides atomically at Redis (core.SourceRedis, one round
+// trip). When Redis is unreachable for such a request it returns a
+// *core.UnavailableError together with a local decision (counted) or, with
+// FailClosed, a denial (core.SourceFailClosed). Bad input (key, weight)
+// returns an error matching core.ErrInvalid and changes nothing.
+func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (core.Decision, error) {
+	if err := n.check(key, w); err != nil {
+		return core.Decision{}, err
+	}
+	ms := core.Millis(now)
+	e := n.entry(key, ms)
+	e.mu.Lock()
+	d, v := n.fromView(e, ms, w, true)
+	e.mu.Unlock()
+	switch v {
+	case admitLocal:
+		n.st.local.Add(1)
+		n.enqueue(e, true, true)
+	case denyCached:
+		n.st.cachedDeny.Add(1)
+	case askRedis:
+		return n.decideAtRedis(ctx, e, ms, w)
+	}
+	return d, nil
+}
+
+// Allow is AllowN(ctx, key, clock.Now(), 1).
+func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
+	return n.AllowN(ctx, key, n.cfg.Clock.Now(), 1)
+}
+
+// Peek reports, from the view alone (no network call, nothing counted),
+// the decision one unit of key would get at now if decided locally.
+func (n *Node) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
+	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	ms := core.Millis(now)
+	e := n.entry(key, ms)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d, _ := n.fromView(e, ms, 1, false)
+	if d.Source == core.SourceCachedDeny {
+		d.Source = core.SourceLocal
+	}
+	return d, nil
+}
+
+func (n *Node) check(key string, w int64) error {
+	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	return n.cfg.Limit.CheckWeight(w)
+}
+
+// fromView decides w units of e at now (ms) from the view, counting them
+// when admitted locally and commit is set. Called with e.mu held.
+func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, verdict) {
+	idx, elapsed := n.position(now)
+	e.roll(idx)
+	if e.idx > idx { // clock behind the view: count in its newest window
+		elapsed = 0
+	}
+	cur, prev := e.totals()
+	est := core.SlidingEstimate(cur, prev, elapsed, n.w)
+	max := n.cfg.Limit.Max
+	stale := msDuration(now - e.refreshed)
+	if !core.SlidingAdmits(est, max, w) {
+		return n.decision(false, cur, prev, elapsed, w, core.SourceCachedDeny, stale), denyCached
+	}
+	if n.cfg.Margin > 0 && est+float64(w) > (1-n.cfg.Margin)*float64(max) && commit {
+		return core.Decision{}, askRedis
+	}
+	if commit {
+		e.own[0] += w
+		cur += w
+	}
+	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), admitLocal
+}
+
+// decision fills a core.Decision from global counts with core's math.
+func (n *Node) decision(ok bool, cur, prev, elapsed, w int64, src core.Source, stale time.Duration) core.Decision {
+	max := n.cfg.Limit.Max
+	est := core.SlidingEstimate(cur, prev, elapsed, n.w)
+	d := core.Decision{Allowed: ok, Limit: max, Source: src, Staleness: stale,
+		Remaining:  core.SlidingRemaining(est, max),
+		ResetAfter: msDuration(core.SlidingResetMillis(cur, prev, elapsed, n.w))}
+	if !ok {
+		d.RetryAfter = msDuration(core.SlidingRetryMillis(cur, prev, elapsed, n.w, max, w))
+	}
+	return d
+}
+
+// Reset forgets key: its view here and its Redis hashes of the live
+// windows (one round trip). Other PoPs keep what their views already hold
+// until the window rolls, and may write it back to Redis; in the hybrid a
+// reset is therefore exact only for this PoP's own counts.
+func (n *Node) Reset(ctx context.Context, key string) error {
+	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	delete(n.redisPending, key)
+	delete(n.gossipPending, key)
+	n.mu.Unlock()
+	n.cache.Remove(key)
+	idx, _ := n.position(core.Millis(n.cfg.Clock.Now()))
+	n.st.roundTrips.Add(1)
+	if err := n.store.Delete(ctx, key, idx); err != nil {
+		n.st.redisErrors.Add(1)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package hybrid
+
+import (
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/sync/gossip"
+)
+
+// Gossip publishes, at now, this PoP's cumulative counts of every identity
+// admitted since the last Gossip, many identities per payload (at most
+// GossipBytes each). With no NATS connection it does nothing. On a publish
+// failure (connection closed or its reconnect buffer full) the identities
+// stay pending and a *core.UnavailableError is returned.
+func (n *Node) Gossip(now time.Time) error {
+	if n.tr == nil {
+		return nil
+	}
+	pending := n.take(false)
+	if len(pending) == 0 {
+		return nil
+	}
+	m := gossip.Message{PoP: n.id, SentAt: now, WindowMillis: n.w, Entries: n.gossipEntries(pending, now)}
+	payloads, err := gossip.Encode(m, n.cfg.GossipBytes)
+	if err != nil {
+		return err
+	}
+	for _, p := range payloads {
+		if err := n.tr.Publish(p); err != nil {
+			n.st.gossipErrors.Add(1)
+			n.requeueGossip(pending)
+			return err
+		}
+		n.st.gossipSent.Add(1)
+		n.st.gossipBytes.Add(uint64(len(p)))
+	}
+	return nil
+}
+
+func (n *Node) gossipEntries(pending []*entry, now time.Time) []gossip.Entry {
+	idx, _ := n.position(core.Millis(now))
+	out := make([]gossip.Entry, 0, 2*len(pending))
+	for _, e := range pending {
+		e.mu.Lock()
+		e.roll(idx)
+		for s := 0; s < 2; s++ {
+			if e.own[s] > 0 {
+				out = append(out, gossip.Entry{Key: e.key, Window: e.idx - int64(s), Count: e.own[s]})
+			}
+		}
+		e.mu.Unlock()
+	}
+	return out
+}
+
+func (n *Node) requeueGossip(es []*entry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, e := range es {
+		n.queue(n.gossipPending, e, &e.queuedGossip)
+	}
+}
+
+// receive handles one payload from NATS: malformed ones and those of
+// another window length are dropped and counted; this PoP's own are
+// ignored; the rest are applied now or, with ManualGossip, queued.
+func (n *Node) receive(payload []byte) {
+	m, err := gossip.Decode(payload)
+	if err != nil || m.WindowMillis != n.w {
+		n.st.gossipDropped.Add(1)
+		return
+	}
+	if m.PoP == n.id {
+		return
+	}
+	n.st.gossipRecv.Add(1)
+	if !n.cfg.ManualGossip {
+		n.ApplyGossip(m, n.cfg.Clock.Now())
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.inbox) >= maxInbox {
+		n.st.gossipDropped.Add(1)
+		return
+	}
+	n.inbox = append(n.inbox, m)
+}
+
+// TakeGossip drains the messages received since the last call (only with
+// ManualGossip; otherwise they were applied on arrival and it returns nil).
+func (n *Node) TakeGossip() []gossip.Message {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := n.inbox
+	n.inbox = nil
+	return out
+}
+
+// ApplyGossip merges m into the view at now by maximum per PoP: applying a
+// message twice, or an older one after a newer one, changes nothing.
+// Messages from this Node, of another window length, and entries more than
+// one window ahead of now (a clock far ahead) are ignored.
+func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
+	if m.PoP == n.id || m.WindowMillis != n.w {
+		return
+	}
+	ms := core.Millis(now)
+	idx, _ := n.position(ms)
+	for _, g := range m.Entries {
+		if g.Window > idx+1 || g.Window < idx-1 || core.ValidateKey(g.Key) != nil {
+			continue
+		}
+		e := n.entry(g.Key, ms)
+		e.mu.Lock()
+		e.mergePeer(m.PoP, g.Window, g.Count)
+		e.mu.Unlock()
+	}
+}

@@ -1,0 +1,109 @@
+package hybrid
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/sync/reconcile"
+)
+
+// Sync runs one reconciliation at now: every identity with hits not yet in
+// Redis goes to Redis in batches of BatchSize, one round trip each, and each
+// reply refreshes that identity's view with every PoP's counts. After a
+// Redis failure, a detected data loss (a Redis restarted empty) or every
+// Resync, all identities with own counts in live windows are re-sent. On
+// failure it returns a *core.UnavailableError; the unsent identities stay
+// pending (bounded by MaxPending) and are re-sent by the next Sync.
+func (n *Node) Sync(ctx context.Context, now time.Time) error {
+	ms := core.Millis(now)
+	n.maybeResendAll(ms)
+	pending := n.take(true)
+	for start := 0; start < len(pending); start += n.cfg.BatchSize {
+		batch := pending[start:min(start+n.cfg.BatchSize, len(pending))]
+		if err := n.flush(ctx, batch, ms); err != nil {
+			n.requeue(pending[start:])
+			n.markDown(ms)
+			return err
+		}
+	}
+	if len(pending) > 0 {
+		n.downUntil.Store(0)
+	}
+	return nil
+}
+
+// flush sends one batch and merges the replies.
+func (n *Node) flush(ctx context.Context, batch []*entry, now int64) error {
+	items, acked := n.snapshot(batch, now)
+	n.st.roundTrips.Add(1)
+	res, err := n.store.Flush(ctx, items)
+	if err != nil {
+		n.st.redisErrors.Add(1)
+		return err
+	}
+	lost := false
+	for i, e := range batch {
+		e.mu.Lock()
+		l := n.mergeResult(e, items[i].Index, res[i], items[i].Own, now)
+		e.mu.Unlock()
+		lost = lost || (l && acked[i])
+	}
+	if lost {
+		n.mu.Lock()
+		n.resendAll = true
+		n.mu.Unlock()
+	}
+	return nil
+}
+
+// snapshot reads the batch's own counts, rolled to now. acked[i] says the
+// entry had acknowledged counts, so a lower prior in the reply means loss.
+func (n *Node) snapshot(batch []*entry, now int64) ([]reconcile.Item, []bool) {
+	idx, _ := n.position(now)
+	items := make([]reconcile.Item, len(batch))
+	acked := make([]bool, len(batch))
+	for i, e := range batch {
+		e.mu.Lock()
+		e.roll(idx)
+		items[i] = reconcile.Item{Key: e.key, Index: e.idx, Own: e.own}
+		acked[i] = e.acked != counts{}
+		e.mu.Unlock()
+	}
+	return items, acked
+}
+
+// requeue puts entries back in the Redis pending set after a failure.
+func (n *Node) requeue(es []*entry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, e := range es {
+		n.queue(n.redisPending, e, &e.queuedRedis)
+	}
+}
+
+// maybeResendAll queues every cached identity with own counts when a full
+// re-send is due.
+func (n *Node) maybeResendAll(now int64) {
+	n.mu.Lock()
+	due := n.resendAll || (n.cfg.Resync > 0 && now-n.lastResync >= n.cfg.Resync.Milliseconds())
+	if due {
+		n.resendAll = false
+		n.lastResync = now
+	}
+	n.mu.Unlock()
+	if !due {
+		return
+	}
+	n.st.resends.Add(1)
+	idx, _ := n.position(now)
+	for _, e := range n.cache.Values() {
+		e.mu.Lock()
+		e.roll(idx)
+		has := e.own != counts{}
+		e.mu.Unlock()
+		if has {
+			n.enqueue(e, true, false)
+		}
+	}
+}

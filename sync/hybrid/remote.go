@@ -1,0 +1,117 @@
+package hybrid
+
+import (
+	"context"
+	"errors"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/sync/reconcile"
+)
+
+// errRedisDown is the cause reported while Redis-decided requests skip a
+// Redis that failed less than RedisRetry ago.
+var errRedisDown = errors.New("redis failed recently; retrying after RedisRetry")
+
+// decideAtRedis decides w units of e at now (ms) atomically at Redis,
+// sending this PoP's own counts and its view of the others', and refreshes
+// the view from the reply. On failure it falls back (see fallback).
+func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.Decision, error) {
+	if now < n.downUntil.Load() {
+		return n.fallback(e, now, w, errRedisDown)
+	}
+	args := n.decideArgs(e, now, w)
+	n.st.roundTrips.Add(1)
+	ok, res, err := n.store.Decide(ctx, args)
+	if err != nil {
+		n.st.redisErrors.Add(1)
+		n.markDown(now)
+		return n.fallback(e, now, w, err)
+	}
+	n.st.redis.Add(1)
+	e.mu.Lock()
+	if ok {
+		e.addOwn(args.Index, w)
+	}
+	n.mergeResult(e, args.Index, res, [2]int64{}, now)
+	e.mu.Unlock()
+	if ok {
+		n.enqueue(e, false, true)
+	}
+	cur, prev := res.Total(0), res.Total(1)
+	return n.decision(ok, cur, prev, args.Elapsed, w, core.SourceRedis, 0), nil
+}
+
+func (n *Node) decideArgs(e *entry, now, w int64) reconcile.DecideArgs {
+	idx, elapsed := n.position(now)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.roll(idx)
+	if e.idx > idx {
+		elapsed = 0
+	}
+	a := reconcile.DecideArgs{Item: reconcile.Item{Key: e.key, Index: e.idx, Own: e.own},
+		N: w, Max: n.cfg.Limit.Max, Elapsed: elapsed, WindowMillis: n.w,
+		Peers: make([]reconcile.Peer, len(e.peers))}
+	for i, p := range e.peers {
+		a.Peers[i] = reconcile.Peer{ID: p.id, Counts: p.c}
+	}
+	return a
+}
+
+// mergeResult max-merges what Redis holds for windows idx and idx-1 into
+// e's view (other PoPs' fields; this PoP's own field only as an ack) and
+// reports whether Redis had lost own units it had acknowledged (sent = what
+// this call wrote, zero for none). Called with e.mu held.
+func (n *Node) mergeResult(e *entry, idx int64, r reconcile.Result, sent [2]int64, now int64) (lost bool) {
+	for s := 0; s < 2; s++ {
+		win := idx - int64(s)
+		if r.Prior[s] < e.ackedAt(win) {
+			lost = true
+		}
+		e.ack(win, sent[s])
+		for _, f := range r.Fields[s] {
+			if f.ID == n.id {
+				e.ack(win, f.Count)
+				continue
+			}
+			e.mergePeer(f.ID, win, f.Count)
+		}
+	}
+	e.refreshed = max(e.refreshed, now)
+	return lost
+}
+
+// fallback decides a Redis-decided request without Redis: deny with
+// FailClosed, else admit locally (the view already said it fits).
+func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, error) {
+	err := cause
+	if _, ok := cause.(*core.UnavailableError); !ok {
+		err = &core.UnavailableError{Op: "redis decide", Err: cause}
+	}
+	e.mu.Lock()
+	idx, elapsed := n.position(now)
+	e.roll(idx)
+	if e.idx > idx {
+		elapsed = 0
+	}
+	stale := msDuration(now - e.refreshed)
+	if !n.cfg.FailClosed {
+		e.own[0] += w
+	}
+	cur, prev := e.totals()
+	e.mu.Unlock()
+	if n.cfg.FailClosed {
+		n.st.failClosed.Add(1)
+		return n.decision(false, cur, prev, elapsed, w, core.SourceFailClosed, stale), err
+	}
+	n.st.fallback.Add(1)
+	n.enqueue(e, true, true)
+	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), err
+}
+
+func (n *Node) markDown(now int64) {
+	n.downUntil.Store(now + n.cfg.RedisRetry.Milliseconds())
+	n.mu.Lock()
+	n.resendAll = true
+	n.mu.Unlock()
+}

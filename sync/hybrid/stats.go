@@ -1,0 +1,40 @@
+package hybrid
+
+import "sync/atomic"
+
+// Stats are a Node's counters since New. All only grow.
+type Stats struct {
+	LocalDecisions  uint64 // decided from the view, no network call (allowed)
+	CachedDenies    uint64 // denied from the view's over-limit state
+	RedisDecisions  uint64 // decided atomically at Redis
+	FallbackLocal   uint64 // Redis-decided requests decided locally because Redis was unreachable
+	FailClosed      uint64 // Redis-decided requests denied because Redis was unreachable
+	RedisRoundTrips uint64 // script calls (decide) and batches (reconcile) sent to Redis
+	RedisErrors     uint64 // of those, failed
+	Resends         uint64 // full re-sends of own counts (Redis lost data, errors, anti-entropy)
+	PendingDropped  uint64 // identities not queued because MaxPending was reached
+	GossipSent      uint64 // gossip payloads published
+	GossipBytes     uint64 // bytes of those payloads
+	GossipReceived  uint64 // valid payloads received from other PoPs
+	GossipDropped   uint64 // payloads dropped: malformed, other window length, inbox full
+	GossipErrors    uint64 // publishes that failed (connection closed, buffer full)
+}
+
+type stats struct {
+	local, cachedDeny, redis, fallback, failClosed     atomic.Uint64
+	roundTrips, redisErrors, resends, pendingDropped   atomic.Uint64
+	gossipSent, gossipBytes, gossipRecv, gossipDropped atomic.Uint64
+	gossipErrors                                       atomic.Uint64
+}
+
+func (s *stats) snapshot() Stats {
+	return Stats{
+		LocalDecisions: s.local.Load(), CachedDenies: s.cachedDeny.Load(),
+		RedisDecisions: s.redis.Load(), FallbackLocal: s.fallback.Load(),
+		FailClosed: s.failClosed.Load(), RedisRoundTrips: s.roundTrips.Load(),
+		RedisErrors: s.redisErrors.Load(), Resends: s.resends.Load(),
+		PendingDropped: s.pendingDropped.Load(), GossipSent: s.gossipSent.Load(),
+		GossipBytes: s.gossipBytes.Load(), GossipReceived: s.gossipRecv.Load(),
+		GossipDropped: s.gossipDropped.Load(), GossipErrors: s.gossipErrors.Load(),
+	}
+}

@@ -1,0 +1,63 @@
+package reconcile
+
+import (
+	"context"
+	"strconv"
+)
+
+// Peer is another PoP counter's cumulative counts as the caller knows them:
+// Counts[0] in the current window, Counts[1] in the previous one.
+type Peer struct {
+	ID     string
+	Counts [2]int64
+}
+
+// DecideArgs is one atomic decision at Redis for N units of Item.Key at
+// Elapsed ms into window Item.Index of WindowMillis, under Max. Peers are
+// merged (by maximum) before the estimate, so Redis never knows less than
+// the caller's view.
+type DecideArgs struct {
+	Item
+	Peers        []Peer
+	N, Max       int64
+	Elapsed      int64
+	WindowMillis int64
+}
+
+// Decide merges the caller's view into Redis, computes the global sliding
+// estimate over every PoP's fields, and when N units fit adds them to this
+// PoP's field: one round trip, atomic. It returns whether they were
+// admitted and the fields after the decision. Errors: *core.UnavailableError
+// when Redis cannot be reached.
+func (s *Store) Decide(ctx context.Context, a DecideArgs) (bool, Result, error) {
+	args := make([]any, 0, 8+3*len(a.Peers))
+	args = append(args, s.id, s.ttl, a.N, a.Elapsed, a.WindowMillis, a.Max,
+		strconv.FormatInt(a.Own[0], 10), strconv.FormatInt(a.Own[1], 10))
+	for _, p := range a.Peers {
+		args = append(args, p.ID, strconv.FormatInt(p.Counts[0], 10), strconv.FormatInt(p.Counts[1], 10))
+	}
+	v, err := decideScript.Run(ctx, s.rdb, s.keys(a.Item), args...).Slice()
+	if err != nil {
+		return false, Result{}, unavailable("redis decide", err)
+	}
+	if len(v) != 5 {
+		return false, Result{}, errReply
+	}
+	var r Result
+	allowed, _ := v[0].(int64)
+	for w := 0; w < 2; w++ {
+		if r.Prior[w], r.Fields[w], err = parsePair(v[1+2*w], v[2+2*w]); err != nil {
+			return false, Result{}, err
+		}
+	}
+	return allowed == 1, r, nil
+}
+
+// Delete removes identity's hashes for windows idx and idx-1 (one round
+// trip). Other PoPs' views are not told; see hybrid.Node.Reset.
+func (s *Store) Delete(ctx context.Context, identity string, idx int64) error {
+	if err := s.rdb.Del(ctx, s.keys(Item{Key: identity, Index: idx})...).Err(); err != nil {
+		return unavailable("redis del", err)
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+// Package reconcile is the hybrid limiter's Redis side: the key layout of
+// the per-(identity, window) grow-only counters and the two Lua scripts that
+// touch them — a batched, multi-key merge-and-read (Flush: one round trip per
+// batch) and an atomic merge-and-decide for identities close to their limit
+// (Decide: one round trip).
+//
+// Layout: one Redis hash per (namespace, identity, window index), with one
+// field per PoP counter id holding that PoP's cumulative count in the
+// window, written only by max-merge (so replays are harmless) and expiring
+// two windows after its last write (PEXPIRE). All keys of one identity share
+// one hash tag, so the two keys a decision reads are in one Redis Cluster
+// slot. On a ClusterClient, Flush sends one script call per identity in one
+// pipeline, which go-redis splits into one round trip per node.
+//
+// The scripts are embedded from this package (reconcile.lua, decide.lua);
+// they move to package lua when that package exports its loader.
+package reconcile

@@ -1,0 +1,78 @@
+package reconcile
+
+import (
+	_ "embed"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed reconcile.lua
+var reconcileSrc string
+
+//go:embed decide.lua
+var decideSrc string
+
+var (
+	reconcileScript = redis.NewScript(reconcileSrc)
+	decideScript    = redis.NewScript(decideSrc)
+)
+
+// Item is one identity's entry in a batch: this PoP's cumulative counts in
+// window Index (Own[0]) and Index-1 (Own[1]). A zero count writes nothing
+// but the window is still read back.
+type Item struct {
+	Key   string
+	Index int64
+	Own   [2]int64
+}
+
+// Field is one PoP counter's cumulative count in one window.
+type Field struct {
+	ID    string
+	Count int64
+}
+
+// Result is what Redis holds for one Item after the merge: per window
+// (0 = Index, 1 = Index-1) this PoP's count before the merge (Prior; lower
+// than what Redis acknowledged earlier means Redis lost data) and every
+// field after it.
+type Result struct {
+	Prior  [2]int64
+	Fields [2][]Field
+}
+
+// Total is the sum of every field of window w (0 current, 1 previous).
+func (r *Result) Total(w int) int64 {
+	var s int64
+	for _, f := range r.Fields[w] {
+		s += f.Count
+	}
+	return s
+}
+
+// Store reads and writes the hybrid's counters for one namespace, window
+// and PoP counter id. It is safe for concurrent use. The zero value is
+// unusable; build one with New.
+type Store struct {
+	rdb     redis.UniversalClient
+	ns      string
+	id      string
+	ttl     string
+	cluster *redis.ClusterClient
+}
+
+// New returns a Store writing field id of the hashes of namespace ns, with
+// a TTL of two windows. It makes no call to Redis.
+func New(rdb redis.UniversalClient, ns, id string, window time.Duration) *Store {
+	s := &Store{rdb: rdb, ns: ns, id: id,
+		ttl: strconv.FormatInt(2*window.Milliseconds(), 10)}
+	s.cluster, _ = rdb.(*redis.ClusterClient)
+	return s
+}
+
+// keys returns the two keys (window Index, Index-1) of it.
+func (s *Store) keys(it Item) []string {
+	return []string{Key(s.ns, it.Key, it.Index), Key(s.ns, it.Key, it.Index-1)}
+}

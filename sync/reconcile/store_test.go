@@ -1,0 +1,135 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+)
+
+func TestKeyLayout(t *testing.T) {
+	cases := map[string]string{
+		"user:1":  "el:{k:user:1}:7",
+		"a{b":     "el:{k:a{b}:7",
+		"a}:5":    "el:{x:617d3a35}:7",
+		"}":       "el:{x:7d}:7",
+		"\x00 sp": "el:{k:\x00 sp}:7",
+	}
+	for id, want := range cases {
+		if got := Key("el", id, 7); got != want {
+			t.Errorf("Key(%q) = %q, want %q", id, got, want)
+		}
+	}
+	if Key("el", "a}:5", 3) == Key("el", "a", 3) {
+		t.Fatal("distinct identities share a key")
+	}
+}
+
+func TestFlushIsIdempotentAndMaxMerges(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	a := New(rdb, "el", "A", time.Minute)
+	b := New(rdb, "el", "B", time.Minute)
+	items := []Item{{Key: "u1", Index: 10, Own: [2]int64{5, 3}}, {Key: "u}2", Index: 10, Own: [2]int64{1, 0}}}
+	for i := 0; i < 2; i++ {
+		if _, err := a.Flush(ctx, items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := []Item{{Key: "u1", Index: 10, Own: [2]int64{2, 1}}}
+	if _, err := a.Flush(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Flush(ctx, []Item{{Key: "u1", Index: 10, Own: [2]int64{4, 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res[0].Total(0); got != 9 {
+		t.Fatalf("current total %d, want 5+4", got)
+	}
+	if got := res[0].Total(1); got != 3 {
+		t.Fatalf("previous total %d, want 3", got)
+	}
+	ttl := rdb.PTTL(ctx, Key("el", "u1", 10)).Val()
+	if ttl <= time.Minute || ttl > 2*time.Minute {
+		t.Fatalf("TTL %v, want about two windows", ttl)
+	}
+}
+
+func TestFlushReportsPriorForLossDetection(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	s := New(rdb, "el", "A", time.Minute)
+	it := []Item{{Key: "k", Index: 1, Own: [2]int64{7, 0}}}
+	s.Flush(ctx, it)
+	rdb.FlushAll(ctx)
+	res, err := s.Flush(ctx, it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Prior[0] != 0 {
+		t.Fatalf("prior %d after data loss, want 0", res[0].Prior[0])
+	}
+	res, _ = s.Flush(ctx, it)
+	if res[0].Prior[0] != 7 {
+		t.Fatalf("prior %d, want 7", res[0].Prior[0])
+	}
+}
+
+func TestDecideMatchesCoreSlidingMath(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	a := New(rdb, "el", "A", time.Second)
+	a.Flush(ctx, []Item{{Key: "k", Index: 5, Own: [2]int64{0, 8}}})
+	lim := core.PerWindow(10, time.Second)
+	var st core.WindowState
+	st.Index, st.Cur = 4, 8
+	admitted := 0
+	for i := 0; i < 12; i++ {
+		ok, r, err := a.Decide(ctx, DecideArgs{Item: Item{Key: "k", Index: 5}, N: 1, Max: 10, Elapsed: 500, WindowMillis: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := st.DecideSliding(lim, 5500, 1, true)
+		if ok != want.Allowed {
+			t.Fatalf("decision %d: redis %v, core %v", i, ok, want.Allowed)
+		}
+		if ok {
+			admitted++
+			if r.Total(0) != int64(admitted) {
+				t.Fatalf("current total %d, want %d", r.Total(0), admitted)
+			}
+		}
+	}
+	if admitted != 6 {
+		t.Fatalf("admitted %d, want 6 (10 - 8*0.5)", admitted)
+	}
+}
+
+func TestDecideMergesPeersBeforeDeciding(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	a := New(rdb, "el", "A", time.Second)
+	args := DecideArgs{Item: Item{Key: "k", Index: 1}, N: 1, Max: 5, WindowMillis: 1000,
+		Peers: []Peer{{ID: "B", Counts: [2]int64{5, 0}}}}
+	ok, r, err := a.Decide(ctx, args)
+	if err != nil || ok {
+		t.Fatalf("admitted over a peer's known count: ok=%v err=%v", ok, err)
+	}
+	if r.Total(0) != 5 {
+		t.Fatalf("peer count not merged: %d", r.Total(0))
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	rdb, proc := redistest.Client(t)
+	proc.Kill()
+	s := New(rdb, "el", "A", time.Second)
+	_, err := s.Flush(context.Background(), []Item{{Key: "k", Index: 1, Own: [2]int64{1, 0}}})
+	if !errors.Is(err, core.ErrUnavailable) {
+		t.Fatalf("err %v, want ErrUnavailable", err)
+	}
+}
