@@ -1,0 +1,70 @@
+package redis
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// hammer sends workers × each single-unit requests for one key at one fixed
+// now, concurrently, and returns how many were admitted.
+func hammer(t *testing.T, l *Limiter, key string, workers, each int) int64 {
+	t.Helper()
+	now := time.UnixMilli(windowZero + 1234)
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				d, err := l.AllowN(context.Background(), key, now, 1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Allowed {
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return admitted.Load()
+}
+
+// TestAtomicity: 64 goroutines × 50 requests on one key, limit 1000, fixed
+// now: exactly 1000 admitted, for every algorithm, with and without
+// pipelining.
+func TestAtomicity(t *testing.T) {
+	c, _ := redistest.Client(t)
+	c2 := goredis.NewClient(&goredis.Options{Addr: c.Options().Addr, PoolSize: 64})
+	t.Cleanup(func() { c2.Close() })
+	for _, lim := range everyLimit(core.PerWindow(1000, time.Minute)) {
+		for _, pipe := range []bool{false, true} {
+			var opts []Option
+			if pipe {
+				opts = append(opts, WithPipelining(100*time.Microsecond, 32))
+			}
+			l := newLimiter(t, c2, lim, append(opts, WithExpirySlack(time.Hour))...)
+			key := "hot:" + lim.String()
+			if pipe {
+				key += ":pipelined"
+			}
+			if got := hammer(t, l, key, 64, 50); got != 1000 {
+				t.Errorf("%s pipelining=%v: admitted %d of 3200, want exactly 1000", lim, pipe, got)
+			}
+			if lim.Algorithm == core.SlidingLog {
+				if n, _ := c2.ZCard(context.Background(), l.Key(key)).Result(); n != 1000 {
+					t.Errorf("log holds %d members, want 1000 (one per admitted unit)", n)
+				}
+			}
+		}
+	}
+}

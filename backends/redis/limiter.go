@@ -1,0 +1,141 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Limiter is a core.Limiter deciding at Redis, one atomic script call per
+// decision. Build it with New; the zero value is not usable. It is safe for
+// concurrent use.
+type Limiter struct {
+	client goredis.UniversalClient
+	limit  core.Limit
+	cfg    config
+	script *goredis.Script
+	suffix string
+	batch  *batcher // nil unless WithPipelining
+	calls  atomic.Uint64
+	trips  atomic.Uint64
+}
+
+var _ core.Limiter = (*Limiter)(nil)
+
+// New returns a Limiter enforcing limit through client (a *goredis.Client,
+// a Sentinel failover client or a *goredis.ClusterClient). An invalid limit
+// returns limit.Validate's error; a nil client or a bad option returns an
+// error matching core.ErrInvalid. New sends nothing to Redis.
+func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Limiter, error) {
+	if err := limit.Validate(); err != nil {
+		return nil, err
+	}
+	if client == nil {
+		return nil, fmt.Errorf("%w: nil redis client", core.ErrInvalid)
+	}
+	cfg := defaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	l := &Limiter{client: client, limit: limit, cfg: cfg,
+		script: Script(limit.Algorithm), suffix: Suffix(limit.Algorithm)}
+	if cfg.pipe {
+		l.batch = &batcher{exec: l.runPipeline, window: cfg.pipeWindow, maxBatch: cfg.pipeMax}
+	}
+	return l, nil
+}
+
+// Limit returns the policy enforced.
+func (l *Limiter) Limit() core.Limit { return l.limit }
+
+// Key returns the Redis key holding id's state under this limiter's prefix
+// and algorithm (see the package doc for the layout).
+func (l *Limiter) Key(id string) string { return EncodeKey(l.cfg.prefix, id, l.suffix) }
+
+// AllowN decides on n units for key at now (Redis' clock instead under
+// WithServerTime) and counts them when allowed. Bad key or weight: a core
+// error matching core.ErrInvalid, nothing sent. Redis unreachable: the
+// fail-mode decision and a *core.UnavailableError.
+func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
+	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	if err := l.limit.CheckWeight(n); err != nil {
+		return core.Decision{}, err
+	}
+	return l.decide(ctx, key, core.Millis(now), n, true)
+}
+
+// Allow is AllowN(ctx, key, clock.Now(), 1) with the limiter's clock.
+func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) {
+	return l.AllowN(ctx, key, l.cfg.clock.Now(), 1)
+}
+
+// Peek reports the decision one unit would get at now without counting or
+// writing anything (not even a new key). Errors as for AllowN.
+func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
+	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	return l.decide(ctx, key, core.Millis(now), 1, false)
+}
+
+// Reset deletes key's state. Bad key: a core error matching core.ErrInvalid;
+// Redis unreachable: a *core.UnavailableError.
+func (l *Limiter) Reset(ctx context.Context, key string) error {
+	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
+	defer cancel()
+	l.trips.Add(1)
+	if err := l.client.Del(ctx, l.Key(key)).Err(); err != nil {
+		return &core.UnavailableError{Op: "redis del", Err: err}
+	}
+	return nil
+}
+
+// decide runs the script for key, alone or in a shared pipeline.
+func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit bool) (core.Decision, error) {
+	req := l.newRequest(l.Key(key), now, n, commit)
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
+	defer cancel()
+	var v any
+	var err error
+	if l.batch != nil {
+		v, err = l.batch.do(ctx, req)
+	} else {
+		v, err = l.run(ctx, req)
+	}
+	if err != nil {
+		return l.failDecision(), &core.UnavailableError{Op: "redis evalsha", Err: err}
+	}
+	d, err := l.parseReply(v)
+	if err != nil {
+		return l.failDecision(), &core.UnavailableError{Op: "redis evalsha", Err: err}
+	}
+	return d, nil
+}
+
+// run sends one EVALSHA, and EVAL when Redis lost the script.
+func (l *Limiter) run(ctx context.Context, req request) (any, error) {
+	l.calls.Add(1)
+	l.trips.Add(1)
+	cmd := l.script.EvalSha(ctx, l.client, req.keys, req.args...)
+	if isNoScript(cmd.Err()) {
+		l.trips.Add(1)
+		cmd = l.script.Eval(ctx, l.client, req.keys, req.args...)
+	}
+	return cmd.Result()
+}
+
+func isNoScript(err error) bool {
+	return err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT")
+}

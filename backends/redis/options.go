@@ -1,0 +1,90 @@
+package redis
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// DefaultTimeout bounds each call to Redis unless WithTimeout says otherwise.
+const DefaultTimeout = time.Second
+
+// FailClosedRetry is the RetryAfter of a fail-closed decision: a hint, since
+// the store's state is unknown.
+const FailClosedRetry = time.Second
+
+// Option configures a Limiter; pass options to New.
+type Option func(*config)
+
+type config struct {
+	prefix     string
+	clock      core.Clock
+	serverTime bool
+	failOpen   bool
+	timeout    time.Duration
+	slack      time.Duration
+	pipe       bool
+	pipeWindow time.Duration
+	pipeMax    int
+}
+
+func defaults() config {
+	return config{prefix: DefaultPrefix, clock: core.SystemClock{}, timeout: DefaultTimeout}
+}
+
+// WithPrefix sets the namespace of every key (default "el"). A prefix with
+// '{' or '}' makes New fail with an error matching core.ErrInvalid.
+func WithPrefix(p string) Option { return func(c *config) { c.prefix = p } }
+
+// WithClock sets the clock Allow reads (default core.SystemClock{}). A nil
+// clock makes New fail.
+func WithClock(clk core.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithServerTime makes the scripts read Redis' own clock (TIME) instead of
+// the caller's now, so callers whose clocks disagree still share windows.
+// The now passed to AllowN and Peek is then ignored.
+func WithServerTime() Option { return func(c *config) { c.serverTime = true } }
+
+// WithFailOpen allows requests (Source core.SourceFailOpen) when Redis
+// cannot answer. The default is fail-closed: deny, Source
+// core.SourceFailClosed. Either way the error matches core.ErrUnavailable.
+func WithFailOpen() Option { return func(c *config) { c.failOpen = true } }
+
+// WithTimeout bounds every call to Redis to d (default DefaultTimeout), so a
+// dead Redis never stalls a caller longer than that. d must be positive.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithExpirySlack adds d to every key's TTL (default 0: keys expire the
+// moment their state stops mattering by the caller's clock). Raise it when
+// callers' clocks disagree, so a caller running behind still finds the
+// count, or when now is a virtual clock slower than the wall clock. d must
+// not be negative.
+func WithExpirySlack(d time.Duration) Option { return func(c *config) { c.slack = d } }
+
+// WithPipelining turns on implicit pipelining: decisions of concurrent
+// callers share pipelines of EVALSHA calls (each still its own atomic
+// script, each caller getting its own answer). A call is sent at once while
+// the connection is idle (fewer than two pipelines in flight); otherwise it
+// waits with the others until a pipeline returns, window has passed, or
+// maxBatch calls are waiting. Off by default. window must not be negative
+// and maxBatch must be at least 1.
+func WithPipelining(window time.Duration, maxBatch int) Option {
+	return func(c *config) { c.pipe, c.pipeWindow, c.pipeMax = true, window, maxBatch }
+}
+
+func (c *config) validate() error {
+	switch {
+	case !validPrefix(c.prefix):
+		return fmt.Errorf("%w: prefix %q must not contain braces", core.ErrInvalid, c.prefix)
+	case c.clock == nil:
+		return fmt.Errorf("%w: nil clock", core.ErrInvalid)
+	case c.timeout <= 0:
+		return fmt.Errorf("%w: timeout must be positive", core.ErrInvalid)
+	case c.slack < 0:
+		return fmt.Errorf("%w: negative expiry slack", core.ErrInvalid)
+	case c.pipe && (c.pipeWindow < 0 || c.pipeMax < 1):
+		return fmt.Errorf("%w: bad pipelining window or batch", core.ErrInvalid)
+	}
+	return nil
+}

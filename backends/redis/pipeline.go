@@ -1,0 +1,145 @@
+package redis
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// call is one script call waiting in a batch. val and err are set before
+// done is closed.
+type call struct {
+	req  request
+	val  any
+	err  error
+	done chan struct{}
+}
+
+// maxInflight is how many pipelines a batcher keeps in flight at once.
+const maxInflight = 2
+
+// batcher gathers concurrent calls into pipelines. A call goes out at once
+// while fewer than maxInflight pipelines are in flight; otherwise it waits
+// with the others until a pipeline returns, window has passed since the
+// first of them arrived, or maxBatch are waiting, whichever comes first.
+// So a lone caller pays no delay and a crowd shares round trips. exec must
+// close every call's done.
+type batcher struct {
+	exec     func([]*call)
+	window   time.Duration
+	maxBatch int
+
+	mu       sync.Mutex
+	pending  []*call
+	gen      uint64 // bumped whenever pending is sent
+	inflight int
+}
+
+// do queues req and waits for its answer or for ctx to end.
+func (b *batcher) do(ctx context.Context, req request) (any, error) {
+	c := &call{req: req, done: make(chan struct{})}
+	b.submit(c)
+	select {
+	case <-c.done:
+		return c.val, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (b *batcher) submit(c *call) {
+	b.mu.Lock()
+	b.pending = append(b.pending, c)
+	switch {
+	case b.inflight < maxInflight || len(b.pending) >= b.maxBatch:
+		// Send from this goroutine: it waits for its answer anyway.
+		batch := b.takeLocked()
+		b.mu.Unlock()
+		b.run(batch)
+		return
+	case len(b.pending) == 1:
+		gen := b.gen
+		time.AfterFunc(b.window, func() { b.flush(gen) })
+	}
+	b.mu.Unlock()
+}
+
+// flush sends the calls the timer of generation gen was started for, unless
+// they are already sent.
+func (b *batcher) flush(gen uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.gen == gen && len(b.pending) > 0 {
+		b.sendLocked()
+	}
+}
+
+// sendLocked sends every pending call as one pipeline from a new
+// goroutine; b.mu must be held.
+func (b *batcher) sendLocked() {
+	go b.run(b.takeLocked())
+}
+
+// takeLocked empties pending and counts it in flight; b.mu must be held.
+func (b *batcher) takeLocked() []*call {
+	batch := b.pending
+	b.pending = nil
+	b.gen++
+	b.inflight++
+	return batch
+}
+
+// run executes one pipeline, then sends what queued meanwhile.
+func (b *batcher) run(batch []*call) {
+	b.exec(batch)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inflight--
+	if len(b.pending) > 0 {
+		b.sendLocked()
+	}
+}
+
+// runPipeline sends calls as one pipeline of EVALSHA, then the ones Redis
+// answered NOSCRIPT as one pipeline of EVAL, and wakes every caller.
+func (l *Limiter) runPipeline(calls []*call) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
+	defer cancel()
+	l.calls.Add(uint64(len(calls)))
+	cmds := l.pipeline(ctx, calls, l.script.EvalSha)
+	var lost []int
+	for i, cmd := range cmds {
+		if isNoScript(cmd.Err()) {
+			lost = append(lost, i)
+		}
+	}
+	if len(lost) > 0 {
+		retry := make([]*call, len(lost))
+		for j, i := range lost {
+			retry[j] = calls[i]
+		}
+		for j, cmd := range l.pipeline(ctx, retry, l.script.Eval) {
+			cmds[lost[j]] = cmd
+		}
+	}
+	for i, c := range calls {
+		c.val, c.err = cmds[i].Result()
+		close(c.done)
+	}
+}
+
+type sender func(ctx context.Context, c goredis.Scripter, keys []string, args ...any) *goredis.Cmd
+
+// pipeline sends one script call per element of calls in one round trip.
+func (l *Limiter) pipeline(ctx context.Context, calls []*call, send sender) []*goredis.Cmd {
+	l.trips.Add(1)
+	p := l.client.Pipeline()
+	cmds := make([]*goredis.Cmd, len(calls))
+	for i, c := range calls {
+		cmds[i] = send(ctx, p, c.req.keys, c.req.args...)
+	}
+	_, _ = p.Exec(ctx) // each command carries its own error
+	return cmds
+}

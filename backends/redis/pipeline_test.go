@@ -1,0 +1,76 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// TestPipeliningSharesRoundTrips: 64 goroutines on one key get exactly the
+// limit admitted, in fewer round trips than decisions.
+func TestPipeliningSharesRoundTrips(t *testing.T) {
+	c, _ := redistest.Client(t)
+	for _, lim := range everyLimit(core.PerWindow(500, time.Minute)) {
+		l := newLimiter(t, c, lim, WithPipelining(200*time.Microsecond, 64))
+		got := hammer(t, l, "shared", 64, 20)
+		s := l.Stats()
+		t.Logf("%s: %d decisions in %d round trips", lim, s.Calls, s.RoundTrips)
+		if got != 500 {
+			t.Errorf("%s: admitted %d of 1280, want exactly 500", lim, got)
+		}
+		if s.Calls != 1280 || s.RoundTrips >= s.Calls {
+			t.Errorf("%s: %d round trips for %d decisions, want fewer", lim, s.RoundTrips, s.Calls)
+		}
+	}
+}
+
+// TestPipeliningKeepsEachAnswer: 64 goroutines, each on its own key with its
+// own weights, share pipelines; every answer must be the one core's Go math
+// gives for that caller's own history.
+func TestPipeliningKeepsEachAnswer(t *testing.T) {
+	c, _ := redistest.Client(t)
+	big := goredis.NewClient(&goredis.Options{Addr: c.Options().Addr, PoolSize: 8})
+	t.Cleanup(func() { big.Close() })
+	for _, lim := range everyLimit(core.PerWindow(20, time.Minute)) {
+		l := newLimiter(t, big, lim, WithPipelining(100*time.Microsecond, 16), WithExpirySlack(time.Hour))
+		var wg sync.WaitGroup
+		for g := 0; g < 64; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				callerHistory(t, l, g)
+			}()
+		}
+		wg.Wait()
+		if s := l.Stats(); s.RoundTrips >= s.Calls {
+			t.Errorf("%s: %d round trips for %d decisions", lim, s.RoundTrips, s.Calls)
+		}
+	}
+}
+
+// callerHistory plays caller g's own sequence and checks every answer.
+func callerHistory(t *testing.T, l *Limiter, g int) {
+	m := &model{limit: l.Limit()}
+	key := fmt.Sprintf("caller-%d", g)
+	now := windowZero + int64(g)
+	for i := 0; i < 30; i++ {
+		now += int64((g * i) % 700)
+		n := int64(1 + (g+i)%4)
+		want := m.decide(now, n, true)
+		got, err := l.AllowN(context.Background(), key, at(now), n)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if !sameDecision(got, want) {
+			t.Errorf("caller %d step %d: got %+v, want %+v", g, i, got, want)
+			return
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package redis
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+)
+
+// TestServerTime: under WithServerTime the caller's now is ignored (here a
+// date in 2001) and windows follow Redis' TIME.
+func TestServerTime(t *testing.T) {
+	c, _ := redistest.Client(t)
+	ctx := context.Background()
+	lim := core.Limit{Max: 3, Window: time.Hour, Algorithm: core.FixedWindow}
+	l := newLimiter(t, c, lim, WithServerTime())
+	wrong := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 4; i++ {
+		d, err := l.AllowN(ctx, "st", wrong, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed != (i < 3) {
+			t.Fatalf("request %d: %+v", i, d)
+		}
+	}
+	server, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Get(ctx, l.Key("st")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := strconv.ParseInt(strings.Split(v, ":")[0], 10, 64)
+	if want := server.UnixMilli() / lim.WindowMillis(); idx != want {
+		t.Errorf("stored window %d, Redis' clock says %d (caller's: %d)",
+			idx, want, core.Millis(wrong)/lim.WindowMillis())
+	}
+	d, _ := l.Peek(ctx, "st", wrong)
+	rest := time.Duration(lim.WindowMillis()-server.UnixMilli()%lim.WindowMillis()) * time.Millisecond
+	if d.ResetAfter > rest || d.ResetAfter < rest-time.Second {
+		t.Errorf("ResetAfter %s, want about %s by Redis' clock", d.ResetAfter, rest)
+	}
+}
+
+// TestServerTimeEveryAlgorithm: each script reads TIME and still admits
+// exactly Max at once.
+func TestServerTimeEveryAlgorithm(t *testing.T) {
+	c, _ := redistest.Client(t)
+	for _, lim := range everyLimit(core.PerWindow(5, time.Hour)) {
+		l := newLimiter(t, c, lim, WithServerTime())
+		admitted := 0
+		for i := 0; i < 8; i++ {
+			d, err := l.AllowN(context.Background(), "st", time.Unix(0, 0), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed {
+				admitted++
+			}
+		}
+		if admitted != 5 {
+			t.Errorf("%s: admitted %d of 8, want 5", lim, admitted)
+		}
+		if ttl, _ := c.PTTL(context.Background(), l.Key("st")).Result(); ttl <= 0 {
+			t.Errorf("%s: PTTL %s under server time", lim, ttl)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package redis
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+)
+
+// expectedTTL is how long a key written by one unit at now (ms) should live
+// by the package doc, before slack, after n units at now (ms).
+func expectedTTL(lim core.Limit, now, n int64) time.Duration {
+	w := lim.WindowMillis()
+	ms := map[core.Algorithm]int64{
+		core.SlidingWindow: (now/w+2)*w - now,
+		core.FixedWindow:   (now/w+1)*w - now,
+		core.SlidingLog:    w,
+		core.TokenBucket:   (n*core.BucketInterval(lim) + 999) / 1000,
+	}[lim.Algorithm]
+	return time.Duration(ms) * time.Millisecond
+}
+
+// TestTTLOnEveryKey: every key a decision writes has the TTL the package doc
+// promises (plus the slack), a peek writes no key, and keys vanish by
+// themselves.
+func TestTTLOnEveryKey(t *testing.T) {
+	c, _ := redistest.Client(t)
+	ctx := context.Background()
+	for _, slack := range []time.Duration{0, 5 * time.Second} {
+		for _, lim := range everyLimit(core.PerWindow(10, 30*time.Second)) {
+			l := newLimiter(t, c, lim, WithExpirySlack(slack))
+			now := time.Now()
+			if _, err := l.Peek(ctx, "ttl", now); err != nil {
+				t.Fatal(err)
+			}
+			if n := dbsize(t, c); n != 0 {
+				t.Fatalf("%s: a peek created %d keys", lim, n)
+			}
+			if _, err := l.AllowN(ctx, "ttl", now, 3); err != nil {
+				t.Fatal(err)
+			}
+			ttl, err := c.PTTL(ctx, l.Key("ttl")).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := expectedTTL(lim, core.Millis(now), 3) + slack
+			if ttl <= 0 || ttl > want || ttl < want-time.Second {
+				t.Errorf("%s slack %s: PTTL %s, want %s (less the time elapsed)", lim, slack, ttl, want)
+			}
+			if err := l.Reset(ctx, "ttl"); err != nil {
+				t.Fatal(err)
+			}
+			if n := dbsize(t, c); n != 0 {
+				t.Fatalf("%s: Reset left %d keys", lim, n)
+			}
+		}
+	}
+}
+
+// TestIdleIdentitiesLeaveNothing: with a 50 ms window, every algorithm's key
+// is gone 300 ms after the last request.
+func TestIdleIdentitiesLeaveNothing(t *testing.T) {
+	c, _ := redistest.Client(t)
+	ctx := context.Background()
+	for _, lim := range everyLimit(core.PerWindow(5, 50*time.Millisecond)) {
+		l := newLimiter(t, c, lim)
+		for i := 0; i < 3; i++ {
+			if _, err := l.Allow(ctx, "idle"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := dbsize(t, c); n != 4 {
+		t.Fatalf("DBSIZE %d after writing, want 4", n)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := dbsize(t, c); n != 0 {
+		t.Fatalf("DBSIZE %d after the windows passed, want 0", n)
+	}
+}
+
+// TestPeekAndReset: a peek counts nothing and reports the quota before
+// spending; Reset forgets the identity.
+func TestPeekAndReset(t *testing.T) {
+	c, _ := redistest.Client(t)
+	ctx := context.Background()
+	now := time.UnixMilli(windowZero + 500)
+	for _, lim := range everyLimit(core.PerWindow(4, time.Minute)) {
+		l := newLimiter(t, c, lim)
+		for i := 0; i < 3; i++ {
+			if d, err := l.Peek(ctx, "p", now); err != nil || !d.Allowed || d.Remaining != 4 {
+				t.Fatalf("%s: fresh peek %+v %v, want allowed with 4 remaining", lim, d, err)
+			}
+		}
+		if _, err := l.AllowN(ctx, "p", now, 4); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := l.Peek(ctx, "p", now); d.Allowed || d.Remaining != 0 || d.RetryAfter <= 0 {
+			t.Errorf("%s: peek after spending all: %+v", lim, d)
+		}
+		if err := l.Reset(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := l.AllowN(ctx, "p", now, 4); !d.Allowed {
+			t.Errorf("%s: denied after Reset: %+v", lim, d)
+		}
+	}
+}
