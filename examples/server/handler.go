@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	redisbackend "github.com/edgelimit/edgelimit/backends/redis"
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/metrics"
+	"github.com/edgelimit/edgelimit/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// dailyMax is the second limit of the page: requests per client per day.
+const dailyMax = 1000
+
+// newHandler builds the routes: "/" behind two Redis-backed limits (o.max
+// per o.window, and dailyMax per day) and "/metrics", not limited.
+func newHandler(rdb *goredis.Client, o options) (http.Handler, error) {
+	col := metrics.New()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(col)
+	rdb.AddHook(col.RedisHook("main"))
+
+	short, err := redisbackend.New(rdb, core.PerWindow(o.max, o.window), redisbackend.WithPrefix("example-short"))
+	if err != nil {
+		return nil, err
+	}
+	daily, err := redisbackend.New(rdb, core.PerWindow(dailyMax, 24*time.Hour), redisbackend.WithPrefix("example-daily"))
+	if err != nil {
+		return nil, err
+	}
+	key := middleware.RemoteAddrKey
+	if len(o.trusted) > 0 {
+		if key, err = middleware.TrustedClientIP(middleware.XForwardedFor, o.trusted...); err != nil {
+			return nil, err
+		}
+	}
+	mw, err := middleware.New(
+		middleware.WithLimit("short", col.Wrap("short", short)),
+		middleware.WithLimit("daily", col.Wrap("daily", daily)),
+		middleware.WithKeyFunc(key),
+		middleware.WithLegacyHeaders(),
+	)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", mw.Wrap(http.HandlerFunc(page)))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux, nil
+}
+
+// page is the rate-limited page.
+func page(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "Hello from behind edgelimit.\nRateLimit-Policy: %s\nRateLimit: %s\n",
+		w.Header().Get("RateLimit-Policy"), w.Header().Get("RateLimit"))
+}

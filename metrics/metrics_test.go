@@ -1,0 +1,176 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/backends/local"
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
+)
+
+var epoch = time.Unix(1_700_000_010, 0)
+
+// down is a limiter whose store is unreachable; it fails closed.
+type down struct{ core.Limiter }
+
+func (down) AllowN(context.Context, string, time.Time, int64) (core.Decision, error) {
+	return core.Decision{Source: core.SourceFailClosed}, &core.UnavailableError{Op: "test", Err: errors.New("refused")}
+}
+
+// invalid is a limiter that refuses every input.
+type invalid struct{ core.Limiter }
+
+func (invalid) AllowN(context.Context, string, time.Time, int64) (core.Decision, error) {
+	return core.Decision{}, core.ErrEmptyKey
+}
+
+func newLocal(t *testing.T, max int64) core.Limiter {
+	t.Helper()
+	l, err := local.New(core.PerWindow(max, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// register puts c in a pedantic registry, which also checks that every
+// metric collected matches a described descriptor.
+func register(t *testing.T, c *metrics.Collector) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	return reg
+}
+
+func TestDecisionCountsOfAKnownRun(t *testing.T) {
+	c := metrics.New()
+	reg := register(t, c)
+	ctx := context.Background()
+	l := c.Wrap("api", newLocal(t, 3))
+	for i := 0; i < 5; i++ { // 3 allowed, 2 denied
+		if _, err := l.AllowN(ctx, "k", epoch, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Peek(ctx, "k", epoch); err != nil { // not counted
+		t.Fatal(err)
+	}
+	_, _ = c.Wrap("store", down{l}).AllowN(ctx, "k", epoch, 1)
+	_, _ = c.Wrap("store", invalid{l}).AllowN(ctx, "k", epoch, 1)
+	wantCounters(t, reg, "edgelimit_decisions_total", map[string]float64{
+		"api/allowed/local":       3,
+		"api/denied/local":        2,
+		"store/error/fail-closed": 1,
+		"store/error/none":        1,
+	})
+	if n := histogramCount(t, reg, "edgelimit_decision_duration_seconds", "api"); n != 5 {
+		t.Fatalf("latency histogram of api holds %d samples, want 5", n)
+	}
+}
+
+func TestRedisRoundTripsOfAKnownRun(t *testing.T) {
+	proc := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: proc.Addr, MaxRetries: -1, PoolSize: 1})
+	t.Cleanup(func() { rdb.Close() })
+	ctx := context.Background()
+	// Set up both connections (commands, pipelines) before counting: a new
+	// connection's HELLO and CLIENT SETINFO are round trips too.
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { p.Ping(ctx); return nil })
+	c := metrics.New()
+	reg := register(t, c)
+	rdb.AddHook(c.RedisHook("main"))
+
+	rdb.Set(ctx, "a", "1", 0)                                    // command
+	rdb.Get(ctx, "missing")                                      // command, redis.Nil: no error
+	rdb.EvalSha(ctx, strings.Repeat("0", 40), nil)               // command, NOSCRIPT: reply error
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // one pipeline of 4
+		for i := 0; i < 4; i++ {
+			p.Incr(ctx, "n")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if rdb.Get(ctx, "a").Err() == nil { // command, transport error
+		t.Fatal("GET succeeded on a killed server")
+	}
+	want := `
+# HELP edgelimit_redis_errors_total Failed Redis round trips: type=reply for an error reply, type=transport for no answer.
+# TYPE edgelimit_redis_errors_total counter
+edgelimit_redis_errors_total{client="main",type="reply"} 1
+edgelimit_redis_errors_total{client="main",type="transport"} 1
+# HELP edgelimit_redis_roundtrips_total Redis round trips: one per command (kind=command) or pipeline (kind=pipeline).
+# TYPE edgelimit_redis_roundtrips_total counter
+edgelimit_redis_roundtrips_total{client="main",kind="command"} 4
+edgelimit_redis_roundtrips_total{client="main",kind="pipeline"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"edgelimit_redis_roundtrips_total", "edgelimit_redis_errors_total"); err != nil {
+		t.Fatal(err)
+	}
+	if n := histogramSum(t, reg, "edgelimit_redis_pipeline_commands", "main"); n != 4 {
+		t.Fatalf("pipeline size histogram sums %v commands, want 4", n)
+	}
+}
+
+func TestNodeStats(t *testing.T) {
+	c := metrics.New(metrics.WithNamespace("x"), metrics.WithConstLabels(prometheus.Labels{"pop": "fra1"}))
+	reg := register(t, c)
+	sent := 0.0
+	c.AddStats("n1", func() map[string]float64 {
+		sent += 10
+		return map[string]float64{"gossip_sent": sent, "pending": 3}
+	})
+	c.AddStats("gone", func() map[string]float64 { return map[string]float64{"x": 1} })
+	c.AddStats("gone", nil)
+	_ = testutil.CollectAndCount(c) // one scrape
+	want := `
+# HELP x_node_stat A limiter node's own statistic (see AddStats), read at scrape time.
+# TYPE x_node_stat gauge
+x_node_stat{node="n1",pop="fra1",stat="gossip_sent"} 20
+x_node_stat{node="n1",pop="fra1",stat="pending"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "x_node_stat"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWrapForwardsEverything(t *testing.T) {
+	c := metrics.New()
+	inner := newLocal(t, 2)
+	l := c.Wrap("api", inner)
+	ctx := context.Background()
+	if l.Limit() != inner.Limit() {
+		t.Fatalf("Limit() = %v", l.Limit())
+	}
+	d, _ := l.Allow(ctx, "k")
+	if !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("Allow = %+v", d)
+	}
+	if err := l.Reset(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := l.Peek(ctx, "k", time.Now()); d.Remaining != 2 {
+		t.Fatalf("after Reset, Peek = %+v", d)
+	}
+	if _, err := l.AllowN(ctx, "", epoch, 1); !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("bad key: err = %v", err)
+	}
+}

@@ -1,0 +1,39 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// AddStats exports the statistics f returns, as
+// edgelimit_node_stat{node=node, stat=<name>}, calling f at every scrape.
+// Use it for a hybrid node's counters (gossip sent, received and dropped,
+// pending hits, batch sizes, NATS errors) without this package importing
+// the node's package:
+//
+//	c.AddStats("pop-1", func() map[string]float64 { s := node.Stats(); return map[string]float64{...} })
+//
+// Values are exported as gauges: cumulative counts keep rising, and rate()
+// works on them as on counters. f must be safe for concurrent use and
+// quick. A second AddStats with the same node replaces the first; a nil f
+// removes the node.
+func (c *Collector) AddStats(node string, f func() map[string]float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f == nil {
+		delete(c.stats, node)
+		return
+	}
+	c.stats[node] = f
+}
+
+func (c *Collector) collectStats(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	funcs := make(map[string]func() map[string]float64, len(c.stats))
+	for node, f := range c.stats {
+		funcs[node] = f
+	}
+	c.mu.Unlock()
+	for node, f := range funcs {
+		for name, v := range f() {
+			ch <- prometheus.MustNewConstMetric(c.statDesc, prometheus.GaugeValue, v, node, name)
+		}
+	}
+}

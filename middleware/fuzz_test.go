@@ -1,0 +1,30 @@
+package middleware_test
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/middleware"
+)
+
+// FuzzTrustedClientIP: whatever the headers say, the key is "" or an IP
+// address in canonical form, and never panics.
+func FuzzTrustedClientIP(f *testing.F) {
+	f.Add("10.0.0.1:1", "1.1.1.1, 198.51.100.1", `for="[2001:db8::1]:80";proto=http, for=10.0.0.2`)
+	f.Add("10.0.0.1:1", `"`, `for="\`)
+	f.Add("[::1]:1", ",,,", ";;;for=")
+	xff, _ := middleware.TrustedClientIP(middleware.XForwardedFor, "10.0.0.0/8", "::1")
+	fwd, _ := middleware.TrustedClientIP(middleware.Forwarded, "10.0.0.0/8", "::1")
+	f.Fuzz(func(t *testing.T, peer, xffValue, fwdValue string) {
+		r := request(peer, "X-Forwarded-For", xffValue, "Forwarded", fwdValue)
+		for _, k := range []string{xff(r), fwd(r)} {
+			if k == "" {
+				continue
+			}
+			a, err := netip.ParseAddr(k)
+			if err != nil || a.String() != k {
+				t.Fatalf("key %q is not a canonical IP address", k)
+			}
+		}
+	})
+}

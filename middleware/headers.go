@@ -1,0 +1,71 @@
+package middleware
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// policyField renders the RateLimit-Policy value: one item per limit.
+func policyField(limits []namedLimit) string {
+	items := make([]string, len(limits))
+	for i, l := range limits {
+		lim := l.limiter.Limit()
+		item := sfString(l.name) + ";q=" + strconv.FormatInt(lim.Max, 10)
+		if lim.Window%time.Second == 0 {
+			item += ";w=" + strconv.FormatInt(int64(lim.Window/time.Second), 10)
+		}
+		items[i] = item
+	}
+	return strings.Join(items, ", ")
+}
+
+// writeDecided sets RateLimit (and, if asked, the legacy fields) from the
+// decision d of the limit named name, and Retry-After when denied.
+func writeDecided(h http.Header, name string, d core.Decision, denied, legacy bool) {
+	r, t := d.Remaining, ceilSeconds(d.ResetAfter)
+	if denied {
+		r, t = 0, retryAfterSeconds(d)
+		h.Set("Retry-After", strconv.FormatInt(t, 10))
+	}
+	h.Set("RateLimit", sfString(name)+";r="+strconv.FormatInt(r, 10)+";t="+strconv.FormatInt(t, 10))
+	if legacy {
+		h.Set("X-RateLimit-Limit", strconv.FormatInt(d.Limit, 10))
+		h.Set("X-RateLimit-Remaining", strconv.FormatInt(r, 10))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(t, 10))
+	}
+}
+
+// retryAfterSeconds is RetryAfter in whole seconds rounded up, at least 1 so
+// a denied client never retries at once.
+func retryAfterSeconds(d core.Decision) int64 {
+	return max(1, ceilSeconds(d.RetryAfter))
+}
+
+// ceilSeconds is d in seconds rounded up; 0 for d ≤ 0.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// sfString renders s (printable ASCII, see checkName) as an RFC 8941 String.
+func sfString(s string) string {
+	if !strings.ContainsAny(s, `"\`) {
+		return `"` + s + `"`
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,60 @@
+package middleware
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// KeyFunc returns the identity key of a request. An empty string means the
+// request has no usable key (see WithFallbackKey). A KeyFunc must be safe
+// for concurrent use.
+type KeyFunc func(r *http.Request) string
+
+// RemoteAddrKey is the KeyFunc of the direct peer's IP address, taken from
+// r.RemoteAddr ("ip:port", as net/http sets it) in its canonical text form
+// (IPv4-mapped IPv6 addresses become IPv4; zones are dropped). It returns ""
+// when RemoteAddr holds no IP, as on a Unix socket. Behind a proxy every
+// request would share the proxy's key: use TrustedClientIP there.
+func RemoteAddrKey(r *http.Request) string {
+	a, ok := parseHostAddr(r.RemoteAddr)
+	if !ok {
+		return ""
+	}
+	return a.String()
+}
+
+// HeaderKey returns a KeyFunc that uses the value of the request header
+// name (for instance "X-API-Key"), trimmed of surrounding spaces. A missing
+// or blank header gives "", a bad key. The value is used as it is: the key
+// is stored in the limiter's backend, so send a hash instead if the header
+// is a secret.
+func HeaderKey(name string) KeyFunc {
+	canon := http.CanonicalHeaderKey(name)
+	return func(r *http.Request) string {
+		return strings.TrimSpace(r.Header.Get(canon))
+	}
+}
+
+// parseHostAddr reads an IP address written as "ip", "ip:port", "[ipv6]" or
+// "[ipv6]:port", the forms of RemoteAddr, X-Forwarded-For entries and
+// Forwarded "for" values. The address is unmapped and stripped of any zone.
+func parseHostAddr(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return canonical(ap.Addr()), true
+	}
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		s = host
+	} else if len(s) > 1 && s[0] == '[' && s[len(s)-1] == ']' {
+		s = s[1 : len(s)-1]
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return canonical(a), true
+}
+
+func canonical(a netip.Addr) netip.Addr { return a.Unmap().WithZone("") }

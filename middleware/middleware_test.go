@@ -1,0 +1,191 @@
+package middleware_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/middleware"
+)
+
+// ceilSec is the test's own rounding of a duration up to whole seconds.
+func ceilSec(d time.Duration) int64 { return int64(math.Ceil(d.Seconds())) }
+
+// wantRateLimit checks RateLimit (and Retry-After on a denial) against the
+// decision d the limiter returned.
+func wantRateLimit(t *testing.T, w *httptest.ResponseRecorder, name string, d core.Decision) {
+	t.Helper()
+	if d.Allowed {
+		wantHeader(t, w, "RateLimit", fmt.Sprintf("%q;r=%d;t=%d", name, d.Remaining, ceilSec(d.ResetAfter)))
+		wantHeader(t, w, "Retry-After", "")
+		return
+	}
+	retry := max(1, ceilSec(d.RetryAfter))
+	wantHeader(t, w, "RateLimit", fmt.Sprintf("%q;r=0;t=%d", name, retry))
+	wantHeader(t, w, "Retry-After", fmt.Sprint(retry))
+}
+
+// newLimiterFunc builds a fresh limiter of max per window, wrapped in a
+// recorder; each backend's tests supply one.
+type newLimiterFunc func(t *testing.T, max int64, window time.Duration) *recorder
+
+func TestDeniedAfterLimitWithExactHeaders(t *testing.T) { checkDeniedAfterLimit(t, newLocal) }
+
+func checkDeniedAfterLimit(t *testing.T, newLimiter newLimiterFunc) {
+	rec := newLimiter(t, 3, time.Minute)
+	h := newHandler(t, middleware.WithLimit("per-minute", rec),
+		middleware.WithClock(core.NewManualClock(epoch)))
+	for i := 1; i <= 3; i++ {
+		w := get(h, "192.0.2.1:1234")
+		wantStatus(t, w, http.StatusOK)
+		wantHeader(t, w, "RateLimit-Policy", `"per-minute";q=3;w=60`)
+		wantRateLimit(t, w, "per-minute", rec.lastAllow())
+	}
+	w := get(h, "192.0.2.1:1234")
+	wantStatus(t, w, http.StatusTooManyRequests)
+	wantHeader(t, w, "RateLimit-Policy", `"per-minute";q=3;w=60`)
+	wantRateLimit(t, w, "per-minute", rec.lastAllow())
+	// By hand: 30 s into the minute, 3 counted, nothing before: the next
+	// unit fits 30.001 s from now, when the window rolls.
+	wantHeader(t, w, "RateLimit", `"per-minute";r=0;t=31`)
+	wantHeader(t, w, "Retry-After", "31")
+	wantStatus(t, get(h, "192.0.2.2:1234"), http.StatusOK) // another identity
+}
+
+func TestFirstResponseHeadersByHand(t *testing.T) {
+	h := newHandler(t, middleware.WithLimit("per-minute", newLocal(t, 3, time.Minute)),
+		middleware.WithClock(core.NewManualClock(epoch)), middleware.WithLegacyHeaders())
+	w := get(h, "192.0.2.1:1234")
+	// One unit counted 30 s into the window: 2 left; empty again when it
+	// has slid out, 90 s from now.
+	wantHeader(t, w, "RateLimit", `"per-minute";r=2;t=90`)
+	wantHeader(t, w, "X-RateLimit-Limit", "3")
+	wantHeader(t, w, "X-RateLimit-Remaining", "2")
+	wantHeader(t, w, "X-RateLimit-Reset", "90")
+}
+
+func TestLegacyHeadersOffByDefault(t *testing.T) {
+	h := newHandler(t, middleware.WithLimit("l", newLocal(t, 3, time.Minute)))
+	w := get(h, "192.0.2.1:1234")
+	wantHeader(t, w, "X-RateLimit-Limit", "")
+}
+
+func TestMostRestrictiveLimitIsReported(t *testing.T) { checkMostRestrictive(t, newLocal) }
+
+func checkMostRestrictive(t *testing.T, newLimiter newLimiterFunc) {
+	sec, day := newLimiter(t, 5, time.Second), newLimiter(t, 3, 24*time.Hour)
+	h := newHandler(t, middleware.WithLimit("per-second", sec), middleware.WithLimit("per-day", day),
+		middleware.WithClock(core.NewManualClock(epoch)))
+	w := get(h, "192.0.2.1:1")
+	wantStatus(t, w, http.StatusOK)
+	wantHeader(t, w, "RateLimit-Policy", `"per-second";q=5;w=1, "per-day";q=3;w=86400`)
+	wantRateLimit(t, w, "per-day", day.lastAllow()) // 2 left against 4
+}
+
+func TestDeniedRequestSpendsNothingOnOtherLimits(t *testing.T) { checkDeniedSpendsNothing(t, newLocal) }
+
+func checkDeniedSpendsNothing(t *testing.T, newLimiter newLimiterFunc) {
+	clk := core.NewManualClock(epoch)
+	big, small := newLimiter(t, 10, time.Minute), newLimiter(t, 2, time.Minute)
+	h := newHandler(t, middleware.WithLimit("big", big), middleware.WithLimit("small", small),
+		middleware.WithClock(clk))
+	for i := 0; i < 5; i++ {
+		get(h, "192.0.2.1:1")
+	}
+	d, err := big.Peek(t.Context(), "192.0.2.1", clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Remaining != 8 {
+		t.Fatalf("big limit has %d left after 2 allowed and 3 denied requests, want 8", d.Remaining)
+	}
+	w := get(h, "192.0.2.1:1")
+	wantStatus(t, w, http.StatusTooManyRequests)
+	wantRateLimit(t, w, "small", small.peek)
+}
+
+func TestWithoutPeekDeniedRequestsSpendEarlierLimits(t *testing.T) {
+	clk := core.NewManualClock(epoch)
+	big, small := newLocal(t, 10, time.Minute), newLocal(t, 2, time.Minute)
+	h := newHandler(t, middleware.WithLimit("big", big), middleware.WithLimit("small", small),
+		middleware.WithClock(clk), middleware.WithPeekFirst(false))
+	for i := 0; i < 5; i++ {
+		get(h, "192.0.2.1:1")
+	}
+	if big.peeks+small.peeks != 0 {
+		t.Fatalf("%d peeks with WithPeekFirst(false)", big.peeks+small.peeks)
+	}
+	d, _ := big.Peek(t.Context(), "192.0.2.1", clk.Now())
+	if d.Remaining != 5 {
+		t.Fatalf("big limit has %d left, want 5 (every request spent one)", d.Remaining)
+	}
+}
+
+func TestBadKeyIs400ByDefault(t *testing.T) {
+	rec := newLocal(t, 3, time.Minute)
+	h := newHandler(t, middleware.WithLimit("l", rec), middleware.WithKeyFunc(middleware.HeaderKey("X-API-Key")))
+	w := get(h, "192.0.2.1:1")
+	wantStatus(t, w, http.StatusBadRequest)
+	wantHeader(t, w, "RateLimit-Policy", `"l";q=3;w=60`)
+	long := string(make([]byte, core.MaxKeyLen+1))
+	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", "a"+long), http.StatusBadRequest)
+	if rec.allows != 0 {
+		t.Fatalf("%d limiter calls for bad keys", rec.allows)
+	}
+	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", "k1"), http.StatusOK)
+}
+
+func TestBadKeyUsesFallbackKey(t *testing.T) {
+	h := newHandler(t, middleware.WithLimit("l", newLocal(t, 2, time.Minute)),
+		middleware.WithKeyFunc(middleware.HeaderKey("X-API-Key")), middleware.WithFallbackKey("anonymous"))
+	wantStatus(t, get(h, "192.0.2.1:1"), http.StatusOK)
+	wantStatus(t, get(h, "192.0.2.2:1"), http.StatusOK)
+	wantStatus(t, get(h, "192.0.2.3:1"), http.StatusTooManyRequests) // shared quota
+	wantStatus(t, get(h, "192.0.2.3:1", "X-API-Key", "k1"), http.StatusOK)
+}
+
+func TestCustomDeniedHandler(t *testing.T) {
+	h := newHandler(t, middleware.WithLimit("l", newLocal(t, 1, time.Minute)),
+		middleware.WithDeniedHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte("slow down"))
+		})))
+	get(h, "192.0.2.1:1")
+	w := get(h, "192.0.2.1:1")
+	wantStatus(t, w, http.StatusTooManyRequests)
+	if w.Body.String() != "slow down" || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("body %q, Retry-After %q", w.Body.String(), w.Header().Get("Retry-After"))
+	}
+}
+
+func TestNewRefusesBadOptions(t *testing.T) {
+	l := newLocal(t, 1, time.Second)
+	cases := map[string][]middleware.Option{
+		"no limit":       nil,
+		"empty name":     {middleware.WithLimit("", l)},
+		"name not ASCII": {middleware.WithLimit("débit", l)},
+		"name twice":     {middleware.WithLimit("a", l), middleware.WithLimit("a", l)},
+		"nil limiter":    {middleware.WithLimit("a", nil)},
+		"nil key func":   {middleware.WithLimit("a", l), middleware.WithKeyFunc(nil)},
+		"bad fallback":   {middleware.WithLimit("a", l), middleware.WithFallbackKey("")},
+		"bad fail mode":  {middleware.WithLimit("a", l), middleware.WithFailMode(7)},
+		"neg timeout":    {middleware.WithLimit("a", l), middleware.WithTimeout(-1)},
+		"nil clock":      {middleware.WithLimit("a", l), middleware.WithClock(nil)},
+		"nil denied":     {middleware.WithLimit("a", l), middleware.WithDeniedHandler(nil)},
+	}
+	for name, opts := range cases {
+		if _, err := middleware.New(opts...); !errors.Is(err, core.ErrInvalid) {
+			t.Errorf("%s: err = %v, want core.ErrInvalid", name, err)
+		}
+	}
+}
+
+func TestPolicyFieldEscapesAndSubSecondWindows(t *testing.T) {
+	h := newHandler(t, middleware.WithLimit(`a"b\c`, newLocal(t, 5, 1500*time.Millisecond)))
+	wantHeader(t, get(h, "192.0.2.1:1"), "RateLimit-Policy", `"a\"b\\c";q=5`)
+}
