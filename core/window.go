@@ -31,13 +31,17 @@ func (s *WindowState) Roll(idx int64) {
 }
 
 // windowPos returns the window number of now and the milliseconds elapsed in
-// it, clamped to the state's window when now lies before it.
-func (s *WindowState) windowPos(w, now int64) (idx, elapsed int64) {
+// it. When now lies before the state's window (a clock that went back), the
+// position is clamped to the start of the state's window and lag is how many
+// ms now lies before that start; lag is 0 otherwise. Durations computed from
+// the clamped position (RetryAfter, ResetAfter) add lag, so they stay true
+// for the caller's clock.
+func (s *WindowState) windowPos(w, now int64) (idx, elapsed, lag int64) {
 	idx = floorDiv(now, w)
 	if idx < s.Index {
-		return s.Index, 0
+		return s.Index, 0, s.Index*w - now
 	}
-	return idx, now - idx*w
+	return idx, now - idx*w, 0
 }
 
 // SlidingEstimate is Cloudflare's estimate of the units counted in the last
@@ -94,7 +98,7 @@ func SlidingResetMillis(cur, prev, elapsed, w int64) int64 {
 // nothing changes and Remaining is the quota before spending (a peek).
 func (s *WindowState) DecideSliding(l Limit, now, n int64, commit bool) Decision {
 	w := l.WindowMillis()
-	idx, elapsed := s.windowPos(w, now)
+	idx, elapsed, lag := s.windowPos(w, now)
 	st := *s
 	st.Roll(idx)
 	est := SlidingEstimate(st.Cur, st.Prev, elapsed, w)
@@ -105,10 +109,12 @@ func (s *WindowState) DecideSliding(l Limit, now, n int64, commit bool) Decision
 		*s = st
 	}
 	if !d.Allowed {
-		d.RetryAfter = ms(SlidingRetryMillis(st.Cur, st.Prev, elapsed, w, l.Max, n))
+		d.RetryAfter = ms(lag + SlidingRetryMillis(st.Cur, st.Prev, elapsed, w, l.Max, n))
 	}
 	d.Remaining = SlidingRemaining(est, l.Max)
-	d.ResetAfter = ms(SlidingResetMillis(st.Cur, st.Prev, elapsed, w))
+	if reset := SlidingResetMillis(st.Cur, st.Prev, elapsed, w); reset > 0 {
+		d.ResetAfter = ms(lag + reset)
+	}
 	return d
 }
 
@@ -116,7 +122,7 @@ func (s *WindowState) DecideSliding(l Limit, now, n int64, commit bool) Decision
 // commit rule as DecideSliding. Prev is kept but not used.
 func (s *WindowState) DecideFixed(l Limit, now, n int64, commit bool) Decision {
 	w := l.WindowMillis()
-	idx, elapsed := s.windowPos(w, now)
+	idx, elapsed, lag := s.windowPos(w, now)
 	st := *s
 	st.Roll(idx)
 	d := Decision{Limit: l.Max, Allowed: st.Cur+n <= l.Max}
@@ -125,11 +131,11 @@ func (s *WindowState) DecideFixed(l Limit, now, n int64, commit bool) Decision {
 		*s = st
 	}
 	if !d.Allowed {
-		d.RetryAfter = ms(w - elapsed)
+		d.RetryAfter = ms(lag + w - elapsed)
 	}
 	d.Remaining = maxInt(0, l.Max-st.Cur)
 	if st.Cur > 0 {
-		d.ResetAfter = ms(w - elapsed)
+		d.ResetAfter = ms(lag + w - elapsed)
 	}
 	return d
 }

@@ -1,0 +1,39 @@
+package local
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+var ctx = context.Background()
+
+// epoch is aligned to every window used in these tests.
+var epoch = time.Unix(1_700_006_400, 0)
+
+func mustNew(t testing.TB, l core.Limit, opts ...Option) *Limiter {
+	t.Helper()
+	lim, err := New(l, opts...)
+	if err != nil {
+		t.Fatalf("New(%v): %v", l, err)
+	}
+	return lim
+}
+
+func mustAllow(t testing.TB, l *Limiter, key string, now time.Time, n int64) core.Decision {
+	t.Helper()
+	d, err := l.AllowN(ctx, key, now, n)
+	if err != nil {
+		t.Fatalf("AllowN(%q, %d): %v", key, n, err)
+	}
+	return d
+}
+
+// eachAlgorithm runs f as a subtest per algorithm.
+func eachAlgorithm(t *testing.T, f func(t *testing.T, a core.Algorithm)) {
+	for _, a := range core.Algorithms {
+		t.Run(a.String(), func(t *testing.T) { f(t, a) })
+	}
+}

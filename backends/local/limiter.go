@@ -1,0 +1,125 @@
+package local
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// Limiter is the in-process limiter: it implements core.Limiter over a
+// sharded, bounded LRU of per-identity state. It is safe for concurrent use.
+// The zero value is not usable; build one with New.
+//
+// Errors: an empty or oversized key, or a weight outside 1..Max, returns an
+// error matching core.ErrInvalid (and the specific sentinel) and creates no
+// entry. No other error is ever returned; the ctx arguments are unused.
+type Limiter struct {
+	limit core.Limit
+	clock core.Clock
+	eng   engine
+}
+
+var _ core.Limiter = (*Limiter)(nil)
+
+// New returns a Limiter enforcing limit. It returns limit.Validate's error,
+// or an error matching core.ErrInvalid for a bad option.
+func New(limit core.Limit, opts ...Option) (*Limiter, error) {
+	if err := limit.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	eng, err := newEngine(cfg, limit)
+	if err != nil {
+		return nil, err
+	}
+	return &Limiter{limit: limit, clock: cfg.clock, eng: eng}, nil
+}
+
+// newEngine builds the store for limit's algorithm.
+func newEngine(cfg config, l core.Limit) (engine, error) {
+	switch l.Algorithm {
+	case core.FixedWindow:
+		return newStore(cfg, l, (*core.WindowState).DecideFixed)
+	case core.SlidingLog:
+		st, err := newStore(cfg, l, decideLog)
+		if st != nil {
+			st.fresh, st.inline = func() *core.LogState { return new(core.LogState) }, false
+		}
+		return st, err
+	case core.TokenBucket:
+		return newStore(cfg, l, (*core.BucketState).Decide)
+	default:
+		return newStore(cfg, l, (*core.WindowState).DecideSliding)
+	}
+}
+
+// decideLog is the log's decideFunc on a stored pointer.
+func decideLog(v **core.LogState, l core.Limit, now, n int64, commit bool) core.Decision {
+	return (*v).Decide(l, now, n, commit)
+}
+
+// AllowN decides on n units for key at now and, when allowed, counts them.
+func (l *Limiter) AllowN(_ context.Context, key string, now time.Time, n int64) (core.Decision, error) {
+	if err := l.check(key, n); err != nil {
+		return core.Decision{Limit: l.limit.Max}, err
+	}
+	return l.eng.decide(key, core.Millis(now), n, true), nil
+}
+
+// Allow is AllowN(ctx, key, clock.Now(), 1) with the limiter's Clock.
+func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) {
+	return l.AllowN(ctx, key, l.clock.Now(), 1)
+}
+
+// Peek reports the decision one unit would get at now without counting it;
+// Remaining is the quota before spending. A key not held is not stored; a key
+// held counts as used for the LRU order.
+func (l *Limiter) Peek(_ context.Context, key string, now time.Time) (core.Decision, error) {
+	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{Limit: l.limit.Max}, err
+	}
+	return l.eng.decide(key, core.Millis(now), 1, false), nil
+}
+
+// Reset forgets everything counted for key. Resetting a key not held is not
+// an error.
+func (l *Limiter) Reset(_ context.Context, key string) error {
+	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	l.eng.remove(key)
+	return nil
+}
+
+// Limit returns the policy enforced.
+func (l *Limiter) Limit() core.Limit { return l.limit }
+
+// Len returns how many identities are held now, at most the capacity.
+func (l *Limiter) Len() int { return l.eng.length() }
+
+// Evictions returns how many identities were forgotten, since New, while
+// their state still held counts, to make room for new ones. Each such
+// eviction may later admit that identity wrongly. Idle identities dropped
+// after their state fully reset are not counted: they lose nothing.
+func (l *Limiter) Evictions() uint64 { return l.eng.evictions() }
+
+// State returns a copy of key's stored state and true, or the zero State and
+// false when key is not held. It neither counts nor changes recency.
+func (l *Limiter) State(key string) (State, bool) {
+	var st State
+	ok := l.eng.snapshot(key, &st)
+	return st, ok
+}
+
+func (l *Limiter) check(key string, n int64) error {
+	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	return l.limit.CheckWeight(n)
+}

@@ -1,0 +1,26 @@
+package local
+
+import "github.com/edgelimit/edgelimit/core"
+
+// State is a copy of one identity's stored state, for a higher layer (the
+// local-first hybrid, diagnostics) that needs the counters rather than a
+// decision. Only the field of the limiter's algorithm is set: Window for
+// SlidingWindow and FixedWindow, Bucket for TokenBucket, Log for SlidingLog.
+// The zero value is the state of an identity never seen.
+type State struct {
+	Window core.WindowState
+	Bucket core.BucketState
+	Log    core.LogState // Stamps is a copy, safe to keep
+}
+
+// set copies the stored value v into st.
+func (st *State) set(stored any) {
+	switch v := stored.(type) {
+	case core.WindowState:
+		st.Window = v
+	case core.BucketState:
+		st.Bucket = v
+	case *core.LogState:
+		st.Log.Stamps = append([]int64(nil), v.Stamps...)
+	}
+}

@@ -1,0 +1,158 @@
+package core
+
+import (
+	"testing"
+	"time"
+)
+
+// TestSlidingEstimateFormula: cur + prev × (window − elapsed) / window.
+func TestSlidingEstimateFormula(t *testing.T) {
+	cases := []struct {
+		cur, prev, elapsed, w int64
+		want                  float64
+	}{
+		{0, 0, 0, 60_000, 0},
+		{5, 100, 0, 60_000, 105},     // elapsed 0: the whole previous window counts
+		{5, 100, 30_000, 60_000, 55}, // half way: half of it
+		{5, 100, 59_999, 60_000, 5 + 100.0/60_000},
+		{0, 100, 1_000, 60_000, 100 * 59_000.0 / 60_000},
+		{7, 0, 123, 1_000, 7},
+		{0, 3, 1, 2, 1.5},
+	}
+	for _, c := range cases {
+		if got := SlidingEstimate(c.cur, c.prev, c.elapsed, c.w); got != c.want {
+			t.Errorf("SlidingEstimate(%d, %d, %d, %d) = %v, want %v", c.cur, c.prev, c.elapsed, c.w, got, c.want)
+		}
+	}
+}
+
+// TestRoll: same window keeps, one window on shifts cur into prev, two or
+// more clear, an older window (clock went back) changes nothing.
+func TestRoll(t *testing.T) {
+	base := WindowState{Index: 10, Cur: 4, Prev: 9}
+	cases := []struct {
+		idx  int64
+		want WindowState
+	}{
+		{10, base},
+		{11, WindowState{Index: 11, Cur: 0, Prev: 4}},
+		{12, WindowState{Index: 12}},
+		{1000, WindowState{Index: 1000}},
+		{9, base},
+		{-5, base},
+	}
+	for _, c := range cases {
+		s := base
+		s.Roll(c.idx)
+		if s != c.want {
+			t.Errorf("Roll(%d) = %+v, want %+v", c.idx, s, c.want)
+		}
+	}
+}
+
+// TestSlidingDecisions walks the window edge cases through DecideSliding.
+func TestSlidingDecisions(t *testing.T) {
+	l := PerWindow(10, time.Second)
+	// Window 5 holds 10: at elapsed 0 of window 6 the estimate is 10, denied.
+	s := WindowState{Index: 5, Cur: 10}
+	if d := s.DecideSliding(l, 6000, 1, true); d.Allowed || s.Index != 5 {
+		t.Fatalf("elapsed 0 after a full window: %+v, state %+v", d, s)
+	}
+	// 1ms later the estimate is 10 × 999/1000 = 9.99 < 10: admitted, and the
+	// roll by one is committed.
+	if d := s.DecideSliding(l, 6001, 1, true); !d.Allowed || s != (WindowState{Index: 6, Cur: 1, Prev: 10}) {
+		t.Fatalf("elapsed 1: %+v, state %+v", d, s)
+	}
+	// Two windows on, both counters are gone: the full quota.
+	if d := s.DecideSliding(l, 8000, 10, true); !d.Allowed || s != (WindowState{Index: 8, Cur: 10}) {
+		t.Fatalf("roll by two: %+v, state %+v", d, s)
+	}
+	// A clock that went back to window 7 is counted in window 8 at elapsed 0.
+	if d := s.DecideSliding(l, 7500, 1, true); d.Allowed {
+		t.Fatalf("clock back, window full: %+v", d)
+	}
+}
+
+// TestSlidingClockBackDurations: with now before the state's window, the
+// decision is the one at the start of that window and the durations count
+// from now.
+func TestSlidingClockBackDurations(t *testing.T) {
+	l := PerWindow(10, time.Second)
+	s := WindowState{Index: 8, Cur: 10}
+	d := s.DecideSliding(l, 7500, 1, false)
+	// At 8000 (elapsed 0 of window 8) the estimate is 10; in window 9 it is
+	// 10 × (1000−e)/1000 < 10 from e = 1: retry at 9001, that is 1501ms on.
+	if d.Allowed || d.RetryAfter != 1501*time.Millisecond {
+		t.Fatalf("RetryAfter = %v, want 1.501s (%+v)", d.RetryAfter, d)
+	}
+	if d.ResetAfter != 2500*time.Millisecond {
+		t.Fatalf("ResetAfter = %v, want 2.5s", d.ResetAfter)
+	}
+	f := s.DecideFixed(Limit{Max: 10, Window: time.Second, Algorithm: FixedWindow}, 7500, 1, false)
+	if f.Allowed || f.RetryAfter != 1500*time.Millisecond || f.ResetAfter != 1500*time.Millisecond {
+		t.Fatalf("fixed with clock back: %+v, want retry and reset 1.5s", f)
+	}
+}
+
+// TestSlidingWeightedBoundary: n units pass exactly when est < max − n + 1.
+func TestSlidingWeightedBoundary(t *testing.T) {
+	l := PerWindow(10, time.Second)
+	for n := int64(1); n <= 10; n++ {
+		for cur := int64(0); cur <= 10; cur++ {
+			s := WindowState{Index: 3, Cur: cur}
+			want := cur+n <= 10 // est = cur here: est < 10 − n + 1 ⇔ cur + n ≤ 10
+			if got := s.DecideSliding(l, 3500, n, false).Allowed; got != want {
+				t.Fatalf("cur %d n %d: allowed %v, want %v", cur, n, got, want)
+			}
+		}
+	}
+	// A fractional estimate: cur 2, prev 5 at half the window is 4.5, so 6
+	// units need 4.5 < 5 (yes) and 7 units 4.5 < 4 (no).
+	s := WindowState{Index: 3, Cur: 2, Prev: 5}
+	if !s.DecideSliding(l, 3500, 6, false).Allowed || s.DecideSliding(l, 3500, 7, false).Allowed {
+		t.Fatal("fractional weighted boundary wrong")
+	}
+	if SlidingAdmits(4, 10, 7) || !SlidingAdmits(3.999, 10, 7) {
+		t.Fatal("SlidingAdmits boundary")
+	}
+}
+
+// TestSlidingRemaining: ceil(max − estimate), never negative.
+func TestSlidingRemaining(t *testing.T) {
+	cases := []struct {
+		est  float64
+		want int64
+	}{{0, 10}, {9.5, 1}, {9, 1}, {10, 0}, {12.5, 0}, {0.01, 10}}
+	for _, c := range cases {
+		if got := SlidingRemaining(c.est, 10); got != c.want {
+			t.Errorf("SlidingRemaining(%v, 10) = %d, want %d", c.est, got, c.want)
+		}
+	}
+}
+
+// TestFixedWindowDecisions: count per window number, reset at the boundary.
+func TestFixedWindowDecisions(t *testing.T) {
+	l := Limit{Max: 3, Window: time.Second, Algorithm: FixedWindow}
+	var s WindowState
+	for i := 0; i < 3; i++ {
+		if d := s.DecideFixed(l, 4200, 1, true); !d.Allowed || d.Remaining != int64(2-i) || d.ResetAfter != 800*time.Millisecond {
+			t.Fatalf("unit %d: %+v", i, d)
+		}
+	}
+	if d := s.DecideFixed(l, 4999, 1, true); d.Allowed || d.RetryAfter != time.Millisecond {
+		t.Fatalf("full window: %+v", d)
+	}
+	if d := s.DecideFixed(l, 5000, 3, true); !d.Allowed {
+		t.Fatalf("next window: %+v", d)
+	}
+}
+
+// TestFloorDiv: window numbers round down, also before 1970.
+func TestFloorDiv(t *testing.T) {
+	cases := [][3]int64{{7, 2, 3}, {-1, 1000, -1}, {-1000, 1000, -1}, {-1001, 1000, -2}, {0, 5, 0}}
+	for _, c := range cases {
+		if got := floorDiv(c[0], c[1]); got != c[2] {
+			t.Errorf("floorDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
