@@ -12,33 +12,43 @@ type LogState struct {
 // Expire drops the stamps at or before now − window: the log counts the
 // half-open interval (now − window, now].
 func (s *LogState) Expire(window, now int64) {
-	cut := sort.Search(len(s.Stamps), func(i int) bool { return s.Stamps[i] > now-window })
-	if cut > 0 {
+	if cut := s.expired(window, now); cut > 0 {
 		s.Stamps = append(s.Stamps[:0], s.Stamps[cut:]...)
 	}
 }
 
-// Decide applies the exact log to n units at now (ms). With commit the n
-// stamps are added when they fit; without, only expired stamps are dropped
-// (which changes no answer).
+// Decide applies the exact log to n units at now (ms). With commit, expired
+// stamps are dropped and the n stamps are added when they fit. Without
+// commit (a peek) nothing changes: a later peek must not drop stamps that a
+// request at an earlier time (a clock behind) still counts, exactly as the
+// Redis script's peek writes nothing.
 func (s *LogState) Decide(l Limit, now, n int64, commit bool) Decision {
 	w := l.WindowMillis()
-	s.Expire(w, now)
-	count := int64(len(s.Stamps))
+	if commit {
+		s.Expire(w, now)
+	}
+	live := s.Stamps[s.expired(w, now):]
+	count := int64(len(live))
 	d := Decision{Limit: l.Max, Allowed: count+n <= l.Max}
 	if d.Allowed && commit {
 		s.insert(now, n)
+		live = s.Stamps
 		count += n
 	}
 	if !d.Allowed {
-		oldest := s.Stamps[count+n-l.Max-1]
+		oldest := live[count+n-l.Max-1]
 		d.RetryAfter = ms(maxInt(0, oldest+w-now))
 	}
 	d.Remaining = maxInt(0, l.Max-count)
 	if count > 0 {
-		d.ResetAfter = ms(maxInt(0, s.Stamps[count-1]+w-now))
+		d.ResetAfter = ms(maxInt(0, live[count-1]+w-now))
 	}
 	return d
+}
+
+// expired is how many of the oldest stamps lie at or before now − window.
+func (s *LogState) expired(window, now int64) int {
+	return sort.Search(len(s.Stamps), func(i int) bool { return s.Stamps[i] > now-window })
 }
 
 // insert adds n stamps at now keeping the slice sorted (now is usually the

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -34,13 +33,6 @@ func (m *model) decide(now, n int64, commit bool) core.Decision {
 	case core.FixedWindow:
 		return m.window.DecideFixed(m.limit, now, n, commit)
 	case core.SlidingLog:
-		if !commit {
-			// core's LogState.Decide drops expired stamps even on a peek,
-			// which changes later answers when time goes backwards; a peek
-			// writes nothing at Redis, so decide on a copy.
-			cp := core.LogState{Stamps: slices.Clone(m.log.Stamps)}
-			return cp.Decide(m.limit, now, n, false)
-		}
 		return m.log.Decide(m.limit, now, n, commit)
 	case core.TokenBucket:
 		return m.bucket.Decide(m.limit, now, n, commit)
