@@ -112,8 +112,9 @@ func (n *Node) decision(ok bool, cur, prev, elapsed, w int64, src core.Source, s
 	return d
 }
 
-// Reset forgets key: its view here and its Redis hashes of the live
-// windows (one round trip). Other PoPs keep what their views already hold
+// Reset forgets key: its view here and its Redis hashes of the two windows
+// the view holds (or, for a key not in the view, the Clock's current and
+// previous windows), in one round trip. Other PoPs keep what their views already hold
 // until the window rolls, and may write it back to Redis; in the hybrid a
 // reset is therefore exact only for this PoP's own counts.
 func (n *Node) Reset(ctx context.Context, key string) error {
@@ -124,8 +125,13 @@ func (n *Node) Reset(ctx context.Context, key string) error {
 	delete(n.redisPending, key)
 	delete(n.gossipPending, key)
 	n.mu.Unlock()
-	n.cache.Remove(key)
 	idx, _ := n.position(core.Millis(n.cfg.Clock.Now()))
+	if e, ok := n.cache.Peek(key); ok {
+		e.mu.Lock()
+		idx = e.idx // the windows this view counts, whatever the clock says
+		e.mu.Unlock()
+	}
+	n.cache.Remove(key)
 	n.st.roundTrips.Add(1)
 	if err := n.store.Delete(ctx, key, idx); err != nil {
 		n.st.redisErrors.Add(1)
