@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/edgelimit/edgelimit/sim/engine"
+	"github.com/edgelimit/edgelimit/sim/traffic"
+)
+
+// options are the parsed flags.
+type options struct {
+	cfg          traffic.Config
+	mode         string
+	syncInterval time.Duration
+	margin       float64
+	rttMin       time.Duration
+	rttMax       time.Duration
+	redisAddr    string
+	natsURL      string
+	json         bool
+	sweep        string
+	plot         string
+	csv          string
+	sweepSpec    sweepSpec
+
+	articleRequests   int64 // table B: requests of the one identity
+	articleIdentities int   // table B: identities for used_memory
+}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{cfg: traffic.DefaultConfig()}
+	fs := flag.NewFlagSet("pop-sim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c := &o.cfg
+	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "traffic: "+strings.Join(scenarios(), "|"))
+	fs.StringVar(&o.mode, "mode", "all", "all|"+strings.Join(engine.Modes, "|"))
+	fs.IntVar(&c.PoPs, "pops", c.PoPs, "simulated points of presence")
+	fs.IntVar(&c.Identities, "identities", c.Identities, "distinct identities")
+	fs.IntVar(&c.Requests, "requests", c.Requests, "requests in the trace")
+	fs.Int64Var(&c.Limit, "limit", c.Limit, "units admitted per window")
+	fs.DurationVar(&c.Window, "window", c.Window, "the limit's window")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "traffic seed: same seed, same figures")
+	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "hybrid: time between a PoP's reconciles with Redis")
+	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
+	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
+	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
+	fs.StringVar(&o.redisAddr, "redis-addr", "", "host:port of a Redis to use (default: start a private redis-server)")
+	fs.StringVar(&o.natsURL, "nats-url", "", "NATS server for gossip (default: an embedded one)")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
+	fs.StringVar(&o.sweep, "sweep", "", "run the hybrid at each value: sync-interval=10ms,50ms,... or margin=0,0.05,...")
+	fs.StringVar(&o.plot, "plot", "", "with -sweep: write the trade-off curve as a PNG")
+	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o.articleSizes(fs)
+	return o, o.validate()
+}
+
+// articleSizes sizes table B: the article's figures unless -requests or
+// -identities were given.
+func (o *options) articleSizes(fs *flag.FlagSet) {
+	o.articleRequests, o.articleIdentities = articleRequests, articleIdentities
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "requests":
+			o.articleRequests = int64(o.cfg.Requests)
+		case "identities":
+			o.articleIdentities = o.cfg.Identities
+		}
+	})
+}
+
+func scenarios() []string { return append(slices.Clone(traffic.Scenarios), "article") }
+
+// validate checks every flag; the first problem found is the error.
+func (o *options) validate() error {
+	if err := o.validateSizes(); err != nil {
+		return err
+	}
+	if err := o.validateKnobs(); err != nil {
+		return err
+	}
+	var err error
+	o.sweepSpec, err = parseSweep(o.sweep)
+	return err
+}
+
+// validateSizes checks the scenario and the sizes (for the article too,
+// which uses -requests and -identities for table B).
+func (o *options) validateSizes() error {
+	c := o.cfg
+	if c.Scenario == "article" {
+		c.Scenario = traffic.Scenarios[0]
+	}
+	return c.Validate()
+}
+
+// validateKnobs checks the mode and the other flags.
+func (o *options) validateKnobs() error {
+	switch {
+	case o.mode != "all" && !slices.Contains(engine.Modes, o.mode):
+		return fmt.Errorf("unknown mode %q (want all|%s)", o.mode, strings.Join(engine.Modes, "|"))
+	case o.syncInterval <= 0:
+		return errors.New("sync-interval must be positive")
+	case o.margin < 0 || o.margin >= 1:
+		return errors.New("margin must be in [0, 1)")
+	case o.rttMin < 0 || o.rttMax < o.rttMin:
+		return errors.New("need 0 <= rtt-min <= rtt-max")
+	case (o.plot != "" || o.csv != "") && o.sweep == "":
+		return errors.New("-plot and -csv need -sweep")
+	}
+	return nil
+}
+
+// modes lists the modes to run, in report order.
+func (o *options) modes() []string {
+	if o.mode == "all" {
+		return engine.Modes
+	}
+	return []string{o.mode}
+}
+
+// oneLine keeps the first line of an error's text.
+func oneLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+)
+
+// popSim runs the command in process and returns its exit status, stdout
+// and stderr.
+func popSim(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestBadFlagsFailFastWithOneLine(t *testing.T) {
+	for _, args := range [][]string{
+		{"-pops", "0"},
+		{"-scenario", "article", "-pops", "0"},
+		{"-scenario", "article", "-requests", "0"},
+		{"-identities", "-5"},
+		{"-requests", "-1"},
+		{"-limit", "0"},
+		{"-window", "0s"},
+		{"-mode", "sideways"},
+		{"-scenario", "stampede"},
+		{"-redis-addr", "127.0.0.1:1"},
+		{"-sync-interval", "-1s"},
+		{"-margin", "1.5"},
+		{"-sweep", "colour=red"},
+		{"-sweep", "sync-interval=10ms,soon"},
+		{"-plot", "x.png"},
+		{"-pops", "many"},
+		{"-no-such-flag"},
+		{"extra"},
+	} {
+		code, out, errOut := popSim(t, args...)
+		if code != 2 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, out)
+		}
+		if !strings.HasPrefix(errOut, "pop-sim: ") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: stderr %q, want one line", args, errOut)
+		}
+	}
+}
+
+// smallRun is a run small enough for the tests, on the test's Redis.
+func smallRun(addr string, extra ...string) []string {
+	return append([]string{"-redis-addr", addr, "-pops", "3", "-identities", "200",
+		"-requests", "3000", "-limit", "10", "-window", "1s", "-seed", "5", "-json"}, extra...)
+}
+
+type jsonReport struct {
+	Scenario   string           `json:"scenario"`
+	Seed       uint64           `json:"seed"`
+	PoPs       int              `json:"pops"`
+	Identities int              `json:"identities"`
+	Requests   int              `json:"requests"`
+	Results    []map[string]any `json:"results"`
+}
+
+func decode(t *testing.T, out string) jsonReport {
+	t.Helper()
+	var r jsonReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bad JSON %v:\n%s", err, out)
+	}
+	return r
+}
+
+// TestSameSeedSameFigures runs the same flags twice, each run on its own
+// private Redis (as without -redis-addr), so even the one EVAL each script
+// costs on a fresh server is repeated.
+func TestSameSeedSameFigures(t *testing.T) {
+	var runs []jsonReport
+	for range 2 {
+		p := redistest.Start(t)
+		code, out, errOut := popSim(t, smallRun(p.Addr)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		runs = append(runs, decode(t, out))
+	}
+	for _, r := range runs {
+		for _, res := range r.Results {
+			delete(res, "wall_seconds")
+		}
+	}
+	a, _ := json.Marshal(runs[0])
+	b, _ := json.Marshal(runs[1])
+	if !bytes.Equal(a, b) {
+		t.Fatalf("two runs of one seed differ:\n%s\n%s", a, b)
+	}
+	if len(runs[0].Results) == 0 {
+		t.Fatal("no results")
+	}
+}
+
+var resultFields = []string{"mode", "decisions", "allowed", "denied", "false_allows",
+	"false_denies", "decision_error_pct", "max_overadmission", "p99_overadmission",
+	"redis_round_trips", "round_trips_per_decision", "round_trips_saved_pct",
+	"nats_messages", "nats_bytes", "added_latency_p50_ms", "added_latency_p99_ms", "wall_seconds"}
+
+func TestJSONFieldsAndModeFigures(t *testing.T) {
+	p := redistest.Start(t)
+	code, out, errOut := popSim(t, smallRun(p.Addr, "-mode", "all")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	r := decode(t, out)
+	if r.Scenario != "mixed" || r.Seed != 5 || r.PoPs != 3 || r.Identities != 200 || r.Requests != 3000 {
+		t.Fatalf("header %+v", r)
+	}
+	byMode := map[string]map[string]any{}
+	for _, res := range r.Results {
+		for _, f := range resultFields {
+			if _, ok := res[f]; !ok {
+				t.Errorf("result %v lacks %s", res["mode"], f)
+			}
+		}
+		byMode[res["mode"].(string)] = res
+	}
+	if rd := byMode["redis"]; rd == nil || rd["round_trips_per_decision"] != 1.0 || rd["round_trips_saved_pct"] != 0.0 {
+		t.Errorf("redis row %v: want one round trip per decision", rd)
+	}
+	if lc := byMode["local"]; lc == nil || lc["redis_round_trips"] != 0.0 || lc["max_overadmission"].(float64) < 1.5 {
+		t.Errorf("local row %v: want no round trips and over-admission of spread attackers", lc)
+	}
+}
+
+func TestArticleJSON(t *testing.T) {
+	p := redistest.Start(t)
+	// Table B on 1,000 requests and 5,000 identities keeps the test short;
+	// the defaults are the article's 10,000 and 100,000.
+	code, out, errOut := popSim(t, "-scenario", "article", "-json", "-redis-addr", p.Addr,
+		"-requests", "1000", "-identities", "5000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Boundary map[string]float64 `json:"boundary"`
+		Memory   map[string]float64 `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	b, m := r.Boundary, r.Memory
+	if b["limit"] != 100 || b["fixed"] != 200 || b["log"] != 100 || b["sliding"] < 100 || b["sliding"] > 105 {
+		t.Fatalf("boundary %v: want limit 100, fixed 200, log 100, sliding 100..105", b)
+	}
+	for _, f := range []string{"log_bytes", "sliding_bytes", "ratio", "used_memory_per_identity", "used_memory_per_identity_two_key"} {
+		if m[f] <= 0 {
+			t.Errorf("memory.%s = %v, want > 0", f, m[f])
+		}
+	}
+	if m["ratio"] < 100 {
+		t.Errorf("log / sliding ratio %v, want hundreds or more", m["ratio"])
+	}
+}
+
+func TestSweepWritesCSVAndPlot(t *testing.T) {
+	p := redistest.Start(t)
+	dir := t.TempDir()
+	csvPath, pngPath := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.png")
+	args := smallRun(p.Addr, "-mode", "hybrid", "-sweep", "sync-interval=50ms,500ms",
+		"-csv", csvPath, "-plot", pngPath)
+	code, out, errOut := popSim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Sweep []struct {
+			Param, Value string
+		} `json:"sweep"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Sweep) != 2 || r.Sweep[1].Value != "500ms" {
+		t.Fatalf("sweep JSON %+v, %v", r, err)
+	}
+	data, err := os.ReadFile(csvPath)
+	if err != nil || strings.Count(string(data), "\n") != 3 {
+		t.Fatalf("csv %q, %v", data, err)
+	}
+	if img, err := os.ReadFile(pngPath); err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
+		t.Fatalf("no PNG: %v", err)
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sweepSpec is a parsed -sweep: the parameter and its values, as given and
+// parsed.
+type sweepSpec struct {
+	param  string
+	values []string
+}
+
+// parseSweep reads "sync-interval=10ms,50ms" or "margin=0,0.1"; "" is no
+// sweep.
+func parseSweep(s string) (sweepSpec, error) {
+	if s == "" {
+		return sweepSpec{}, nil
+	}
+	param, list, ok := strings.Cut(s, "=")
+	if !ok || list == "" {
+		return sweepSpec{}, fmt.Errorf("sweep %q: want param=v1,v2,...", s)
+	}
+	sp := sweepSpec{param: param, values: strings.Split(list, ",")}
+	for _, v := range sp.values {
+		if err := sp.check(v); err != nil {
+			return sweepSpec{}, err
+		}
+	}
+	return sp, nil
+}
+
+func (sp sweepSpec) check(v string) error {
+	switch sp.param {
+	case "sync-interval":
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("sweep sync-interval: bad value %q", v)
+		}
+	case "margin":
+		m, err := strconv.ParseFloat(v, 64)
+		if err != nil || m < 0 || m >= 1 {
+			return fmt.Errorf("sweep margin: bad value %q (want 0 <= m < 1)", v)
+		}
+	default:
+		return fmt.Errorf("sweep: unknown parameter %q (want sync-interval or margin)", sp.param)
+	}
+	return nil
+}
+
+// apply sets the swept parameter to v (already checked) on o.
+func (sp sweepSpec) apply(o *options, v string) {
+	switch sp.param {
+	case "sync-interval":
+		o.syncInterval, _ = time.ParseDuration(v)
+	case "margin":
+		o.margin, _ = strconv.ParseFloat(v, 64)
+	}
+}

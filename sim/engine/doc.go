@@ -1,0 +1,17 @@
+// Package engine runs one trace through one mode of the simulator and
+// scores it against the ground truth (package truth).
+//
+// Every mode drives the library's own limiters with explicit simulated
+// times: "local" gives each PoP its own backends/local limiter, "redis"
+// sends every decision to backends/redis, and "hybrid" (and
+// "hybrid-nogossip") runs one sync/hybrid Node per PoP in a discrete-event
+// loop of virtual time: request arrivals, each PoP's sync ticks, and gossip
+// deliveries at send time plus the modelled PoP-to-PoP delay. Redis round
+// trips are counted by a go-redis hook; each one a decision waits for is
+// charged its PoP's modelled round-trip time as added latency.
+//
+// The model's approximations: a Redis call is executed and its reply
+// applied at the simulated instant it is made (its round-trip time is
+// charged as latency but does not delay the state change), and Redis sees
+// the calls of different PoPs in the order of their request times.
+package engine

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/sim/netmodel"
+	"github.com/edgelimit/edgelimit/sim/traffic"
+)
+
+// Env is everything a mode needs to run one trace. Build it with NewEnv.
+type Env struct {
+	Trace        *traffic.Trace
+	Limit        core.Limit
+	Net          netmodel.Model
+	Start        time.Time     // simulated instant of the trace's time 0, window-aligned
+	SyncInterval time.Duration // hybrid: time between one PoP's reconciles
+	Margin       float64       // hybrid: headroom margin
+	RedisAddr    string        // host:port of the Redis every mode shares
+	NATSURL      string        // NATS server for hybrid gossip
+	Namespace    string        // prefix of every Redis key and NATS subject of the run
+	Progress     func(done int)
+	keys         []string
+}
+
+// epoch is the simulated wall clock's origin: 2026-01-01T00:00:00Z.
+const epoch = 1767225600000 // ms
+
+// NewEnv returns an Env for tr with the trace's limit, the start aligned on
+// a window boundary (so the trace's boundary bursts fall on real ones), and
+// one key string per identity.
+func NewEnv(tr *traffic.Trace, net netmodel.Model) *Env {
+	c := tr.Config
+	w := c.Window.Milliseconds()
+	e := &Env{Trace: tr, Limit: core.PerWindow(c.Limit, c.Window), Net: net,
+		Start: time.UnixMilli(epoch / w * w), SyncInterval: 100 * time.Millisecond}
+	e.keys = make([]string, c.Identities)
+	for i := range e.keys {
+		e.keys[i] = "id" + strconv.Itoa(i)
+	}
+	return e
+}
+
+// Key is identity id's key string.
+func (e *Env) Key(id int32) string { return e.keys[id] }
+
+// At is the simulated time of request i.
+func (e *Env) At(i int) time.Time { return e.Start.Add(e.Trace.Requests[i].At) }
+
+func (e *Env) progress(done int) {
+	if e.Progress != nil {
+		e.Progress(done)
+	}
+}

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"container/heap"
+	"time"
+)
+
+// Event kinds, in the order they run when due at the same instant: what
+// has arrived over the network first, then reconciles, then requests.
+const (
+	evDelivery = iota // a gossip message reaches a PoP
+	evTick            // a PoP's sync tick: reconcile, then publish gossip
+)
+
+// event is one scheduled happening of the hybrid's loop, at At after the
+// start of the trace. seq breaks ties in scheduling order, so the loop is
+// deterministic.
+type event struct {
+	at   time.Duration
+	kind int
+	pop  int
+	seq  uint64
+	msg  any // the gossip message of a delivery
+}
+
+// agenda is the hybrid loop's queue of ticks and deliveries, soonest first.
+type agenda struct {
+	items []event
+	seq   uint64
+}
+
+func (a *agenda) Len() int { return len(a.items) }
+func (a *agenda) Less(i, j int) bool {
+	x, y := a.items[i], a.items[j]
+	if x.at != y.at {
+		return x.at < y.at
+	}
+	if x.kind != y.kind {
+		return x.kind < y.kind
+	}
+	return x.seq < y.seq
+}
+func (a *agenda) Swap(i, j int) { a.items[i], a.items[j] = a.items[j], a.items[i] }
+func (a *agenda) Push(x any)    { a.items = append(a.items, x.(event)) }
+func (a *agenda) Pop() any {
+	last := a.items[len(a.items)-1]
+	a.items = a.items[:len(a.items)-1]
+	return last
+}
+
+// add schedules ev, stamping it with the next sequence number.
+func (a *agenda) add(ev event) {
+	a.seq++
+	ev.seq = a.seq
+	heap.Push(a, ev)
+}
+
+// next removes and returns the soonest event due at or before t.
+func (a *agenda) next(t time.Duration) (event, bool) {
+	if len(a.items) == 0 || a.items[0].at > t {
+		return event{}, false
+	}
+	return heap.Pop(a).(event), true
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/sync/gossip"
+	"github.com/edgelimit/edgelimit/sync/hybrid"
+	"github.com/nats-io/nats.go"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// pop is one simulated PoP of the hybrid: its Node, its own Redis client
+// (whose round trips are counted) and its NATS connection.
+type pop struct {
+	node  *hybrid.Node
+	redis *goredis.Client
+	trips *tripCounter
+	nc    *nats.Conn
+}
+
+// hybridSim is the state of one hybrid run.
+type hybridSim struct {
+	e      *Env
+	ctx    context.Context
+	pops   []*pop
+	ids    map[string]int // each Node's counter id → its PoP number
+	clock  *core.ManualClock
+	agenda agenda
+	out    *outcome
+}
+
+func runHybrid(ctx context.Context, e *Env) (*outcome, error) { return e.runHybrid(ctx, true) }
+
+func runHybridNoGossip(ctx context.Context, e *Env) (*outcome, error) {
+	return e.runHybrid(ctx, false)
+}
+
+// runHybrid plays the trace through one sync/hybrid Node per PoP in virtual
+// time. Each PoP reconciles at its sync ticks (PoP p's first tick is at
+// p/pops of an interval, so the PoPs do not tick in step) and, with gossip,
+// then publishes its deltas through the real NATS; every message is applied
+// at each other PoP at its send time plus the modelled one-way delay.
+func (e *Env) runHybrid(ctx context.Context, withGossip bool) (*outcome, error) {
+	s := &hybridSim{e: e, ctx: ctx, clock: core.NewManualClock(e.Start), ids: map[string]int{},
+		out: newOutcome(len(e.Trace.Requests))}
+	defer s.close()
+	if err := s.open(withGossip); err != nil {
+		return nil, err
+	}
+	for p := range s.pops {
+		s.agenda.add(event{at: e.SyncInterval * time.Duration(p) / time.Duration(len(s.pops)), kind: evTick, pop: p})
+	}
+	for i, r := range e.Trace.Requests {
+		if err := s.runUntil(r.At); err != nil {
+			return nil, err
+		}
+		if err := s.decide(i, r.ID, int(r.PoP), int64(r.N)); err != nil {
+			return nil, err
+		}
+		e.progress(i + 1)
+	}
+	s.tally()
+	return s.out, nil
+}
+
+// open builds every PoP's Node.
+func (s *hybridSim) open(withGossip bool) error {
+	c := s.e.Trace.Config
+	for p := range c.PoPs {
+		client, trips := s.e.countedClient(4)
+		pp := &pop{redis: client, trips: trips}
+		s.pops = append(s.pops, pp)
+		if withGossip {
+			nc, err := nats.Connect(s.e.NATSURL)
+			if err != nil {
+				return &core.UnavailableError{Op: "nats connect", Err: err}
+			}
+			pp.nc = nc
+		}
+		node, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: s.e.Limit,
+			Redis: client, NATS: pp.nc, Namespace: s.e.Namespace, Margin: s.e.Margin,
+			ManualGossip: true, Clock: s.clock, Capacity: max(c.Identities, 1)})
+		if err != nil {
+			return fmt.Errorf("hybrid node %d: %w", p, err)
+		}
+		pp.node = node
+		s.ids[node.ID()] = p
+	}
+	return nil
+}
+
+func (s *hybridSim) close() {
+	for _, p := range s.pops {
+		if p.node != nil {
+			p.node.Close(context.Background())
+		}
+		if p.nc != nil {
+			p.nc.Close()
+		}
+		p.redis.Close()
+	}
+}
+
+// now sets the shared clock to offset t of the trace and returns it.
+func (s *hybridSim) now(t time.Duration) time.Time {
+	now := s.e.Start.Add(t)
+	s.clock.Set(now)
+	return now
+}
+
+// runUntil runs every tick and delivery due at or before t.
+func (s *hybridSim) runUntil(t time.Duration) error {
+	for {
+		ev, ok := s.agenda.next(t)
+		if !ok {
+			return nil
+		}
+		var err error
+		switch ev.kind {
+		case evTick:
+			err = s.tick(ev)
+		case evDelivery:
+			s.pops[ev.pop].node.ApplyGossip(ev.msg.(gossip.Message), s.now(ev.at))
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// decide asks PoP p's Node about request i and charges each Redis round
+// trip the decision waited for its PoP's modelled round-trip time.
+func (s *hybridSim) decide(i int, id int32, p int, n int64) error {
+	pp := s.pops[p]
+	before := pp.trips.n.Load()
+	d, err := pp.node.AllowN(s.ctx, s.e.Key(id), s.now(s.e.Trace.Requests[i].At), n)
+	if err != nil {
+		return fmt.Errorf("hybrid decision %d at pop %d: %w", i, p, err)
+	}
+	s.out.allowed[i] = d.Allowed
+	s.out.latency[i] = time.Duration(pp.trips.n.Load()-before) * s.e.Net.RedisRTT[p]
+	return nil
+}
+
+// tally sums every PoP's round trips and gossip traffic.
+func (s *hybridSim) tally() {
+	for _, p := range s.pops {
+		st := p.node.Stats()
+		s.out.roundTrips += p.trips.n.Load()
+		s.out.natsMsgs += int64(st.GossipSent)
+		s.out.natsBytes += int64(st.GossipBytes)
+	}
+}

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"slices"
+	"time"
+
+	"github.com/edgelimit/edgelimit/sim/truth"
+)
+
+// Result is one mode's row of the report; the JSON names are the report's
+// contract.
+type Result struct {
+	Mode                  string  `json:"mode"`
+	Decisions             int64   `json:"decisions"`
+	Allowed               int64   `json:"allowed"`
+	Denied                int64   `json:"denied"`
+	FalseAllows           int64   `json:"false_allows"`
+	FalseDenies           int64   `json:"false_denies"`
+	DecisionErrorPct      float64 `json:"decision_error_pct"`
+	MaxOveradmission      float64 `json:"max_overadmission"`
+	P99Overadmission      float64 `json:"p99_overadmission"`
+	RedisRoundTrips       int64   `json:"redis_round_trips"`
+	RoundTripsPerDecision float64 `json:"round_trips_per_decision"`
+	RoundTripsSavedPct    float64 `json:"round_trips_saved_pct"`
+	NATSMessages          int64   `json:"nats_messages"`
+	NATSBytes             int64   `json:"nats_bytes"`
+	AddedLatencyP50Ms     float64 `json:"added_latency_p50_ms"`
+	AddedLatencyP99Ms     float64 `json:"added_latency_p99_ms"`
+	WallSeconds           float64 `json:"wall_seconds"`
+}
+
+// outcome is what a mode hands back: per request (in trace order) whether
+// it was allowed and the latency the mode added to it, plus the mode's
+// traffic to Redis and NATS.
+type outcome struct {
+	allowed    []bool
+	latency    []time.Duration
+	roundTrips int64
+	natsMsgs   int64
+	natsBytes  int64
+}
+
+func newOutcome(n int) *outcome {
+	return &outcome{allowed: make([]bool, n), latency: make([]time.Duration, n)}
+}
+
+// score judges o against the exact admitted log and fills a Result.
+// Pure-Redis mode makes one round trip per decision, so round trips saved
+// are measured against the number of decisions.
+func (e *Env) score(mode string, o *outcome) Result {
+	j := truth.New[int32](e.Limit.Max, e.Limit.Window)
+	for i, r := range e.Trace.Requests {
+		j.Observe(r.ID, e.At(i).UnixMilli(), int64(r.N), o.allowed[i])
+	}
+	v := j.Result()
+	p50, p99 := latencyPercentiles(o.latency)
+	r := Result{Mode: mode, Decisions: v.Decisions, Allowed: v.Allowed, Denied: v.Denied,
+		FalseAllows: v.FalseAllows, FalseDenies: v.FalseDenies, DecisionErrorPct: v.ErrorPct(),
+		MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission,
+		RedisRoundTrips: o.roundTrips, NATSMessages: o.natsMsgs, NATSBytes: o.natsBytes,
+		AddedLatencyP50Ms: p50, AddedLatencyP99Ms: p99}
+	if v.Decisions > 0 {
+		r.RoundTripsPerDecision = float64(o.roundTrips) / float64(v.Decisions)
+		r.RoundTripsSavedPct = 100 * (1 - r.RoundTripsPerDecision)
+	}
+	return r
+}
+
+// latencyPercentiles returns the p50 and p99 (nearest rank) in ms.
+func latencyPercentiles(ls []time.Duration) (p50, p99 float64) {
+	ms := make([]float64, len(ls))
+	for i, l := range ls {
+		ms[i] = float64(l) / float64(time.Millisecond)
+	}
+	slices.Sort(ms)
+	return truth.Percentile(ms, 50), truth.Percentile(ms, 99)
+}

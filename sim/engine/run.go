@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// runner runs one mode over the whole trace.
+type runner func(ctx context.Context, e *Env) (*outcome, error)
+
+var runners = map[string]runner{
+	"local":           runLocal,
+	"redis":           runRedis,
+	"hybrid":          runHybrid,
+	"hybrid-nogossip": runHybridNoGossip,
+}
+
+// Modes lists the modes in the order "all" runs them.
+var Modes = []string{"redis", "local", "hybrid", "hybrid-nogossip"}
+
+// Available reports whether mode can run in this build.
+func Available(mode string) bool {
+	_, ok := runners[mode]
+	return ok
+}
+
+// Run plays the whole trace through mode and scores it.
+func Run(ctx context.Context, e *Env, mode string) (Result, error) {
+	run, ok := runners[mode]
+	if !ok {
+		return Result{}, fmt.Errorf("unknown mode %q", mode)
+	}
+	began := time.Now()
+	o, err := run(ctx, e)
+	if err != nil {
+		return Result{}, fmt.Errorf("mode %s: %w", mode, err)
+	}
+	r := e.score(mode, o)
+	r.WallSeconds = time.Since(began).Seconds()
+	return r, nil
+}

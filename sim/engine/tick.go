@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// gossipWait bounds how long a published batch may take to reach every
+// PoP through NATS before the run fails.
+const gossipWait = 10 * time.Second
+
+// tick reconciles PoP ev.pop with Redis, publishes its gossip, waits until
+// every other PoP has really received it, schedules each copy's delivery at
+// its modelled arrival, and schedules the PoP's next tick.
+func (s *hybridSim) tick(ev event) error {
+	p := s.pops[ev.pop]
+	now := s.now(ev.at)
+	if err := p.node.Sync(s.ctx, now); err != nil {
+		return fmt.Errorf("sync at pop %d: %w", ev.pop, err)
+	}
+	if p.nc != nil {
+		before := p.node.Stats().GossipSent
+		if err := p.node.Gossip(now); err != nil {
+			return fmt.Errorf("gossip at pop %d: %w", ev.pop, err)
+		}
+		if sent := int(p.node.Stats().GossipSent - before); sent > 0 {
+			if err := s.collect(ev, sent); err != nil {
+				return err
+			}
+		}
+	}
+	if next := ev.at + s.e.SyncInterval; next < s.e.Trace.Duration {
+		s.agenda.add(event{at: next, kind: evTick, pop: ev.pop})
+	}
+	return nil
+}
+
+// collect waits until each PoP other than the sender has taken sent
+// messages from it off NATS (counting them, never sleeping a fixed time),
+// and schedules each at its arrival: send time plus the one-way delay.
+func (s *hybridSim) collect(ev event, sent int) error {
+	deadline := time.Now().Add(gossipWait)
+	for q, p := range s.pops {
+		got := 0
+		for q != ev.pop && got < sent {
+			for _, m := range p.node.TakeGossip() {
+				if from, ok := s.ids[m.PoP]; !ok || from != ev.pop {
+					return fmt.Errorf("pop %d got gossip from %q while waiting for pop %d", q, m.PoP, ev.pop)
+				}
+				s.agenda.add(event{at: ev.at + s.e.Net.OneWay[ev.pop][q], kind: evDelivery, pop: q, msg: m})
+				got++
+			}
+			if got < sent && time.Now().After(deadline) {
+				return fmt.Errorf("gossip from pop %d: %d of %d messages reached pop %d", ev.pop, got, sent, q)
+			}
+			if got < sent {
+				time.Sleep(20 * time.Microsecond)
+			}
+		}
+	}
+	return nil
+}

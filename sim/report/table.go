@@ -1,0 +1,64 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/edgelimit/edgelimit/sim/engine"
+)
+
+// header names the table's columns, in the order row fills them.
+var header = []string{"mode", "decisions", "allowed", "denied", "false allow", "false deny",
+	"error %", "over max", "over p99", "redis RTs", "RT/dec", "saved %", "nats msgs",
+	"nats bytes", "lat p50 ms", "lat p99 ms", "wall s"}
+
+func row(r engine.Result) []any {
+	return []any{r.Mode, r.Decisions, r.Allowed, r.Denied, r.FalseAllows, r.FalseDenies,
+		f(r.DecisionErrorPct, 3), f(r.MaxOveradmission, 2), f(r.P99Overadmission, 2),
+		r.RedisRoundTrips, f(r.RoundTripsPerDecision, 4), f(r.RoundTripsSavedPct, 2),
+		r.NATSMessages, r.NATSBytes, f(r.AddedLatencyP50Ms, 1), f(r.AddedLatencyP99Ms, 1),
+		f(r.WallSeconds, 1)}
+}
+
+func f(v float64, prec int) string { return fmt.Sprintf("%.*f", prec, v) }
+
+// WriteTable writes rep as a title line and an aligned table, one row per
+// result, then the sweep's rows when there are any.
+func WriteTable(w io.Writer, rep Report) error {
+	fmt.Fprintf(w, "scenario %s, seed %d: %d PoPs, %d identities, %d requests, limit %d per %dms, sync every %dms, margin %g\n",
+		rep.Scenario, rep.Seed, rep.PoPs, rep.Identities, rep.Requests, rep.Limit, rep.WindowMs,
+		rep.SyncIntervalMs, rep.Margin)
+	rows := rep.Results
+	for _, p := range rep.Sweep {
+		r := p.Result
+		r.Mode = p.Result.Mode + " " + p.Param + "=" + p.Value
+		rows = append(rows, r)
+	}
+	if err := writeAligned(w, header, rows); err != nil {
+		return err
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+	return nil
+}
+
+func writeAligned(w io.Writer, head []string, rows []engine.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	line := func(cells []any) {
+		for _, c := range cells {
+			fmt.Fprintf(tw, "%v\t", c)
+		}
+		fmt.Fprintln(tw)
+	}
+	cells := make([]any, len(head))
+	for i, h := range head {
+		cells[i] = h
+	}
+	line(cells)
+	for _, r := range rows {
+		line(row(r))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,32 @@
+package traffic
+
+import (
+	"sort"
+	"time"
+)
+
+// Windows is how many windows of the limit every generated trace lasts.
+const Windows = 6
+
+// Request is one arrival: identity ID asks PoP for N units At after the
+// start of the trace.
+type Request struct {
+	At  time.Duration
+	ID  int32
+	PoP int16
+	N   int16
+}
+
+// Trace is a scenario's requests sorted by arrival time (ties keep their
+// generation order), with the sizes it was generated for.
+type Trace struct {
+	Config   Config
+	Duration time.Duration
+	Requests []Request
+}
+
+// sortRequests orders rs by arrival, stably, so equal times keep the order
+// the generator produced them in.
+func sortRequests(rs []Request) {
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].At < rs[j].At })
+}

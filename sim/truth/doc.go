@@ -1,0 +1,9 @@
+// Package truth is the simulator's ground truth (BRIEF §5): it keeps the
+// exact log of every unit any PoP admitted and judges each decision against
+// it. A decision on identity k at time t for n units is right to allow when
+// the log holds fewer than limit−n+1 units of k in (t−window, t], counted
+// exactly over all PoPs; otherwise it is right to deny.
+//
+// It also measures over-admission: for each identity, the most units
+// admitted in any window-long interval, divided by the limit.
+package truth
