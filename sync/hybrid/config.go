@@ -54,6 +54,16 @@ type Config struct {
 	Resync time.Duration
 	// GossipBytes bounds one gossip payload; default 64 KiB.
 	GossipBytes int
+	// GossipCap (f) bounds what gossip alone can make this PoP believe: a
+	// sender's count of one identity in one window raises the view by at
+	// most f × Limit.Max units above what Redis last reported for that
+	// sender's field; the excess is ignored and counted in
+	// Stats.GossipClamped, and the next reconcile brings the true value. A
+	// correct PoP never counts more than Limit.Max units of one identity in
+	// one window, so the default, 1, never clamps a correct peer and only
+	// stops absurd counts; below 1/2 one lying or buggy PoP cannot exhaust
+	// any identity's budget (see the package doc). 0 = 1; must be in [0, 1].
+	GossipCap float64
 }
 
 func (c *Config) setDefaults() {
@@ -81,6 +91,9 @@ func (c *Config) setDefaults() {
 	if c.GossipBytes <= 0 {
 		c.GossipBytes = DefaultGossipBytes
 	}
+	if c.GossipCap == 0 {
+		c.GossipCap = 1
+	}
 }
 
 func (c *Config) validate() error {
@@ -96,6 +109,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Redis client required", ErrBadConfig)
 	case !(c.Margin >= 0 && c.Margin < 1):
 		return fmt.Errorf("%w: Margin must be in [0, 1)", ErrBadConfig)
+	case !(c.GossipCap > 0 && c.GossipCap <= 1):
+		return fmt.Errorf("%w: GossipCap must be in [0, 1]", ErrBadConfig)
 	case len(c.Namespace) > maxNamespaceLen || strings.ContainsAny(c.Namespace, "{}*> \t\r\n"):
 		return fmt.Errorf("%w: Namespace %q", ErrBadConfig, c.Namespace)
 	}

@@ -1,6 +1,7 @@
 package hybrid
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -18,10 +19,32 @@ func (c *counts) shift(d int64) {
 	}
 }
 
-// peer is another PoP counter's cumulative counts as this view knows them.
+// peer is another PoP counter's cumulative counts as this view knows them:
+// c is what the estimate uses, max(redis, min(gossip, redis+cap)) per
+// window, where redis is the most Redis reported for that PoP's field and
+// gossip the most the PoP claimed by gossip (see Config.GossipCap). All
+// three only grow within a window.
 type peer struct {
-	id string
-	c  counts
+	id     string
+	c      counts
+	redis  counts
+	gossip counts
+}
+
+func (p *peer) shift(d int64) {
+	p.c.shift(d)
+	p.redis.shift(d)
+	p.gossip.shift(d)
+}
+
+func (p *peer) zero() bool {
+	return p.c == counts{} && p.redis == counts{} && p.gossip == counts{}
+}
+
+// settle recomputes p.c[s] from the two sources; it never lowers it.
+func (p *peer) settle(s int, cap int64) {
+	g := min(p.gossip[s], satAdd(p.redis[s], cap))
+	p.c[s] = max(p.c[s], p.redis[s], g)
 }
 
 // entry is one identity's view: the G-counter of its two live windows.
@@ -53,8 +76,8 @@ func (e *entry) roll(idx int64) {
 	e.acked.shift(d)
 	live := e.peers[:0]
 	for _, p := range e.peers {
-		p.c.shift(d)
-		if p.c != (counts{}) {
+		p.shift(d)
+		if !p.zero() {
 			live = append(live, p)
 		}
 	}
@@ -81,21 +104,49 @@ func (e *entry) slot(win int64) (int, bool) {
 	return int(s), s >= 0 && s <= 1
 }
 
-// mergePeer raises peer id's count of window win to v (max-merge).
-func (e *entry) mergePeer(id string, win, v int64) {
+// peerAt returns peer id's record, adding an empty one when missing.
+func (e *entry) peerAt(id string) *peer {
+	for i := range e.peers {
+		if e.peers[i].id == id {
+			return &e.peers[i]
+		}
+	}
+	e.peers = append(e.peers, peer{id: id})
+	return &e.peers[len(e.peers)-1]
+}
+
+// mergeRedis raises peer id's Redis-reported count of window win to v
+// (max-merge; Redis is trusted, no cap).
+func (e *entry) mergeRedis(id string, win, v, cap int64) {
 	s, ok := e.slot(win)
 	if !ok || v <= 0 {
 		return
 	}
-	for i := range e.peers {
-		if e.peers[i].id == id {
-			e.peers[i].c[s] = max(e.peers[i].c[s], v)
-			return
-		}
+	p := e.peerAt(id)
+	p.redis[s] = max(p.redis[s], v)
+	p.settle(s, cap)
+}
+
+// mergeGossip raises peer id's gossip-claimed count of window win to v
+// (max-merge) and reports whether the claim was clamped: the view counts at
+// most cap units above what Redis last reported for that peer.
+func (e *entry) mergeGossip(id string, win, v, cap int64) (clamped bool) {
+	s, ok := e.slot(win)
+	if !ok || v <= 0 {
+		return false
 	}
-	p := peer{id: id}
-	p.c[s] = v
-	e.peers = append(e.peers, p)
+	p := e.peerAt(id)
+	p.gossip[s] = max(p.gossip[s], v)
+	p.settle(s, cap)
+	return v > satAdd(p.redis[s], cap)
+}
+
+// satAdd is a+b for non-negative a and b, saturating at math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // addOwn counts n admitted units in window win; units of a window that

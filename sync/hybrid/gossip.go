@@ -98,7 +98,11 @@ func (n *Node) TakeGossip() []gossip.Message {
 }
 
 // ApplyGossip merges m into the view at now by maximum per PoP: applying a
-// message twice, or an older one after a newer one, changes nothing.
+// message twice, or an older one after a newer one, changes nothing. A
+// sender's count of one identity in one window raises the view by at most
+// the gossip cap (Config.GossipCap × Limit.Max) above what Redis last
+// reported for that sender; the excess is ignored and the entry counted in
+// Stats.GossipClamped.
 // Messages from this Node, of another window length, and entries more than
 // one window ahead of now (a clock far ahead) are ignored.
 func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
@@ -113,7 +117,10 @@ func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
 		}
 		e := n.entry(g.Key, ms)
 		e.mu.Lock()
-		e.mergePeer(m.PoP, g.Window, g.Count)
+		clamped := e.mergeGossip(m.PoP, g.Window, g.Count, n.gossipCap)
 		e.mu.Unlock()
+		if clamped {
+			n.st.gossipClamped.Add(1)
+		}
 	}
 }

@@ -25,6 +25,8 @@ type Node struct {
 	tr    *gossip.Transport
 	sub   *nats.Subscription
 
+	gossipCap int64 // Config.GossipCap × Limit.Max in units, at least 1
+
 	mu            sync.Mutex // guards the pending sets, resend and inbox
 	redisPending  map[string]*entry
 	gossipPending map[string]*entry
@@ -50,6 +52,10 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, w: cfg.Limit.WindowMillis(),
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
 		redisPending: map[string]*entry{}, gossipPending: map[string]*entry{}}
+	n.gossipCap = cfg.Limit.Max
+	if cfg.GossipCap < 1 {
+		n.gossipCap = max(1, int64(cfg.GossipCap*float64(cfg.Limit.Max)))
+	}
 	n.cache, _ = lru.New[string, *entry](cfg.Capacity)
 	n.store = reconcile.New(cfg.Redis, cfg.Namespace, n.id, cfg.Limit.Window)
 	n.lastResync = core.Millis(cfg.Clock.Now())

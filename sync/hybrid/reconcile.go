@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -9,8 +10,12 @@ import (
 )
 
 // Sync runs one reconciliation at now: every identity with hits not yet in
-// Redis goes to Redis in batches of BatchSize, one round trip each, and each
-// reply refreshes that identity's view with every PoP's counts. After a
+// Redis goes to Redis in batches of at most BatchSize, one round trip each,
+// and each reply refreshes that identity's view with every PoP's counts. On
+// a Redis Cluster the identities are first grouped by the master serving
+// them, so each batch is one round trip to one node (a Sync with at most
+// BatchSize identities per master costs at most one round trip per master),
+// and a master that fails does not stop the batches of the others. After a
 // Redis failure, a detected data loss (a Redis restarted empty) or every
 // Resync, all identities with own counts in live windows are re-sent. On
 // failure it returns a *core.UnavailableError; the unsent identities stay
@@ -19,18 +24,51 @@ func (n *Node) Sync(ctx context.Context, now time.Time) error {
 	ms := core.Millis(now)
 	n.maybeResendAll(ms)
 	pending := n.take(true)
-	for start := 0; start < len(pending); start += n.cfg.BatchSize {
-		batch := pending[start:min(start+n.cfg.BatchSize, len(pending))]
-		if err := n.flush(ctx, batch, ms); err != nil {
-			n.requeue(pending[start:])
-			n.markDown(ms)
-			return err
+	var errs []error
+	for _, group := range n.byShard(ctx, pending) {
+		for start := 0; start < len(group); start += n.cfg.BatchSize {
+			batch := group[start:min(start+n.cfg.BatchSize, len(group))]
+			if err := n.flush(ctx, batch, ms); err != nil {
+				// The rest of this shard is likely down too: keep it for
+				// the next Sync and go on with the other shards.
+				n.requeue(group[start:])
+				errs = append(errs, err)
+				break
+			}
 		}
+	}
+	if len(errs) > 0 {
+		n.markDown(ms)
+		return errs[0]
 	}
 	if len(pending) > 0 {
 		n.downUntil.Store(0)
 	}
 	return nil
+}
+
+// byShard splits pending by the Redis Cluster master serving each identity
+// (one group, in the same order, when Redis is not a cluster), the groups
+// in a stable order.
+func (n *Node) byShard(ctx context.Context, pending []*entry) [][]*entry {
+	if !n.store.Clustered() || len(pending) == 0 {
+		return [][]*entry{pending}
+	}
+	groups := map[string][]*entry{}
+	for _, e := range pending {
+		s := n.store.Shard(ctx, e.key)
+		groups[s] = append(groups[s], e)
+	}
+	names := make([]string, 0, len(groups))
+	for s := range groups {
+		names = append(names, s)
+	}
+	slices.Sort(names)
+	out := make([][]*entry, len(names))
+	for i, s := range names {
+		out[i] = groups[s]
+	}
+	return out
 }
 
 // flush sends one batch and merges the replies.

@@ -13,8 +13,10 @@ import (
 var errRedisDown = errors.New("redis failed recently; retrying after RedisRetry")
 
 // decideAtRedis decides w units of e at now (ms) atomically at Redis,
-// sending this PoP's own counts and its view of the others', and refreshes
-// the view from the reply. On failure it falls back (see fallback).
+// sending this PoP's own counts (written) and its view of the others'
+// (weighed in the estimate, not written: Redis holds only what each PoP
+// wrote itself, so what gossip told this PoP never reaches Redis), and
+// refreshes the view from the reply. On failure it falls back (see fallback).
 func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.Decision, error) {
 	if now < n.downUntil.Load() {
 		return n.fallback(e, now, w, errRedisDown)
@@ -33,11 +35,17 @@ func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.
 		e.addOwn(args.Index, w)
 	}
 	n.mergeResult(e, args.Index, res, [2]int64{}, now)
+	// The script's estimate: what Redis holds merged with this view (the
+	// peers' counts were weighed, not written).
+	cur, prev := res.Total(0), res.Total(1)
+	if e.idx == args.Index {
+		vc, vp := e.totals()
+		cur, prev = max(cur, vc), max(prev, vp)
+	}
 	e.mu.Unlock()
 	if ok {
 		n.enqueue(e, false, true)
 	}
-	cur, prev := res.Total(0), res.Total(1)
 	return n.decision(ok, cur, prev, args.Elapsed, w, core.SourceRedis, 0), nil
 }
 
@@ -51,7 +59,7 @@ func (n *Node) decideArgs(e *entry, now, w int64) reconcile.DecideArgs {
 	}
 	a := reconcile.DecideArgs{Item: reconcile.Item{Key: e.key, Index: e.idx, Own: e.own},
 		N: w, Max: n.cfg.Limit.Max, Elapsed: elapsed, WindowMillis: n.w,
-		Peers: make([]reconcile.Peer, len(e.peers))}
+		Peers: make([]reconcile.Peer, len(e.peers)), Transient: true}
 	for i, p := range e.peers {
 		a.Peers[i] = reconcile.Peer{ID: p.id, Counts: p.c}
 	}
@@ -74,7 +82,7 @@ func (n *Node) mergeResult(e *entry, idx int64, r reconcile.Result, sent [2]int6
 				e.ack(win, f.Count)
 				continue
 			}
-			e.mergePeer(f.ID, win, f.Count)
+			e.mergeRedis(f.ID, win, f.Count, n.gossipCap)
 		}
 	}
 	e.refreshed = max(e.refreshed, now)

@@ -9,7 +9,7 @@ type Stats struct {
 	RedisDecisions  uint64 // decided atomically at Redis
 	FallbackLocal   uint64 // Redis-decided requests decided locally because Redis was unreachable
 	FailClosed      uint64 // Redis-decided requests denied because Redis was unreachable
-	RedisRoundTrips uint64 // script calls (decide) and batches (reconcile) sent to Redis
+	RedisRoundTrips uint64 // script calls (decide) and batches (reconcile: one master each on a cluster) sent to Redis; the EVAL retry after NOSCRIPT is not counted
 	RedisErrors     uint64 // of those, failed
 	Resends         uint64 // full re-sends of own counts (Redis lost data, errors, anti-entropy)
 	PendingDropped  uint64 // identities not queued because MaxPending was reached
@@ -17,6 +17,7 @@ type Stats struct {
 	GossipBytes     uint64 // bytes of those payloads
 	GossipReceived  uint64 // valid payloads received from other PoPs
 	GossipDropped   uint64 // payloads dropped: malformed, other window length, inbox full
+	GossipClamped   uint64 // gossip entries whose count exceeded the gossip cap (excess ignored)
 	GossipErrors    uint64 // publishes that failed (connection closed, buffer full)
 }
 
@@ -24,7 +25,7 @@ type stats struct {
 	local, cachedDeny, redis, fallback, failClosed     atomic.Uint64
 	roundTrips, redisErrors, resends, pendingDropped   atomic.Uint64
 	gossipSent, gossipBytes, gossipRecv, gossipDropped atomic.Uint64
-	gossipErrors                                       atomic.Uint64
+	gossipErrors, gossipClamped                        atomic.Uint64
 }
 
 func (s *stats) snapshot() Stats {
@@ -36,5 +37,6 @@ func (s *stats) snapshot() Stats {
 		PendingDropped: s.pendingDropped.Load(), GossipSent: s.gossipSent.Load(),
 		GossipBytes: s.gossipBytes.Load(), GossipReceived: s.gossipRecv.Load(),
 		GossipDropped: s.gossipDropped.Load(), GossipErrors: s.gossipErrors.Load(),
+		GossipClamped: s.gossipClamped.Load(),
 	}
 }

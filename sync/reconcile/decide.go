@@ -14,25 +14,35 @@ type Peer struct {
 
 // DecideArgs is one atomic decision at Redis for N units of Item.Key at
 // Elapsed ms into window Item.Index of WindowMillis, under Max. Peers are
-// merged (by maximum) before the estimate, so Redis never knows less than
-// the caller's view.
+// merged (by maximum) before the estimate, so the decision never knows less
+// than the caller's view.
 type DecideArgs struct {
 	Item
 	Peers        []Peer
 	N, Max       int64
 	Elapsed      int64
 	WindowMillis int64
+	// Transient makes Peers weigh in this decision's estimate without being
+	// written: each PoP's field then holds only what that PoP wrote itself,
+	// so counts a caller merely heard of (by gossip) never reach Redis.
+	// The reply's fields are what Redis stores.
+	Transient bool
 }
 
-// Decide merges the caller's view into Redis, computes the global sliding
+// Decide merges the caller's view into Redis (its peers' counts only in
+// the estimate when Transient), computes the global sliding
 // estimate over every PoP's fields, and when N units fit adds them to this
 // PoP's field: one round trip, atomic. It returns whether they were
 // admitted and the fields after the decision. Errors: *core.UnavailableError
 // when Redis cannot be reached.
 func (s *Store) Decide(ctx context.Context, a DecideArgs) (bool, Result, error) {
-	args := make([]any, 0, 8+3*len(a.Peers))
+	persist := "1"
+	if a.Transient {
+		persist = "0"
+	}
+	args := make([]any, 0, 9+3*len(a.Peers))
 	args = append(args, s.id, s.ttl, a.N, a.Elapsed, a.WindowMillis, a.Max,
-		strconv.FormatInt(a.Own[0], 10), strconv.FormatInt(a.Own[1], 10))
+		strconv.FormatInt(a.Own[0], 10), strconv.FormatInt(a.Own[1], 10), persist)
 	for _, p := range a.Peers {
 		args = append(args, p.ID, strconv.FormatInt(p.Counts[0], 10), strconv.FormatInt(p.Counts[1], 10))
 	}

@@ -6,7 +6,9 @@
 -- KEYS[1], KEYS[2] : hashes of the current and the previous window.
 -- ARGV[1] id, ARGV[2] PEXPIRE ms, ARGV[3] n, ARGV[4] elapsed ms in the
 -- current window, ARGV[5] window ms, ARGV[6] max, ARGV[7] own current,
--- ARGV[8] own previous, then triples (peer id, current, previous).
+-- ARGV[8] own previous, ARGV[9] "1" to write the peers' counts (max-merge)
+-- or "0" to only weigh them in the estimate, then triples (peer id,
+-- current, previous).
 -- Reply: {allowed 0|1, own prior cur, HGETALL cur, own prior prev, HGETALL prev}
 -- The estimate uses the same float operation order as core.SlidingEstimate.
 local id, ttl = ARGV[1], ARGV[2]
@@ -29,11 +31,20 @@ local function total(k)
 end
 
 local prior = {merge(KEYS[1], id, ARGV[7]), merge(KEYS[2], id, ARGV[8])}
-for i = 9, #ARGV, 3 do
-  merge(KEYS[1], ARGV[i], ARGV[i + 1])
-  merge(KEYS[2], ARGV[i], ARGV[i + 2])
+local extra = {0, 0}
+for i = 10, #ARGV, 3 do
+  if ARGV[9] == '1' then
+    merge(KEYS[1], ARGV[i], ARGV[i + 1])
+    merge(KEYS[2], ARGV[i], ARGV[i + 2])
+  else
+    for w = 1, 2 do
+      local v = tonumber(ARGV[i + w])
+      local old = tonumber(redis.call('HGET', KEYS[w], ARGV[i]) or 0)
+      if v > old then extra[w] = extra[w] + (v - old) end
+    end
+  end
 end
-local cur, prev = total(KEYS[1]), total(KEYS[2])
+local cur, prev = total(KEYS[1]) + extra[1], total(KEYS[2]) + extra[2]
 local est = cur + prev * (w - elapsed) / w
 local allowed = 0
 if est < max - n + 1 then

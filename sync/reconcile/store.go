@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	_ "embed"
 	"strconv"
 	"time"
@@ -70,6 +71,27 @@ func New(rdb redis.UniversalClient, ns, id string, window time.Duration) *Store 
 		ttl: strconv.FormatInt(2*window.Milliseconds(), 10)}
 	s.cluster, _ = rdb.(*redis.ClusterClient)
 	return s
+}
+
+// Clustered reports whether the client is a *redis.ClusterClient, whose
+// identities Shard can tell apart.
+func (s *Store) Clustered() bool { return s.cluster != nil }
+
+// Shard names the Redis Cluster master serving identity's keys (its
+// address), so callers can batch identities by node: a Flush of items that
+// share a shard is exactly one round trip. It is "" when the client is not a
+// *redis.ClusterClient or the cluster's slot map cannot be loaded (then
+// Flush still works, one round trip per node touched). It makes a network
+// call only when the client has no slot map yet.
+func (s *Store) Shard(ctx context.Context, identity string) string {
+	if s.cluster == nil {
+		return ""
+	}
+	m, err := s.cluster.MasterForKey(ctx, Key(s.ns, identity, 0))
+	if err != nil {
+		return ""
+	}
+	return m.Options().Addr
 }
 
 // keys returns the two keys (window Index, Index-1) of it.

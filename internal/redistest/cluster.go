@@ -1,0 +1,61 @@
+package redistest
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redisproc"
+	"github.com/redis/go-redis/v9"
+)
+
+// Cluster starts a private three-master Redis Cluster (see
+// redisproc.StartCluster) for the test, stopped in t.Cleanup, and returns a
+// cluster client to it, closed in t.Cleanup, together with the cluster. It
+// calls t.Fatal with a clear message when redis-server or redis-cli is
+// missing or the cluster does not come up.
+func Cluster(t testing.TB) (*redis.ClusterClient, *redisproc.Cluster) {
+	t.Helper()
+	cl, err := redisproc.StartCluster(3)
+	if err != nil {
+		t.Fatalf("this test needs a real Redis Cluster: %v", err)
+	}
+	t.Cleanup(func() { cl.Stop() })
+	c := cl.Client()
+	t.Cleanup(func() { c.Close() })
+	if err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+		return m.Ping(ctx).Err()
+	}); err != nil {
+		t.Fatalf("private redis cluster %v does not answer: %v", cl.Addrs(), err)
+	}
+	return c, cl
+}
+
+// FlushCluster empties every master of c (FLUSHALL), failing the test on
+// error.
+func FlushCluster(t testing.TB, c *redis.ClusterClient) {
+	t.Helper()
+	if err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+		return m.FlushAll(ctx).Err()
+	}); err != nil {
+		t.Fatalf("FLUSHALL on every master: %v", err)
+	}
+}
+
+// ClusterDBSize is the sum of DBSIZE over every master of c, failing the
+// test on error.
+func ClusterDBSize(t testing.TB, c *redis.ClusterClient) int64 {
+	t.Helper()
+	var total atomic.Int64 // ForEachMaster runs fn concurrently
+	if err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+		n, err := m.DBSize(ctx).Result()
+		if err != nil {
+			return err
+		}
+		total.Add(n)
+		return nil
+	}); err != nil {
+		t.Fatalf("DBSIZE on every master: %v", err)
+	}
+	return total.Load()
+}

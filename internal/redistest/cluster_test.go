@@ -1,0 +1,115 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestClusterKillRestart: the cluster comes up with every slot served by
+// three masters; with one master killed the others keep serving their
+// slots; restarted, it serves its slots again, empty.
+func TestClusterKillRestart(t *testing.T) {
+	start := time.Now()
+	c, cl := Cluster(t)
+	t.Logf("3-master cluster up in %s: %v", time.Since(start), cl.Addrs())
+	ctx := context.Background()
+	shards, err := c.ClusterShards(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != 3 {
+		t.Fatalf("%d shards, want 3", len(shards))
+	}
+	for i := 0; i < 30; i++ {
+		if err := c.Set(ctx, fmt.Sprint("k", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := ClusterDBSize(t, c); n != 30 {
+		t.Fatalf("cluster DBSIZE %d, want 30", n)
+	}
+	killed := cl.Node(1).Addr
+	if err := cl.Kill(1); err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	for i := 0; i < 30; i++ {
+		key := fmt.Sprint("k", i)
+		owner := ownerOf(t, cl.Addrs(), key)
+		err := c.Get(ctx, key).Err()
+		if owner != killed && err != nil {
+			t.Fatalf("GET %s on a live master %s: %v", key, owner, err)
+		}
+		if owner == killed && err == nil {
+			t.Fatalf("GET %s answered by the killed master", key)
+		}
+		if err == nil {
+			served++
+		}
+	}
+	if served == 0 || served == 30 {
+		t.Fatalf("%d of 30 keys served with one master of three down", served)
+	}
+	start = time.Now()
+	if err := cl.Restart(1); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("master back and cluster ok in %s", time.Since(start))
+	waitOK(t, func() error { return c.Set(ctx, "after", 1, 0).Err() })
+	for i := 0; i < 30; i++ {
+		key := fmt.Sprint("k", i)
+		waitOK(t, func() error {
+			err := c.Get(ctx, key).Err()
+			if err == redis.Nil {
+				return nil // on the restarted (empty) master
+			}
+			return err
+		})
+	}
+	FlushCluster(t, c)
+	if n := ClusterDBSize(t, c); n != 0 {
+		t.Fatalf("DBSIZE %d after FlushCluster", n)
+	}
+}
+
+// ownerOf asks the first live node which master serves key's slot.
+func ownerOf(t *testing.T, addrs []string, key string) string {
+	t.Helper()
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+		slot, err1 := c.ClusterKeySlot(context.Background(), key).Result()
+		slots, err2 := c.ClusterSlots(context.Background()).Result()
+		c.Close()
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		for _, s := range slots {
+			if int64(s.Start) <= slot && slot <= int64(s.End) {
+				return s.Nodes[0].Addr
+			}
+		}
+	}
+	t.Fatalf("no node knows the owner of %q", key)
+	return ""
+}
+
+// waitOK retries f for up to 10 s (a cluster client refreshes its slot map
+// lazily after a node comes back).
+func waitOK(t *testing.T, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing after 10s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
