@@ -54,11 +54,9 @@ func (b *batcher) submit(c *call) {
 	b.pending = append(b.pending, c)
 	switch {
 	case b.inflight < maxInflight || len(b.pending) >= b.maxBatch:
-		// Send from this goroutine: it waits for its answer anyway.
-		batch := b.takeLocked()
-		b.mu.Unlock()
-		b.run(batch)
-		return
+		// Send from another goroutine even when this caller could: do must
+		// stay free to give up when the caller's context ends.
+		b.sendLocked()
 	case len(b.pending) == 1:
 		gen := b.gen
 		time.AfterFunc(b.window, func() { b.flush(gen) })
