@@ -21,7 +21,10 @@ type options struct {
 	margin       float64
 	rttMin       time.Duration
 	rttMax       time.Duration
-	redisAddr    string
+	redisAddr    string // one host:port, or a comma-separated list of Redis Cluster nodes
+	redisCluster bool   // -redis-cluster: start a private 3-master cluster
+	clusterAddr  bool   // the single -redis-addr is a cluster node (found by checkServers)
+	clockSkew    time.Duration
 	natsURL      string
 	json         bool
 	sweep        string
@@ -39,7 +42,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.SetOutput(io.Discard)
 	c := &o.cfg
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "traffic: "+strings.Join(scenarios(), "|"))
-	fs.StringVar(&o.mode, "mode", "all", "all|"+strings.Join(engine.Modes, "|"))
+	fs.StringVar(&o.mode, "mode", "all", "all|"+strings.Join(knownModes(), "|"))
 	fs.IntVar(&c.PoPs, "pops", c.PoPs, "simulated points of presence")
 	fs.IntVar(&c.Identities, "identities", c.Identities, "distinct identities")
 	fs.IntVar(&c.Requests, "requests", c.Requests, "requests in the trace")
@@ -50,7 +53,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
 	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
-	fs.StringVar(&o.redisAddr, "redis-addr", "", "host:port of a Redis to use (default: start a private redis-server)")
+	fs.StringVar(&o.redisAddr, "redis-addr", "", "host:port of a Redis to use, or host:port,host:port,... of Redis Cluster nodes (default: start a private redis-server)")
+	fs.BoolVar(&o.redisCluster, "redis-cluster", false, "start a private 3-master Redis Cluster instead of one redis-server")
+	fs.DurationVar(&o.clockSkew, "clock-skew", 0, "offset each PoP's clock by a seeded amount spread over [-D, +D]; the ground truth keeps true time")
 	fs.StringVar(&o.natsURL, "nats-url", "", "NATS server for gossip (default: an embedded one)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.sweep, "sweep", "", "run the hybrid at each value: sync-interval=10ms,50ms,... or margin=0,0.05,...")
@@ -108,8 +113,14 @@ func (o *options) validateSizes() error {
 // validateKnobs checks the mode and the other flags.
 func (o *options) validateKnobs() error {
 	switch {
-	case o.mode != "all" && !slices.Contains(engine.Modes, o.mode):
-		return fmt.Errorf("unknown mode %q (want all|%s)", o.mode, strings.Join(engine.Modes, "|"))
+	case o.mode != "all" && !slices.Contains(knownModes(), o.mode):
+		return fmt.Errorf("unknown mode %q (want all|%s)", o.mode, strings.Join(knownModes(), "|"))
+	case o.clockSkew < 0:
+		return errors.New("clock-skew must not be negative")
+	case o.redisCluster && o.redisAddr != "":
+		return errors.New("-redis-cluster starts its own cluster: drop -redis-addr, or drop -redis-cluster")
+	case o.cfg.Scenario == "article" && (o.redisCluster || strings.Contains(o.redisAddr, ",")):
+		return errors.New("the article scenario needs a single Redis node (used_memory is per node)")
 	case o.syncInterval <= 0:
 		return errors.New("sync-interval must be positive")
 	case o.margin < 0 || o.margin >= 1:
@@ -122,12 +133,25 @@ func (o *options) validateKnobs() error {
 	return nil
 }
 
-// modes lists the modes to run, in report order.
+// modes lists the modes to run, in report order: "all" adds the variants
+// (redis-servertime) only when the clocks are skewed, since without skew
+// they equal a mode already in the table.
 func (o *options) modes() []string {
-	if o.mode == "all" {
-		return engine.Modes
+	switch {
+	case o.mode != "all":
+		return []string{o.mode}
+	case o.clockSkew > 0:
+		return knownModes()
 	}
-	return []string{o.mode}
+	return engine.Modes
+}
+
+// knownModes is every mode -mode accepts besides "all".
+func knownModes() []string { return append(slices.Clone(engine.Modes), engine.Variants...) }
+
+// clustered reports whether the run's Redis is a Redis Cluster.
+func (o *options) clustered() bool {
+	return o.redisCluster || o.clusterAddr || strings.Contains(o.redisAddr, ",")
 }
 
 // oneLine keeps the first line of an error's text.

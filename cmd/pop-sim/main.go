@@ -9,8 +9,13 @@
 //	go run ./cmd/pop-sim -scenario article    # the article's tables A and B
 //	go run ./cmd/pop-sim -mode hybrid -sweep sync-interval=10ms,100ms,1s -plot t.png -csv t.csv
 //
-// It starts a private redis-server and an embedded NATS server unless
-// -redis-addr and -nats-url name running ones. Bad flags end with a one-line
+//	go run ./cmd/pop-sim -clock-skew 500ms     # PoP clocks spread over ±500ms; adds redis-servertime
+//	go run ./cmd/pop-sim -redis-cluster       # on a private 3-master Redis Cluster
+//
+// It starts a private redis-server (with -redis-cluster, a private
+// 3-master Redis Cluster) and an embedded NATS server unless -redis-addr
+// (one address, or a comma-separated list of Redis Cluster nodes) and
+// -nats-url name running ones. Bad flags end with a one-line
 // error and exit status 2 before any work; a failure during the run exits 1.
 package main
 

@@ -39,6 +39,13 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-sweep", "sync-interval=10ms,soon"},
 		{"-plot", "x.png"},
 		{"-pops", "many"},
+		{"-clock-skew", "-1s"},
+		{"-clock-skew", "soon"},
+		{"-redis-cluster", "-redis-addr", "127.0.0.1:1"},
+		{"-scenario", "article", "-redis-cluster"},
+		{"-scenario", "article", "-redis-addr", "127.0.0.1:1,127.0.0.1:2"},
+		{"-redis-addr", "127.0.0.1:1,127.0.0.1:2"},
+		{"-sweep", "clock-skew=-1s"},
 		{"-no-such-flag"},
 		{"extra"},
 	} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,22 +16,19 @@ import (
 
 // servers are the Redis and NATS a run uses, and what must be stopped after.
 type servers struct {
-	redisAddr string
+	redisAddr string // one address, or a comma-separated list of cluster nodes
 	natsURL   string
 	proc      *redisproc.Proc
+	cluster   *redisproc.Cluster
 	nats      *natsembed.Server
 }
 
-// checkServers fails fast when -redis-addr or -nats-url cannot be reached.
+// checkServers fails fast when -redis-addr or -nats-url cannot be reached,
+// and finds out whether a single -redis-addr is a Redis Cluster node.
 func (o *options) checkServers(ctx context.Context) error {
 	if o.redisAddr != "" {
-		c := goredis.NewClient(&goredis.Options{Addr: o.redisAddr, MaxRetries: -1,
-			DialTimeout: 2 * time.Second})
-		defer c.Close()
-		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-		if err := c.Ping(ctx).Err(); err != nil {
-			return fmt.Errorf("redis-addr %s unreachable: %v", o.redisAddr, err)
+		if err := o.checkRedis(ctx); err != nil {
+			return err
 		}
 	}
 	if o.natsURL != "" && o.needsNATS() {
@@ -39,6 +37,33 @@ func (o *options) checkServers(ctx context.Context) error {
 			return fmt.Errorf("nats-url %s unreachable: %v", o.natsURL, err)
 		}
 		nc.Close()
+	}
+	return nil
+}
+
+// checkRedis pings -redis-addr: every listed node of a cluster, or the one
+// address, which is taken for a cluster node when its INFO says
+// cluster_enabled:1.
+func (o *options) checkRedis(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	addrs := strings.Split(o.redisAddr, ",")
+	for _, addr := range addrs {
+		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1,
+			DialTimeout: 2 * time.Second})
+		info, err := c.Info(ctx, "cluster").Result()
+		c.Close()
+		if err != nil {
+			return fmt.Errorf("redis-addr %s unreachable: %v", addr, err)
+		}
+		enabled := strings.Contains(info, "cluster_enabled:1")
+		if len(addrs) > 1 && !enabled {
+			return fmt.Errorf("redis-addr %s: a list names Redis Cluster nodes, and this one is not", addr)
+		}
+		o.clusterAddr = enabled
+	}
+	if o.clusterAddr && o.cfg.Scenario == "article" {
+		return errors.New("the article scenario needs a single Redis node (used_memory is per node)")
 	}
 	return nil
 }
@@ -54,10 +79,18 @@ func (o *options) needsNATS() bool {
 }
 
 // startServers starts what the flags did not name: a private redis-server
-// and, when a mode gossips, an embedded NATS server.
+// (or, with -redis-cluster, a private 3-master Redis Cluster) and, when a
+// mode gossips, an embedded NATS server.
 func (o *options) startServers() (*servers, error) {
 	s := &servers{redisAddr: o.redisAddr, natsURL: o.natsURL}
-	if s.redisAddr == "" {
+	switch {
+	case o.redisCluster:
+		c, err := redisproc.StartCluster(3)
+		if err != nil {
+			return nil, err
+		}
+		s.cluster, s.redisAddr = c, strings.Join(c.Addrs(), ",")
+	case s.redisAddr == "":
 		p, err := redisproc.Start()
 		if err != nil {
 			return nil, err
@@ -81,6 +114,9 @@ func (s *servers) stop() {
 	}
 	if s.proc != nil {
 		s.proc.Stop()
+	}
+	if s.cluster != nil {
+		s.cluster.Stop()
 	}
 }
 

@@ -60,18 +60,26 @@ func (o *options) newReport(tr *traffic.Trace) report.Report {
 	return report.Report{Scenario: c.Scenario, Seed: c.Seed, PoPs: c.PoPs,
 		Identities: c.Identities, Requests: len(tr.Requests), Limit: c.Limit,
 		WindowMs: c.Window.Milliseconds(), SyncIntervalMs: o.syncInterval.Milliseconds(),
-		Margin: o.margin, Notes: notes(o)}
+		Margin: o.margin, ClockSkewMs: o.clockSkew.Milliseconds(), Notes: notes(o)}
 }
 
 // notes explain, under the table and in the JSON, how the figures are
 // counted.
 func notes(o *options) []string {
-	return []string{
+	n := []string{
 		"errors are judged against the exact log of what each mode admitted, over all PoPs (BRIEF §5)",
 		"redis: one EVALSHA per decision, counted as one round trip each; the simulator pipelines different identities' calls only to finish sooner",
 		fmt.Sprintf("latency: each Redis round trip a decision waits for costs its PoP's modelled RTT (%s..%s); Redis state changes at the request's own instant", o.rttMin, o.rttMax),
 		"round trips saved are against pure-Redis mode on the same trace (one per decision)",
 	}
+	if o.clustered() {
+		n = append(n, "redis cluster: round trips are counted on each node's client, so a pipeline (the hybrid's reconcile) counts one per node it touches")
+	}
+	if o.clockSkew > 0 || o.sweepSpec.param == "clock-skew" {
+		n = append(n, "clock skew: each PoP's clock is offset by a seeded amount spread evenly over [-D, +D]; limiters see their PoP's clock, the ground truth judges on true time",
+			"redis-servertime: pure Redis with Redis' clock, modelled as the request's true virtual time (backends/redis WithServerTime reads Redis TIME, the real wall clock, which cannot run in virtual time)")
+	}
+	return n
 }
 
 // runMode runs one mode with the current options.
@@ -83,6 +91,8 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	e := engine.NewEnv(tr, net)
 	e.SyncInterval, e.Margin = o.syncInterval, o.margin
 	e.RedisAddr, e.NATSURL, e.Namespace = srv.redisAddr, srv.natsURL, namespace(mode)
+	e.RedisCluster = o.clustered()
+	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)
 	e.Progress = bar.start(mode)
 	return engine.Run(ctx, e, mode)
 }

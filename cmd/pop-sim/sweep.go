@@ -14,8 +14,8 @@ type sweepSpec struct {
 	values []string
 }
 
-// parseSweep reads "sync-interval=10ms,50ms" or "margin=0,0.1"; "" is no
-// sweep.
+// parseSweep reads "sync-interval=10ms,50ms", "margin=0,0.1" or
+// "clock-skew=0,500ms,2s"; "" is no sweep.
 func parseSweep(s string) (sweepSpec, error) {
 	if s == "" {
 		return sweepSpec{}, nil
@@ -45,8 +45,13 @@ func (sp sweepSpec) check(v string) error {
 		if err != nil || m < 0 || m >= 1 {
 			return fmt.Errorf("sweep margin: bad value %q (want 0 <= m < 1)", v)
 		}
+	case "clock-skew":
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("sweep clock-skew: bad value %q", v)
+		}
 	default:
-		return fmt.Errorf("sweep: unknown parameter %q (want sync-interval or margin)", sp.param)
+		return fmt.Errorf("sweep: unknown parameter %q (want sync-interval, margin or clock-skew)", sp.param)
 	}
 	return nil
 }
@@ -58,5 +63,7 @@ func (sp sweepSpec) apply(o *options, v string) {
 		o.syncInterval, _ = time.ParseDuration(v)
 	case "margin":
 		o.margin, _ = strconv.ParseFloat(v, 64)
+	case "clock-skew":
+		o.clockSkew, _ = time.ParseDuration(v)
 	}
 }

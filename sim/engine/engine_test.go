@@ -45,8 +45,12 @@ func TestLocalModeOveradmitsSpreadAttackers(t *testing.T) {
 }
 
 // slidingModel replays the trace through core's Go math, one state per
-// identity, in trace order: what an exact single store would decide.
-func slidingModel(e *Env) []bool {
+// identity, in trace order, request i at e.At(i): what an exact single store
+// would decide.
+func slidingModel(e *Env) []bool { return slidingModelAt(e, e.At) }
+
+// slidingModelAt is slidingModel with request i at clock(i).
+func slidingModelAt(e *Env, clock func(int) time.Time) []bool {
 	states := map[int32]*core.WindowState{}
 	out := make([]bool, len(e.Trace.Requests))
 	for i, r := range e.Trace.Requests {
@@ -55,7 +59,7 @@ func slidingModel(e *Env) []bool {
 			s = &core.WindowState{}
 			states[r.ID] = s
 		}
-		out[i] = s.DecideSliding(e.Limit, e.At(i).UnixMilli(), int64(r.N), true).Allowed
+		out[i] = s.DecideSliding(e.Limit, clock(i).UnixMilli(), int64(r.N), true).Allowed
 	}
 	return out
 }

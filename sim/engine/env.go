@@ -14,12 +14,15 @@ type Env struct {
 	Trace        *traffic.Trace
 	Limit        core.Limit
 	Net          netmodel.Model
-	Start        time.Time     // simulated instant of the trace's time 0, window-aligned
-	SyncInterval time.Duration // hybrid: time between one PoP's reconciles
-	Margin       float64       // hybrid: headroom margin
-	RedisAddr    string        // host:port of the Redis every mode shares
-	NATSURL      string        // NATS server for hybrid gossip
-	Namespace    string        // prefix of every Redis key and NATS subject of the run
+	Start        time.Time       // simulated instant of the trace's time 0, window-aligned
+	SyncInterval time.Duration   // hybrid: time between one PoP's reconciles
+	Margin       float64         // hybrid: headroom margin
+	RedisAddr    string          // host:port of the Redis every mode shares, or a comma-separated list of Redis Cluster nodes
+	RedisCluster bool            // use a cluster client even for a single RedisAddr
+	Skew         []time.Duration // per PoP: its clock's offset from true time (nil: none)
+	Capacity     int             // hybrid: view capacity of each PoP; 0 = every identity
+	NATSURL      string          // NATS server for hybrid gossip
+	Namespace    string          // prefix of every Redis key and NATS subject of the run
 	Progress     func(done int)
 	keys         []string
 }
@@ -45,8 +48,33 @@ func NewEnv(tr *traffic.Trace, net netmodel.Model) *Env {
 // Key is identity id's key string.
 func (e *Env) Key(id int32) string { return e.keys[id] }
 
-// At is the simulated time of request i.
+// At is the true simulated time of request i: what the ground truth judges
+// on.
 func (e *Env) At(i int) time.Time { return e.Start.Add(e.Trace.Requests[i].At) }
+
+// PoPAt is request i's time by the clock of the PoP it arrives at: what
+// that PoP's limiter is given.
+func (e *Env) PoPAt(i int) time.Time {
+	r := e.Trace.Requests[i]
+	return e.Clock(int(r.PoP), r.At)
+}
+
+// Clock is PoP p's clock reading at offset t of the trace: true time plus
+// its skew.
+func (e *Env) Clock(p int, t time.Duration) time.Time {
+	if p < len(e.Skew) {
+		t += e.Skew[p]
+	}
+	return e.Start.Add(t)
+}
+
+// capacity is the view capacity of each hybrid PoP.
+func (e *Env) capacity() int {
+	if e.Capacity > 0 {
+		return e.Capacity
+	}
+	return max(e.Trace.Config.Identities, 1)
+}
 
 func (e *Env) progress(done int) {
 	if e.Progress != nil {

@@ -13,12 +13,14 @@ import (
 )
 
 // pop is one simulated PoP of the hybrid: its Node, its own Redis client
-// (whose round trips are counted) and its NATS connection.
+// (whose round trips are counted), its NATS connection and its clock (true
+// time plus the PoP's skew), which every time handed to the Node reads.
 type pop struct {
 	node  *hybrid.Node
-	redis *goredis.Client
+	redis goredis.UniversalClient
 	trips *tripCounter
 	nc    *nats.Conn
+	clock *core.ManualClock
 }
 
 // hybridSim is the state of one hybrid run.
@@ -27,7 +29,6 @@ type hybridSim struct {
 	ctx    context.Context
 	pops   []*pop
 	ids    map[string]int // each Node's counter id → its PoP number
-	clock  *core.ManualClock
 	agenda agenda
 	out    *outcome
 }
@@ -44,8 +45,7 @@ func runHybridNoGossip(ctx context.Context, e *Env) (*outcome, error) {
 // then publishes its deltas through the real NATS; every message is applied
 // at each other PoP at its send time plus the modelled one-way delay.
 func (e *Env) runHybrid(ctx context.Context, withGossip bool) (*outcome, error) {
-	s := &hybridSim{e: e, ctx: ctx, clock: core.NewManualClock(e.Start), ids: map[string]int{},
-		out: newOutcome(len(e.Trace.Requests))}
+	s := &hybridSim{e: e, ctx: ctx, ids: map[string]int{}, out: newOutcome(len(e.Trace.Requests))}
 	defer s.close()
 	if err := s.open(withGossip); err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func (s *hybridSim) open(withGossip bool) error {
 	c := s.e.Trace.Config
 	for p := range c.PoPs {
 		client, trips := s.e.countedClient(4)
-		pp := &pop{redis: client, trips: trips}
+		pp := &pop{redis: client, trips: trips, clock: core.NewManualClock(s.e.Clock(p, 0))}
 		s.pops = append(s.pops, pp)
 		if withGossip {
 			nc, err := nats.Connect(s.e.NATSURL)
@@ -82,7 +82,7 @@ func (s *hybridSim) open(withGossip bool) error {
 		}
 		node, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: s.e.Limit,
 			Redis: client, NATS: pp.nc, Namespace: s.e.Namespace, Margin: s.e.Margin,
-			ManualGossip: true, Clock: s.clock, Capacity: max(c.Identities, 1)})
+			ManualGossip: true, Clock: pp.clock, Capacity: s.e.capacity()})
 		if err != nil {
 			return fmt.Errorf("hybrid node %d: %w", p, err)
 		}
@@ -104,10 +104,11 @@ func (s *hybridSim) close() {
 	}
 }
 
-// now sets the shared clock to offset t of the trace and returns it.
-func (s *hybridSim) now(t time.Duration) time.Time {
-	now := s.e.Start.Add(t)
-	s.clock.Set(now)
+// now sets PoP p's clock to its reading at offset t of the trace (true
+// time plus its skew) and returns it.
+func (s *hybridSim) now(p int, t time.Duration) time.Time {
+	now := s.e.Clock(p, t)
+	s.pops[p].clock.Set(now)
 	return now
 }
 
@@ -123,7 +124,7 @@ func (s *hybridSim) runUntil(t time.Duration) error {
 		case evTick:
 			err = s.tick(ev)
 		case evDelivery:
-			s.pops[ev.pop].node.ApplyGossip(ev.msg.(gossip.Message), s.now(ev.at))
+			s.pops[ev.pop].node.ApplyGossip(ev.msg.(gossip.Message), s.now(ev.pop, ev.at))
 		}
 		if err != nil {
 			return err
@@ -134,15 +135,25 @@ func (s *hybridSim) runUntil(t time.Duration) error {
 // decide asks PoP p's Node about request i and charges each Redis round
 // trip the decision waited for its PoP's modelled round-trip time.
 func (s *hybridSim) decide(i int, id int32, p int, n int64) error {
-	pp := s.pops[p]
-	before := pp.trips.n.Load()
-	d, err := pp.node.AllowN(s.ctx, s.e.Key(id), s.now(s.e.Trace.Requests[i].At), n)
+	ok, lat, err := s.allow(p, s.e.Key(id), s.e.Trace.Requests[i].At, n)
 	if err != nil {
 		return fmt.Errorf("hybrid decision %d at pop %d: %w", i, p, err)
 	}
-	s.out.allowed[i] = d.Allowed
-	s.out.latency[i] = time.Duration(pp.trips.n.Load()-before) * s.e.Net.RedisRTT[p]
+	s.out.allowed[i], s.out.latency[i] = ok, lat
 	return nil
+}
+
+// allow asks PoP p's Node about n units of key at offset t of the trace (by
+// the PoP's clock) and returns the decision and the latency it added: its
+// Redis round trips times the PoP's modelled round-trip time.
+func (s *hybridSim) allow(p int, key string, t time.Duration, n int64) (bool, time.Duration, error) {
+	pp := s.pops[p]
+	before := pp.trips.n.Load()
+	d, err := pp.node.AllowN(s.ctx, key, s.now(p, t), n)
+	if err != nil {
+		return false, 0, err
+	}
+	return d.Allowed, time.Duration(pp.trips.n.Load()-before) * s.e.Net.RedisRTT[p], nil
 }
 
 // tally sums every PoP's round trips and gossip traffic.

@@ -8,7 +8,8 @@ import (
 )
 
 // runLocal gives each PoP its own backends/local limiter that never learns
-// of the others: the over-admission of counting alone. It adds no latency
+// of the others, on the PoP's own clock: the over-admission of counting
+// alone. It adds no latency
 // and makes no round trip. One shard holding every identity means no
 // eviction ever, so no forgotten count blurs the figures (the LRU's hash
 // seed, which would pick the victims, changes from run to run).
@@ -24,7 +25,7 @@ func runLocal(ctx context.Context, e *Env) (*outcome, error) {
 	}
 	o := newOutcome(len(e.Trace.Requests))
 	for i, r := range e.Trace.Requests {
-		d, err := pops[r.PoP].AllowN(ctx, e.Key(r.ID), e.At(i), int64(r.N))
+		d, err := pops[r.PoP].AllowN(ctx, e.Key(r.ID), e.PoPAt(i), int64(r.N))
 		if err != nil {
 			return nil, fmt.Errorf("local decision %d: %w", i, err)
 		}

@@ -17,7 +17,7 @@ const redisWorkers = 256
 const redisBatch = 64
 
 // runRedis sends every decision to backends/redis, one EVALSHA each with the
-// simulated now. To finish quickly it lets calls of different identities
+// deciding PoP's clock as now. To finish quickly it lets calls of different identities
 // share pipelines (the backend's WithPipelining): identities are split over
 // redisWorkers goroutines, each sending its identities' requests one at a
 // time in trace order, so each identity's order at Redis is its order in
@@ -25,7 +25,19 @@ const redisBatch = 64
 // changes no decision. Round trips are still counted one per decision, as a
 // deployment without that cross-PoP batching would pay; each decision adds
 // its PoP's modelled round-trip time.
-func runRedis(ctx context.Context, e *Env) (*outcome, error) {
+func runRedis(ctx context.Context, e *Env) (*outcome, error) { return e.runRedis(ctx, e.PoPAt) }
+
+// runRedisServerTime is pure-Redis mode with the clock at Redis instead of
+// the PoPs': every script gets the request's true time, whatever the
+// skew of the PoP it arrived at. It models backends/redis' WithServerTime,
+// which cannot itself run here: Redis' TIME is the real wall clock, not
+// the simulation's virtual one. Without skew it is exactly runRedis.
+func runRedisServerTime(ctx context.Context, e *Env) (*outcome, error) {
+	return e.runRedis(ctx, e.At)
+}
+
+// runRedis is pure-Redis mode with clock(i) as the now of request i.
+func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outcome, error) {
 	client, _ := e.countedClient(redisWorkers)
 	defer client.Close()
 	lim, err := redis.New(client, e.Limit, redis.WithPrefix(e.Namespace),
@@ -41,7 +53,7 @@ func runRedis(ctx context.Context, e *Env) (*outcome, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = e.redisWorker(ctx, lim, w, o, &done)
+			errs[w] = e.redisWorker(ctx, lim, clock, w, o, &done)
 		}()
 	}
 	wg.Wait()
@@ -56,12 +68,13 @@ func runRedis(ctx context.Context, e *Env) (*outcome, error) {
 
 // redisWorker decides, in trace order, the requests of the identities
 // whose number is w modulo redisWorkers.
-func (e *Env) redisWorker(ctx context.Context, lim *redis.Limiter, w int, o *outcome, done *countdown) error {
+func (e *Env) redisWorker(ctx context.Context, lim *redis.Limiter, clock func(int) time.Time,
+	w int, o *outcome, done *countdown) error {
 	for i, r := range e.Trace.Requests {
 		if int(r.ID)%redisWorkers != w {
 			continue
 		}
-		d, err := lim.AllowN(ctx, e.Key(r.ID), e.At(i), int64(r.N))
+		d, err := lim.AllowN(ctx, e.Key(r.ID), clock(i), int64(r.N))
 		if err != nil {
 			return fmt.Errorf("redis decision %d: %w", i, err)
 		}

@@ -10,17 +10,21 @@ import (
 )
 
 // tripCounter is a go-redis hook that counts network round trips: one per
-// command sent alone, one per pipeline. Two kinds are left out so that the
+// command sent alone, one per pipeline. On a Redis Cluster it is installed
+// on every node's client, so a pipeline counts one round trip per node it
+// touches (go-redis splits it by node). Three kinds are left out so that the
 // count depends on the limiter and the traffic alone: the handshake go-redis
 // sends on each new connection (HELLO, CLIENT SETINFO, ...), whose number
-// depends on goroutine timing, and an EVALSHA (or a pipeline of them) that
-// found no script loaded, whose number depends on what ran on the server
-// before (the EVAL that follows it is counted).
+// depends on goroutine timing; the cluster client's slot-map loads (CLUSTER
+// SLOTS/SHARDS), whose number depends on wall time; and an EVALSHA (or a
+// pipeline of them) that found no script loaded, whose number depends on
+// what ran on the server before (the EVAL that follows it is counted).
 type tripCounter struct{ n atomic.Int64 }
 
-// handshake names the commands go-redis sends when it opens a connection.
+// handshake names the commands go-redis sends when it opens a connection,
+// and the cluster client's topology queries.
 var handshake = map[string]bool{"hello": true, "client": true, "auth": true, "select": true,
-	"readonly": true, "ping": true}
+	"readonly": true, "ping": true, "cluster": true}
 
 func (t *tripCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
@@ -44,12 +48,24 @@ func (t *tripCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) gore
 	}
 }
 
-// countedClient is a client of e's Redis whose round trips are counted.
-func (e *Env) countedClient(poolSize int) (*goredis.Client, *tripCounter) {
-	c := goredis.NewClient(&goredis.Options{Addr: e.RedisAddr, PoolSize: poolSize})
+// countedClient is a client of e's Redis whose round trips are counted: a
+// cluster client when RedisAddr lists several nodes or RedisCluster is set,
+// with the counter on each node's own client (a hook added to the cluster
+// client itself would see a pipeline once, however many nodes it touches).
+func (e *Env) countedClient(poolSize int) (goredis.UniversalClient, *tripCounter) {
 	t := &tripCounter{}
-	c.AddHook(t)
-	return c, t
+	addrs := strings.Split(e.RedisAddr, ",")
+	if len(addrs) == 1 && !e.RedisCluster {
+		c := goredis.NewClient(&goredis.Options{Addr: e.RedisAddr, PoolSize: poolSize})
+		c.AddHook(t)
+		return c, t
+	}
+	return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, PoolSize: poolSize,
+		NewClient: func(o *goredis.Options) *goredis.Client {
+			c := goredis.NewClient(o)
+			c.AddHook(t)
+			return c
+		}}), t
 }
 
 // counted reports whether a pipeline is a round trip of the limiter: it

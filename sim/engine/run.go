@@ -10,14 +10,20 @@ import (
 type runner func(ctx context.Context, e *Env) (*outcome, error)
 
 var runners = map[string]runner{
-	"local":           runLocal,
-	"redis":           runRedis,
-	"hybrid":          runHybrid,
-	"hybrid-nogossip": runHybridNoGossip,
+	"local":            runLocal,
+	"redis":            runRedis,
+	"redis-servertime": runRedisServerTime,
+	"hybrid":           runHybrid,
+	"hybrid-nogossip":  runHybridNoGossip,
 }
 
 // Modes lists the modes in the order "all" runs them.
 var Modes = []string{"redis", "local", "hybrid", "hybrid-nogossip"}
+
+// Variants lists the modes "all" runs only when they can differ from one of
+// Modes: redis-servertime (pure Redis on Redis' clock) equals redis unless
+// the PoPs' clocks are skewed.
+var Variants = []string{"redis-servertime"}
 
 // Available reports whether mode can run in this build.
 func Available(mode string) bool {

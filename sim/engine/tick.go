@@ -14,7 +14,7 @@ const gossipWait = 10 * time.Second
 // its modelled arrival, and schedules the PoP's next tick.
 func (s *hybridSim) tick(ev event) error {
 	p := s.pops[ev.pop]
-	now := s.now(ev.at)
+	now := s.now(ev.pop, ev.at)
 	if err := p.node.Sync(s.ctx, now); err != nil {
 		return fmt.Errorf("sync at pop %d: %w", ev.pop, err)
 	}

@@ -19,6 +19,7 @@ type Report struct {
 	WindowMs       int64           `json:"window_ms"`
 	SyncIntervalMs int64           `json:"sync_interval_ms"`
 	Margin         float64         `json:"margin"`
+	ClockSkewMs    int64           `json:"clock_skew_ms"` // PoP clocks spread over ±this
 	Results        []engine.Result `json:"results"`
 	Sweep          []Point         `json:"sweep,omitempty"`
 	Notes          []string        `json:"notes,omitempty"`

@@ -23,12 +23,17 @@ func row(r engine.Result) []any {
 
 func f(v float64, prec int) string { return fmt.Sprintf("%.*f", prec, v) }
 
-// WriteTable writes rep as a title line and an aligned table, one row per
+// WriteTable writes rep as a title line (naming the clock skew only when
+// there is one) and an aligned table, one row per
 // result, then the sweep's rows when there are any.
 func WriteTable(w io.Writer, rep Report) error {
-	fmt.Fprintf(w, "scenario %s, seed %d: %d PoPs, %d identities, %d requests, limit %d per %dms, sync every %dms, margin %g\n",
+	fmt.Fprintf(w, "scenario %s, seed %d: %d PoPs, %d identities, %d requests, limit %d per %dms, sync every %dms, margin %g",
 		rep.Scenario, rep.Seed, rep.PoPs, rep.Identities, rep.Requests, rep.Limit, rep.WindowMs,
 		rep.SyncIntervalMs, rep.Margin)
+	if rep.ClockSkewMs != 0 {
+		fmt.Fprintf(w, ", clock skew ±%dms", rep.ClockSkewMs)
+	}
+	fmt.Fprintln(w)
 	rows := rep.Results
 	for _, p := range rep.Sweep {
 		r := p.Result

@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/sim/netmodel"
+)
+
+// TestSkewReachesRedisOnlyFromThePoPs checks where the skewed clocks go:
+// pure-Redis mode decides exactly as core's math fed each request at its
+// PoP's clock, redis-servertime exactly as core's math on true time (the
+// decisions of no skew at all), and the two differ.
+func TestSkewReachesRedisOnlyFromThePoPs(t *testing.T) {
+	_, p := redistest.Client(t)
+	e := testEnv(t, "spread-attack")
+	e.RedisAddr = p.Addr
+	e.Skew = netmodel.Skews(e.Trace.Config.PoPs, 400*time.Millisecond, 3)
+	ctx := context.Background()
+	check := func(name string, run runner, want []bool) {
+		e.Namespace = t.Name() + name
+		o, err := run(ctx, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if o.allowed[i] != want[i] {
+				t.Fatalf("%s, request %d: allowed=%v, core's math %v", name, i, o.allowed[i], want[i])
+			}
+		}
+	}
+	skewed, truth := slidingModelAt(e, e.PoPAt), slidingModel(e)
+	check("redis", runRedis, skewed)
+	check("servertime", runRedisServerTime, truth)
+	differ := 0
+	for i := range skewed {
+		if skewed[i] != truth[i] {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Fatal("a ±400ms skew changed no decision of a 1 s window")
+	}
+}
+
+// TestSkewedHybridIsDeterministic runs the hybrid with skewed clocks twice
+// on one seed: same figures, and not those of no skew.
+func TestSkewedHybridIsDeterministic(t *testing.T) {
+	_, p := redistest.Client(t)
+	var rs []Result
+	for i, skew := range []time.Duration{300 * time.Millisecond, 300 * time.Millisecond, 0} {
+		e := testEnv(t, "spread-attack")
+		e.RedisAddr, e.Margin = p.Addr, 0.1
+		e.Namespace = t.Name() + time.Duration(i).String()
+		e.Skew = netmodel.Skews(e.Trace.Config.PoPs, skew, 3)
+		r, err := Run(context.Background(), e, "hybrid-nogossip")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.WallSeconds = 0
+		rs = append(rs, r)
+	}
+	if rs[0] != rs[1] {
+		t.Fatalf("one seed, two figures:\n%+v\n%+v", rs[0], rs[1])
+	}
+	if rs[0] == rs[2] {
+		t.Fatalf("skew changed nothing: %+v", rs[0])
+	}
+}
