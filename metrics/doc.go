@@ -15,7 +15,12 @@
 //     hits, batch sizes) and exports them at every scrape; Fields turns a
 //     struct of counters such as hybrid.Stats into that map. So this package
 //     never imports the sync packages: it imports core, Prometheus and
-//     go-redis only.
+//     go-redis only. A hybrid node's live accuracy (hybrid.Config.AuditRate)
+//     arrives this way as stat="audit_checked", "audit_false_allows",
+//     "audit_false_denies", "audit_dropped", "audit_round_trips" and
+//     "audit_errors" (disagreement rate: rate of false allows + false denies
+//     over rate of audit_checked), beside the "pending_redis" and
+//     "pending_gossip" gauges.
 //
 // # Metrics
 //

@@ -64,6 +64,11 @@ type Config struct {
 	// stops absurd counts; below 1/2 one lying or buggy PoP cannot exhaust
 	// any identity's budget (see the package doc). 0 = 1; must be in [0, 1].
 	GossipCap float64
+	// AuditRate is the fraction of local decisions (core.SourceLocal and
+	// core.SourceCachedDeny) checked later against Redis' authoritative
+	// counts, off the hot path (see Node.Audit; results in Stats.Audit*).
+	// 0 = off; must be in [0, 1].
+	AuditRate float64
 }
 
 func (c *Config) setDefaults() {
@@ -111,6 +116,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Margin must be in [0, 1)", ErrBadConfig)
 	case !(c.GossipCap > 0 && c.GossipCap <= 1):
 		return fmt.Errorf("%w: GossipCap must be in [0, 1]", ErrBadConfig)
+	case !(c.AuditRate >= 0 && c.AuditRate <= 1):
+		return fmt.Errorf("%w: AuditRate must be in [0, 1]", ErrBadConfig)
 	case len(c.Namespace) > maxNamespaceLen || strings.ContainsAny(c.Namespace, "{}*> \t\r\n"):
 		return fmt.Errorf("%w: Namespace %q", ErrBadConfig, c.Namespace)
 	}

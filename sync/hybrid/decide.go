@@ -32,7 +32,15 @@ func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (
 	e := n.entry(key, ms)
 	e.mu.Lock()
 	d, v := n.fromView(e, ms, w, true)
+	audit := v != askRedis && n.sampled()
+	var s auditSample
+	if audit {
+		s = n.sample(e, ms, w, v == admitLocal)
+	}
 	e.mu.Unlock()
+	if audit {
+		n.submit(s)
+	}
 	switch v {
 	case admitLocal:
 		n.st.local.Add(1)

@@ -39,7 +39,11 @@
 // (core.SourceCachedDeny) until the window rolls. Decisions carry
 // Staleness: the age of the last Redis refresh of the identity's view.
 //
-// Drive it by hand (Sync, Gossip, TakeGossip, ApplyGossip with explicit
+// Live accuracy: with Config.AuditRate set, a sampled fraction of local
+// decisions is checked off the hot path against the Redis hashes (Audit),
+// and agreements and false allows / false denies are counted in Stats.
+//
+// Drive it by hand (Sync, Gossip, TakeGossip, ApplyGossip, Audit with explicit
 // times, as the simulator does) or with Start's background loops; the same
 // code runs either way.
 package hybrid

@@ -16,7 +16,8 @@ type loops struct {
 }
 
 // Start runs Sync every syncInterval and Gossip every gossipInterval in
-// background goroutines, with the Node's Clock, until Close. A non-positive
+// background goroutines, with the Node's Clock, until Close; with
+// Config.AuditRate set, Audit runs after every Sync. A non-positive
 // interval leaves that loop off. Calling Start twice, or after Close, does
 // nothing.
 func (n *Node) Start(syncInterval, gossipInterval time.Duration) {
@@ -27,7 +28,11 @@ func (n *Node) Start(syncInterval, gossipInterval time.Duration) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.loops.cancel = cancel
-	n.every(ctx, syncInterval, func() { _ = n.Sync(ctx, n.cfg.Clock.Now()) })
+	n.every(ctx, syncInterval, func() {
+		now := n.cfg.Clock.Now()
+		_ = n.Sync(ctx, now)
+		_ = n.Audit(ctx, now)
+	})
 	n.every(ctx, gossipInterval, func() { _ = n.Gossip(n.cfg.Clock.Now()) })
 }
 

@@ -34,7 +34,8 @@ type Node struct {
 	lastResync    int64
 	inbox         []gossip.Message
 
-	downUntil atomic.Int64 // ms: Redis-decided requests skip Redis before this
+	audits    chan auditSample // sampled decisions awaiting Audit; nil when AuditRate is 0
+	downUntil atomic.Int64     // ms: Redis-decided requests skip Redis before this
 	st        stats
 	loops     loops
 }
@@ -59,6 +60,7 @@ func New(cfg Config) (*Node, error) {
 	n.cache, _ = lru.New[string, *entry](cfg.Capacity)
 	n.store = reconcile.New(cfg.Redis, cfg.Namespace, n.id, cfg.Limit.Window)
 	n.lastResync = core.Millis(cfg.Clock.Now())
+	n.initAudit()
 	if cfg.NATS != nil {
 		n.tr = gossip.NewTransport(cfg.NATS, cfg.Namespace)
 		sub, err := n.tr.Subscribe(n.receive)
@@ -78,8 +80,15 @@ func (n *Node) ID() string { return n.id }
 // Limit returns the policy enforced.
 func (n *Node) Limit() core.Limit { return n.cfg.Limit }
 
-// Stats returns a snapshot of the Node's counters.
-func (n *Node) Stats() Stats { return n.st.snapshot() }
+// Stats returns a snapshot of the Node's counters; the Pending gauges are
+// read under the lock that guards the pending sets.
+func (n *Node) Stats() Stats {
+	s := n.st.snapshot()
+	n.mu.Lock()
+	s.PendingRedis, s.PendingGossip = uint64(len(n.redisPending)), uint64(len(n.gossipPending))
+	n.mu.Unlock()
+	return s
+}
 
 // position is now's window index and the ms elapsed in it.
 func (n *Node) position(now int64) (idx, elapsed int64) {

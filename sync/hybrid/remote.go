@@ -107,7 +107,15 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 		e.own[0] += w
 	}
 	cur, prev := e.totals()
+	audit := !n.cfg.FailClosed && n.sampled()
+	var s auditSample
+	if audit {
+		s = n.sample(e, now, w, true)
+	}
 	e.mu.Unlock()
+	if audit {
+		n.submit(s)
+	}
 	if n.cfg.FailClosed {
 		n.st.failClosed.Add(1)
 		return n.decision(false, cur, prev, elapsed, w, core.SourceFailClosed, stale), err

@@ -2,7 +2,8 @@ package hybrid
 
 import "sync/atomic"
 
-// Stats are a Node's counters since New. All only grow.
+// Stats are a Node's counters since New. All only grow, except the
+// Pending gauges.
 type Stats struct {
 	LocalDecisions  uint64 // decided from the view, no network call (allowed)
 	CachedDenies    uint64 // denied from the view's over-limit state
@@ -19,6 +20,18 @@ type Stats struct {
 	GossipDropped   uint64 // payloads dropped: malformed, other window length, inbox full
 	GossipClamped   uint64 // gossip entries whose count exceeded the gossip cap (excess ignored)
 	GossipErrors    uint64 // publishes that failed (connection closed, buffer full)
+
+	PendingRedis  uint64 // gauge: identities with hits not yet sent to Redis
+	PendingGossip uint64 // gauge: identities with hits not yet gossiped
+
+	// Live accuracy (Config.AuditRate, Node.Audit); disagreements are
+	// AuditFalseAllows + AuditFalseDenies out of AuditChecked.
+	AuditChecked     uint64 // sampled local decisions checked against Redis
+	AuditFalseAllows uint64 // of those, allowed here but denied by Redis' counts
+	AuditFalseDenies uint64 // of those, denied here but allowed by Redis' counts
+	AuditDropped     uint64 // samples not checked: queue full, window ended first, or their read failed
+	AuditRoundTrips  uint64 // read-only audit pipelines sent to Redis (not in RedisRoundTrips)
+	AuditErrors      uint64 // of those, failed
 }
 
 type stats struct {
@@ -26,6 +39,8 @@ type stats struct {
 	roundTrips, redisErrors, resends, pendingDropped   atomic.Uint64
 	gossipSent, gossipBytes, gossipRecv, gossipDropped atomic.Uint64
 	gossipErrors, gossipClamped                        atomic.Uint64
+	auditChecked, auditFalseAllows, auditFalseDenies   atomic.Uint64
+	auditDropped, auditRoundTrips, auditErrors         atomic.Uint64
 }
 
 func (s *stats) snapshot() Stats {
@@ -38,5 +53,8 @@ func (s *stats) snapshot() Stats {
 		GossipBytes: s.gossipBytes.Load(), GossipReceived: s.gossipRecv.Load(),
 		GossipDropped: s.gossipDropped.Load(), GossipErrors: s.gossipErrors.Load(),
 		GossipClamped: s.gossipClamped.Load(),
+		AuditChecked:  s.auditChecked.Load(), AuditFalseAllows: s.auditFalseAllows.Load(),
+		AuditFalseDenies: s.auditFalseDenies.Load(), AuditDropped: s.auditDropped.Load(),
+		AuditRoundTrips: s.auditRoundTrips.Load(), AuditErrors: s.auditErrors.Load(),
 	}
 }
