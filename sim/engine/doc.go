@@ -21,6 +21,11 @@
 // cluster client, with round trips counted on each node's own client, so a
 // pipeline counts one round trip per node it touches.
 //
+// Redis expires keys by the wall clock, not the virtual one: every key a
+// run writes carries an expiry slack of the trace's simulated length plus
+// an hour, so no key expires while the run still needs it, however short
+// the window (see Env.expirySlack).
+//
 // The model's approximations: a Redis call is executed and its reply
 // applied at the simulated instant it is made (its round-trip time is
 // charged as latency but does not delay the state change), and Redis sees

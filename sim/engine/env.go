@@ -68,6 +68,20 @@ func (e *Env) Clock(p int, t time.Duration) time.Time {
 	return e.Start.Add(t)
 }
 
+// expiryMargin is how much wall time a run may take beyond its trace's
+// simulated length before Redis expires keys it still needs.
+const expiryMargin = time.Hour
+
+// expirySlack is added to the TTL of every Redis key a run writes (the
+// redis backend's WithExpirySlack, the hybrid's Config.ExpirySlack). Redis
+// expires keys by the wall clock while a run plays virtual time, which may
+// pass much more slowly: a 100ms window can last seconds of wall time, and
+// keys expiring mid-run would make the figures wrong and vary from run to
+// run. The slack, the trace's simulated length plus expiryMargin, keeps
+// every key for the whole run; each run writes under its own namespace, so
+// keys outliving their windows change nothing.
+func (e *Env) expirySlack() time.Duration { return e.Trace.Duration + expiryMargin }
+
 // capacity is the view capacity of each hybrid PoP.
 func (e *Env) capacity() int {
 	if e.Capacity > 0 {

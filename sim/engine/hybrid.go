@@ -82,7 +82,7 @@ func (s *hybridSim) open(withGossip bool) error {
 		}
 		node, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: s.e.Limit,
 			Redis: client, NATS: pp.nc, Namespace: s.e.Namespace, Margin: s.e.Margin,
-			ManualGossip: true, Clock: pp.clock, Capacity: s.e.capacity()})
+			ManualGossip: true, Clock: pp.clock, Capacity: s.e.capacity(), ExpirySlack: s.e.expirySlack()})
 		if err != nil {
 			return fmt.Errorf("hybrid node %d: %w", p, err)
 		}

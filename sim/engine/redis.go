@@ -41,7 +41,8 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 	client, _ := e.countedClient(redisWorkers)
 	defer client.Close()
 	lim, err := redis.New(client, e.Limit, redis.WithPrefix(e.Namespace),
-		redis.WithPipelining(100*time.Microsecond, redisBatch), redis.WithTimeout(30*time.Second))
+		redis.WithPipelining(100*time.Microsecond, redisBatch), redis.WithTimeout(30*time.Second),
+		redis.WithExpirySlack(e.expirySlack()))
 	if err != nil {
 		return nil, err
 	}

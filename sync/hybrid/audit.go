@@ -59,8 +59,8 @@ func (n *Node) sample(e *entry, now, w int64, allowed bool) auditSample {
 		elapsed = 0
 	}
 	own := e.own
-	if allowed {
-		own[0] -= w
+	if s := e.idx - idx; allowed && s <= 1 { // where addOwn counted them
+		own[s] -= w
 	}
 	return auditSample{key: e.key, idx: e.idx, elapsed: elapsed, w: w, own: own, allowed: allowed}
 }

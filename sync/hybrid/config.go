@@ -54,16 +54,27 @@ type Config struct {
 	Resync time.Duration
 	// GossipBytes bounds one gossip payload; default 64 KiB.
 	GossipBytes int
-	// GossipCap (f) bounds what gossip alone can make this PoP believe: a
-	// sender's count of one identity in one window raises the view by at
-	// most f × Limit.Max units above what Redis last reported for that
-	// sender's field; the excess is ignored and counted in
-	// Stats.GossipClamped, and the next reconcile brings the true value. A
-	// correct PoP never counts more than Limit.Max units of one identity in
-	// one window, so the default, 1, never clamps a correct peer and only
-	// stops absurd counts; below 1/2 one lying or buggy PoP cannot exhaust
-	// any identity's budget (see the package doc). 0 = 1; must be in [0, 1].
+	// GossipCap (f) bounds what gossip alone can make this PoP believe:
+	// for one identity in one window, what the view counts above what Redis
+	// last reported, summed over every sender (sender ids cost nothing to
+	// invent), is at most f × Limit.Max units; a claim beyond that is
+	// ignored and counted in Stats.GossipClamped, and the next reconcile
+	// brings the true values. The correct PoPs together admit about
+	// Limit.Max units of an identity per window, so the default, 1, clamps
+	// correct peers only once gossip alone already puts the window at the
+	// limit, and stops absurd counts; below 1/2 lying or buggy PoPs, however
+	// many ids they gossip under, cannot exhaust any identity's budget, at
+	// the price of under-counting correct peers' unreconciled hits beyond
+	// f × Limit.Max per window (see the package doc). 0 = 1; must be in
+	// [0, 1].
 	GossipCap float64
+	// ExpirySlack is added to the TTL of every Redis hash this Node writes
+	// (default 0: two windows after the last write). Raise it when PoP
+	// clocks disagree by more than a window, or when the Node is driven with
+	// a virtual clock slower than the wall clock Redis expires keys by (a
+	// simulator: at least the wall time the simulation of two windows may
+	// take). Must not be negative.
+	ExpirySlack time.Duration
 	// AuditRate is the fraction of local decisions (core.SourceLocal and
 	// core.SourceCachedDeny) checked later against Redis' authoritative
 	// counts, off the hot path (see Node.Audit; results in Stats.Audit*).
@@ -116,6 +127,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Margin must be in [0, 1)", ErrBadConfig)
 	case !(c.GossipCap > 0 && c.GossipCap <= 1):
 		return fmt.Errorf("%w: GossipCap must be in [0, 1]", ErrBadConfig)
+	case c.ExpirySlack < 0:
+		return fmt.Errorf("%w: ExpirySlack must not be negative", ErrBadConfig)
 	case !(c.AuditRate >= 0 && c.AuditRate <= 1):
 		return fmt.Errorf("%w: AuditRate must be in [0, 1]", ErrBadConfig)
 	case len(c.Namespace) > maxNamespaceLen || strings.ContainsAny(c.Namespace, "{}*> \t\r\n"):

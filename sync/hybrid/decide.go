@@ -29,8 +29,7 @@ func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (
 		return core.Decision{}, err
 	}
 	ms := core.Millis(now)
-	e := n.entry(key, ms)
-	e.mu.Lock()
+	e := n.lockLive(n.entry(key, ms, false), ms, false)
 	d, v := n.fromView(e, ms, w, true)
 	audit := v != askRedis && n.sampled()
 	var s auditSample
@@ -58,14 +57,19 @@ func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
 	return n.AllowN(ctx, key, n.cfg.Clock.Now(), 1)
 }
 
-// Peek reports, from the view alone (no network call, nothing counted),
-// the decision one unit of key would get at now if decided locally.
+// Peek reports, from the view alone (no network call, nothing counted,
+// no view entry created), the decision one unit of key would get at now if
+// decided locally.
 func (n *Node) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
 	}
 	ms := core.Millis(now)
-	e := n.entry(key, ms)
+	e, ok := n.lookup(key)
+	if !ok {
+		idx, _ := n.position(ms)
+		e = newEntry(key, idx, ms) // an empty view, not cached
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, _ := n.fromView(e, ms, 1, false)
@@ -101,7 +105,7 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 		return core.Decision{}, askRedis
 	}
 	if commit {
-		e.own[0] += w
+		e.addOwn(idx, w) // in the request's window, even with the entry ahead
 		cur += w
 	}
 	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), admitLocal
@@ -120,28 +124,39 @@ func (n *Node) decision(ok bool, cur, prev, elapsed, w int64, src core.Source, s
 	return d
 }
 
-// Reset forgets key: its view here and its Redis hashes of the two windows
-// the view holds (or, for a key not in the view, the Clock's current and
-// previous windows), in one round trip. Other PoPs keep what their views already hold
-// until the window rolls, and may write it back to Redis; in the hybrid a
-// reset is therefore exact only for this PoP's own counts.
+// Reset forgets key: its view here and its Redis hashes of the Clock's
+// current and previous windows and of the two windows the view holds (when
+// they differ: a view lagging behind the clock, or ahead of it), in one
+// round trip. Other PoPs keep what their views already hold until the
+// window rolls, and may write it back to Redis; in the hybrid a reset is
+// therefore exact only for this PoP's own counts.
 func (n *Node) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
 	}
+	idx, _ := n.position(core.Millis(n.cfg.Clock.Now()))
+	windows := []int64{idx}
 	n.mu.Lock()
+	e, ok := n.cache.Peek(key)
+	if !ok {
+		e = n.detached(key)
+	}
 	delete(n.redisPending, key)
 	delete(n.gossipPending, key)
+	delete(n.parked, key)
+	n.noPark = true
+	n.cache.Remove(key)
+	n.noPark = false
 	n.mu.Unlock()
-	idx, _ := n.position(core.Millis(n.cfg.Clock.Now()))
-	if e, ok := n.cache.Peek(key); ok {
+	if e != nil {
 		e.mu.Lock()
-		idx = e.idx // the windows this view counts, whatever the clock says
+		if e.idx != idx {
+			windows = append(windows, e.idx) // the windows this view counts
+		}
 		e.mu.Unlock()
 	}
-	n.cache.Remove(key)
 	n.st.roundTrips.Add(1)
-	if err := n.store.Delete(ctx, key, idx); err != nil {
+	if err := n.store.Delete(ctx, key, windows[0], windows[1:]...); err != nil {
 		n.st.redisErrors.Add(1)
 		return err
 	}

@@ -11,27 +11,56 @@
 // per PoP counter, written by max-merge in the same Lua scripts; a view
 // merges every source by maximum per PoP. The estimate is the sum over PoPs
 // of the current and previous windows, fed to core's sliding math. Every
-// field is a true count of that PoP's admitted units, so the view is never
-// above the truth, and duplicated, reordered or lost messages change
-// nothing (the next reconcile repairs a loss). Each Redis field is written
-// only by its own PoP (a Redis-decided request weighs the caller's view of
-// the others in the estimate without writing it).
+// field is a true count of that PoP's admitted units (the two cases where
+// it falls behind are below), so the view is never above the truth, and
+// duplicated, reordered or lost messages change nothing (the next
+// reconcile repairs a loss). Each Redis field is written only by its own
+// PoP (a Redis-decided request weighs the caller's view of the others in
+// the estimate without writing it).
 //
-// Gossip cap: what gossip alone makes a PoP believe is bounded. A sender's
-// count of one identity in one window raises the view by at most
-// Config.GossipCap × Limit.Max units above what Redis last reported for the
-// sender's field; the excess is ignored and counted in Stats.GossipClamped.
-// A correct PoP never counts more than Limit.Max units of one identity in
-// one window, so the default cap (1, "the sender's plausible count") never
-// clamps a correct peer and stops absurd counts. Gossip never reaches Redis,
-// so a lie stays in the views of the PoPs that heard it and leaves with its
-// windows: beyond what it wrote to Redis itself, a compromised or buggy PoP
-// can raise an identity's sliding estimate at a PoP that hears it by at
-// most f × Limit.Max per window, hence by less than 2 × f × Limit.Max (the
-// estimate weighs the current window and part of the previous one), f being
-// GossipCap. With f < 1/2 every identity keeps more than (1 − 2f) × Max
-// units of budget everywhere, at the price of under-counting a correct
-// peer's not yet reconciled hits beyond f × Max per window.
+// Own counts survive the view's LRU: an identity evicted (Capacity) while
+// it holds own counts in live windows is parked, at most MaxPending of them,
+// and revived when seen again, so this PoP's field goes on from its true
+// value; Sync drops parked identities once their counts leave the live
+// windows. Beyond that bound the identity's own counts are forgotten and
+// counted in Stats.EvictedWithCounts: its field restarts from 0 here, the
+// max-merge at Redis and in other views hides the new units under the old
+// value, and this PoP may admit up to that many units of it again in those
+// windows. Gossip about an identity not in a full view is ignored rather
+// than evict one holding own counts (Stats.GossipSkipped).
+//
+// Windows follow the clock of the request: gossip from a PoP whose clock is
+// just ahead (within one window) may roll an identity's view on, but this
+// PoP's own admitted units, local or Redis-decided, are still counted, sent
+// and decided in the window of the request that admitted them. A request
+// two or more windows behind the view (a clock stepping back, or times
+// handed out of order) is decided against the view's newest window and its
+// units are not kept: harmless for this PoP's decisions (that window no
+// longer weighs in any estimate the view makes), but Redis then holds fewer
+// of this PoP's units of that window than it admitted, and a PoP (or an
+// audit) still reading that window counts fewer.
+//
+// Gossip cap: what gossip alone makes a PoP believe is bounded. For one
+// identity in one window, what the view counts above what Redis last
+// reported, summed over every sender, is at most Config.GossipCap ×
+// Limit.Max units; a claim beyond it is ignored and counted in
+// Stats.GossipClamped. The bound is per identity, not per sender, since
+// sender ids cost nothing to invent; a view also tracks at most MaxPeers
+// PoP counters per identity (others are ignored and counted in
+// Stats.PeersDropped; a counter Redis reports displaces one known only by
+// gossip). The correct PoPs together admit about Limit.Max units of an
+// identity per window, so the default cap (1) clamps correct peers only
+// once gossip alone already puts the window at the limit, and stops absurd
+// counts. Gossip never reaches Redis, so a lie stays in the views of the
+// PoPs that heard it and leaves with its windows: beyond what they wrote to
+// Redis themselves, compromised or buggy PoPs, however many and under
+// whatever ids, can raise an identity's sliding estimate at a PoP that
+// hears them by at most f × Limit.Max per window, hence by at most 2 × f ×
+// Limit.Max (the estimate weighs the current window and part of the
+// previous one), f being GossipCap. With f < 1/2 every identity keeps at
+// least (1 − 2f) × Max units of budget everywhere, at the price of
+// under-counting correct peers' not yet reconciled hits beyond f × Max per
+// window in total.
 //
 // Headroom decides where a request is decided: far below the limit, locally
 // (core.SourceLocal); within Margin of it, atomically at Redis in one round

@@ -19,11 +19,18 @@ func (c *counts) shift(d int64) {
 	}
 }
 
+// MaxPeers bounds the other PoP counters one identity's view tracks. Counts
+// of further counters are ignored and counted in Stats.PeersDropped, except
+// that a counter Redis reports takes the place of one known only by gossip.
+// A deployment has one counter per PoP incarnation of the last two windows.
+const MaxPeers = 64
+
 // peer is another PoP counter's cumulative counts as this view knows them:
-// c is what the estimate uses, max(redis, min(gossip, redis+cap)) per
-// window, where redis is the most Redis reported for that PoP's field and
-// gossip the most the PoP claimed by gossip (see Config.GossipCap). All
-// three only grow within a window.
+// c is what the estimate uses, redis the most Redis reported for that PoP's
+// field and gossip the most the PoP claimed by gossip. c is at least redis;
+// what it holds above redis (the peer's gossip-only excess) comes from
+// gossip and, summed over every peer of the entry, is at most the gossip cap
+// per window (see Config.GossipCap). All three only grow within a window.
 type peer struct {
 	id     string
 	c      counts
@@ -41,11 +48,8 @@ func (p *peer) zero() bool {
 	return p.c == counts{} && p.redis == counts{} && p.gossip == counts{}
 }
 
-// settle recomputes p.c[s] from the two sources; it never lowers it.
-func (p *peer) settle(s int, cap int64) {
-	g := min(p.gossip[s], satAdd(p.redis[s], cap))
-	p.c[s] = max(p.c[s], p.redis[s], g)
-}
+// excess is what the view counts for p in slot s above Redis' report.
+func (p *peer) excess(s int) int64 { return max(p.c[s]-p.redis[s], 0) }
 
 // entry is one identity's view: the G-counter of its two live windows.
 // Fields under mu; the queued flags are read lock-free on the hot path.
@@ -57,6 +61,10 @@ type entry struct {
 	acked     counts // own counts Redis acknowledged holding
 	peers     []peer
 	refreshed int64 // ms of the last Redis refresh (or creation)
+	// gone: evicted from the LRU and not parked (no own counts, no room,
+	// or Reset). A caller that took the entry before that must not count
+	// in it (see Node.lockLive); reviving it from a pending set clears it.
+	gone bool
 
 	queuedRedis  atomic.Bool
 	queuedGossip atomic.Bool
@@ -104,41 +112,92 @@ func (e *entry) slot(win int64) (int, bool) {
 	return int(s), s >= 0 && s <= 1
 }
 
-// peerAt returns peer id's record, adding an empty one when missing.
-func (e *entry) peerAt(id string) *peer {
+// peerAt returns peer id's record, adding an empty one when missing; nil
+// when the entry already tracks MaxPeers others (a trusted, Redis-reported
+// id then replaces one known only by gossip, if any).
+func (e *entry) peerAt(id string, trusted bool) *peer {
 	for i := range e.peers {
 		if e.peers[i].id == id {
 			return &e.peers[i]
 		}
 	}
-	e.peers = append(e.peers, peer{id: id})
-	return &e.peers[len(e.peers)-1]
+	if len(e.peers) < MaxPeers {
+		e.peers = append(e.peers, peer{id: id})
+		return &e.peers[len(e.peers)-1]
+	}
+	if trusted {
+		for i := range e.peers {
+			if e.peers[i].redis == (counts{}) {
+				e.peers[i] = peer{id: id}
+				return &e.peers[i]
+			}
+		}
+	}
+	return nil
+}
+
+// excess is the gossip-only excess of slot s summed over every peer.
+func (e *entry) excess(s int) int64 {
+	var sum int64
+	for i := range e.peers {
+		sum = satAdd(sum, e.peers[i].excess(s))
+	}
+	return sum
+}
+
+// settle recomputes p.c[s] (never lowering it) from Redis' report and the
+// gossip claim, the claim counting only as far as the entry's gossip budget
+// (cap units of excess over all peers) leaves room: c = max(c, redis,
+// min(gossip, redis + room)).
+func (e *entry) settle(p *peer, s int, cap int64) {
+	room := max(cap-(e.excess(s)-p.excess(s)), 0)
+	g := min(p.gossip[s], satAdd(p.redis[s], room))
+	p.c[s] = max(p.c[s], p.redis[s], g)
 }
 
 // mergeRedis raises peer id's Redis-reported count of window win to v
-// (max-merge; Redis is trusted, no cap).
-func (e *entry) mergeRedis(id string, win, v, cap int64) {
-	s, ok := e.slot(win)
-	if !ok || v <= 0 {
-		return
-	}
-	p := e.peerAt(id)
-	p.redis[s] = max(p.redis[s], v)
-	p.settle(s, cap)
-}
-
-// mergeGossip raises peer id's gossip-claimed count of window win to v
-// (max-merge) and reports whether the claim was clamped: the view counts at
-// most cap units above what Redis last reported for that peer.
-func (e *entry) mergeGossip(id string, win, v, cap int64) (clamped bool) {
+// (max-merge; Redis is trusted, no cap). The budget that frees lets other
+// peers' clamped claims count again. dropped reports a peer not tracked
+// (MaxPeers).
+func (e *entry) mergeRedis(id string, win, v, cap int64) (dropped bool) {
 	s, ok := e.slot(win)
 	if !ok || v <= 0 {
 		return false
 	}
-	p := e.peerAt(id)
+	p := e.peerAt(id, true)
+	if p == nil {
+		return true
+	}
+	if v <= p.redis[s] {
+		return false
+	}
+	p.redis[s] = v
+	e.settle(p, s, cap)
+	for i := range e.peers {
+		if e.peers[i].gossip[s] > e.peers[i].c[s] {
+			e.settle(&e.peers[i], s, cap)
+		}
+	}
+	return false
+}
+
+// mergeGossip raises peer id's gossip-claimed count of window win to v
+// (max-merge) and reports whether the claim was clamped (the view counts
+// less than v for that peer: the entry's gossip budget, cap units above
+// Redis' reports summed over all peers, is spent) or dropped (a new peer
+// beyond MaxPeers).
+func (e *entry) mergeGossip(id string, win, v, cap int64) (clamped, dropped bool) {
+	s, ok := e.slot(win)
+	if !ok || v <= 0 {
+		return false, false
+	}
+	p := e.peerAt(id, false)
+	if p == nil {
+		return false, true
+	}
 	p.gossip[s] = max(p.gossip[s], v)
-	p.settle(s, cap)
-	return v > satAdd(p.redis[s], cap)
+	e.settle(p, s, cap)
+	return v > p.c[s], false
 }
 
 // satAdd is a+b for non-negative a and b, saturating at math.MaxInt64.
@@ -149,8 +208,11 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-// addOwn counts n admitted units in window win; units of a window that
-// already left the view no longer weigh in any estimate and are not kept.
+// addOwn counts n admitted units in window win, the window of the request
+// that admitted them, even when the entry is ahead of it (gossip from a
+// clock ahead rolled it on); units of a window that already left the view
+// (two or more behind the entry) no longer weigh in any estimate and are
+// not kept, so they never reach Redis (see the package doc).
 func (e *entry) addOwn(win, n int64) {
 	if s, ok := e.slot(win); ok {
 		e.own[s] += n

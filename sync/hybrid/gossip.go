@@ -98,11 +98,15 @@ func (n *Node) TakeGossip() []gossip.Message {
 }
 
 // ApplyGossip merges m into the view at now by maximum per PoP: applying a
-// message twice, or an older one after a newer one, changes nothing. A
-// sender's count of one identity in one window raises the view by at most
-// the gossip cap (Config.GossipCap × Limit.Max) above what Redis last
-// reported for that sender; the excess is ignored and the entry counted in
-// Stats.GossipClamped.
+// message twice, or an older one after a newer one, changes nothing. What
+// gossip makes the view count for one identity in one window above what
+// Redis last reported, summed over every sender, is at most the gossip cap
+// (Config.GossipCap × Limit.Max); a claim beyond it is ignored and the
+// entry counted in Stats.GossipClamped. A sender beyond the MaxPeers an
+// identity's view tracks is ignored (Stats.PeersDropped). An identity not
+// in the view is added unless the view is full and that would evict an
+// entry holding this PoP's own counts (then the entry is ignored and
+// counted in Stats.GossipSkipped).
 // Messages from this Node, of another window length, and entries more than
 // one window ahead of now (a clock far ahead) are ignored.
 func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
@@ -115,12 +119,20 @@ func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
 		if g.Window > idx+1 || g.Window < idx-1 || core.ValidateKey(g.Key) != nil {
 			continue
 		}
-		e := n.entry(g.Key, ms)
-		e.mu.Lock()
-		clamped := e.mergeGossip(m.PoP, g.Window, g.Count, n.gossipCap)
+		e := n.entry(g.Key, ms, true)
+		if e != nil {
+			e = n.lockLive(e, ms, true)
+		}
+		if e == nil {
+			continue
+		}
+		clamped, dropped := e.mergeGossip(m.PoP, g.Window, g.Count, n.gossipCap)
 		e.mu.Unlock()
 		if clamped {
 			n.st.gossipClamped.Add(1)
+		}
+		if dropped {
+			n.st.peersDropped.Add(1)
 		}
 	}
 }

@@ -27,9 +27,14 @@ type Node struct {
 
 	gossipCap int64 // Config.GossipCap × Limit.Max in units, at least 1
 
-	mu            sync.Mutex // guards the pending sets, resend and inbox
+	// mu guards the pending sets, the parked entries, resend and inbox. Every
+	// cache call that can evict (adding an entry, Remove) is made with mu
+	// held, so the eviction callback (evicted) runs with it held too.
+	mu            sync.Mutex
 	redisPending  map[string]*entry
 	gossipPending map[string]*entry
+	parked        map[string]*entry // evicted from the LRU with own counts; at most MaxPending
+	noPark        bool              // set while Reset removes an entry: do not park it
 	resendAll     bool
 	lastResync    int64
 	inbox         []gossip.Message
@@ -52,13 +57,15 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, w: cfg.Limit.WindowMillis(),
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
-		redisPending: map[string]*entry{}, gossipPending: map[string]*entry{}}
+		redisPending: map[string]*entry{}, gossipPending: map[string]*entry{},
+		parked: map[string]*entry{}}
 	n.gossipCap = cfg.Limit.Max
 	if cfg.GossipCap < 1 {
 		n.gossipCap = max(1, int64(cfg.GossipCap*float64(cfg.Limit.Max)))
 	}
-	n.cache, _ = lru.New[string, *entry](cfg.Capacity)
-	n.store = reconcile.New(cfg.Redis, cfg.Namespace, n.id, cfg.Limit.Window)
+	n.cache, _ = lru.NewWithEvict[string, *entry](cfg.Capacity, n.evicted)
+	n.store = reconcile.New(cfg.Redis, cfg.Namespace, n.id, cfg.Limit.Window,
+		reconcile.WithExpirySlack(cfg.ExpirySlack))
 	n.lastResync = core.Millis(cfg.Clock.Now())
 	n.initAudit()
 	if cfg.NATS != nil {
@@ -86,6 +93,7 @@ func (n *Node) Stats() Stats {
 	s := n.st.snapshot()
 	n.mu.Lock()
 	s.PendingRedis, s.PendingGossip = uint64(len(n.redisPending)), uint64(len(n.gossipPending))
+	s.Parked = uint64(len(n.parked))
 	n.mu.Unlock()
 	return s
 }
@@ -99,27 +107,139 @@ func (n *Node) position(now int64) (idx, elapsed int64) {
 	return idx, now - idx*n.w
 }
 
-// entry returns key's view, creating it (or reviving one evicted from the
-// LRU while it still had unsent hits) on a miss.
-func (n *Node) entry(key string, now int64) *entry {
+// entry returns key's view, creating it on a miss, or reviving the entry
+// evicted from the LRU while it still held own counts (parked) or unsent
+// hits (pending): a recreated entry would count this PoP's units from 0,
+// and max-merge at Redis and in other views would hide the new ones under
+// the old field value. With fromGossip it returns nil instead of adding an
+// identity unknown here when that would evict an entry holding own counts
+// (counted in Stats.GossipSkipped): gossip about identities this PoP does
+// not serve does not push out those it does.
+func (n *Node) entry(key string, now int64, fromGossip bool) *entry {
 	if e, ok := n.cache.Get(key); ok {
 		return e
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	e := n.redisPending[key]
-	if e == nil {
-		e = n.gossipPending[key]
+	if e, ok := n.cache.Get(key); ok { // added meanwhile
+		return e
 	}
-	if e == nil {
+	e := n.detached(key)
+	if e != nil {
+		delete(n.parked, key)
+		e.mu.Lock()
+		e.gone = false
+		e.mu.Unlock()
+	} else {
+		if fromGossip && n.cache.Len() >= n.cfg.Capacity && n.oldestHoldsOwn() {
+			n.st.gossipSkipped.Add(1)
+			return nil
+		}
 		idx, _ := n.position(now)
 		e = newEntry(key, idx, now)
 	}
-	prev, found, _ := n.cache.PeekOrAdd(key, e)
-	if found {
-		return prev
-	}
+	n.cache.Add(key, e) // may evict: evicted runs here, with n.mu held
 	return e
+}
+
+// detached returns key's entry when it is out of the LRU but still held:
+// parked or pending. Called with n.mu held.
+func (n *Node) detached(key string) *entry {
+	if e := n.parked[key]; e != nil {
+		return e
+	}
+	if e := n.redisPending[key]; e != nil {
+		return e
+	}
+	return n.gossipPending[key]
+}
+
+// lockLive locks e and returns it or, when e left the view meanwhile
+// without being parked (gone), locks and returns the entry now standing for
+// its key (nil, with nothing locked, when fromGossip and entry gives none):
+// units counted in a gone entry would be lost.
+func (n *Node) lockLive(e *entry, now int64, fromGossip bool) *entry {
+	for {
+		e.mu.Lock()
+		if !e.gone {
+			return e
+		}
+		e.mu.Unlock()
+		if e = n.entry(e.key, now, fromGossip); e == nil {
+			return nil
+		}
+	}
+}
+
+// lookup returns key's entry, in the LRU or detached, without creating one.
+func (n *Node) lookup(key string) (*entry, bool) {
+	if e, ok := n.cache.Peek(key); ok {
+		return e, true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	e := n.detached(key)
+	return e, e != nil
+}
+
+// oldestHoldsOwn reports whether the LRU's next victim holds own counts.
+// Called with n.mu held.
+func (n *Node) oldestHoldsOwn() bool {
+	_, e, ok := n.cache.GetOldest()
+	if !ok {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.own != counts{}
+}
+
+// evicted is the LRU's eviction callback: it parks an entry that still
+// holds own counts so entry can revive it (at most MaxPending parked; beyond
+// that the entry is lost and counted in Stats.EvictedWithCounts). Sync drops
+// parked entries whose own counts left the live windows. golang-lru calls it
+// outside its own lock, in the goroutine that evicted, which holds n.mu (see
+// Node.mu).
+func (n *Node) evicted(key string, e *entry) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case n.noPark || e.own == counts{}:
+		e.gone = true
+	case len(n.parked) >= n.cfg.MaxPending:
+		n.st.evictedWithCounts.Add(1)
+		e.gone = true
+	default:
+		n.parked[key] = e
+	}
+}
+
+// sweepParked drops the parked entries with no own counts left in the live
+// windows at idx.
+func (n *Node) sweepParked(idx int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for k, e := range n.parked {
+		e.mu.Lock()
+		e.roll(idx)
+		dead := e.own == counts{}
+		e.gone = dead
+		e.mu.Unlock()
+		if dead {
+			delete(n.parked, k)
+		}
+	}
+}
+
+// parkedEntries lists the parked entries.
+func (n *Node) parkedEntries() []*entry {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]*entry, 0, len(n.parked))
+	for _, e := range n.parked {
+		out = append(out, e)
+	}
+	return out
 }
 
 // enqueue marks e as holding hits not yet sent to Redis and/or by gossip.

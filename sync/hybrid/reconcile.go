@@ -22,6 +22,8 @@ import (
 // pending (bounded by MaxPending) and are re-sent by the next Sync.
 func (n *Node) Sync(ctx context.Context, now time.Time) error {
 	ms := core.Millis(now)
+	idx, _ := n.position(ms)
+	n.sweepParked(idx)
 	n.maybeResendAll(ms)
 	pending := n.take(true)
 	var errs []error
@@ -82,10 +84,13 @@ func (n *Node) flush(ctx context.Context, batch []*entry, now int64) error {
 	}
 	lost := false
 	for i, e := range batch {
+		// Redis lost data when it holds less of this PoP's field than it
+		// had acknowledged before the batch was read: acknowledgements
+		// merged since (a Redis-decided reply) may postdate this script.
+		lost = lost || res[i].Prior[0] < acked[i][0] || res[i].Prior[1] < acked[i][1]
 		e.mu.Lock()
-		l := n.mergeResult(e, items[i].Index, res[i], items[i].Own, now)
+		n.mergeResult(e, items[i].Index, res[i], items[i].Own, now)
 		e.mu.Unlock()
-		lost = lost || (l && acked[i])
 	}
 	if lost {
 		n.mu.Lock()
@@ -95,17 +100,18 @@ func (n *Node) flush(ctx context.Context, batch []*entry, now int64) error {
 	return nil
 }
 
-// snapshot reads the batch's own counts, rolled to now. acked[i] says the
-// entry had acknowledged counts, so a lower prior in the reply means loss.
-func (n *Node) snapshot(batch []*entry, now int64) ([]reconcile.Item, []bool) {
+// snapshot reads the batch's own counts, rolled to now, and what Redis had
+// acknowledged of them (acked[i], same windows): a lower prior in the
+// reply means Redis lost data.
+func (n *Node) snapshot(batch []*entry, now int64) ([]reconcile.Item, []counts) {
 	idx, _ := n.position(now)
 	items := make([]reconcile.Item, len(batch))
-	acked := make([]bool, len(batch))
+	acked := make([]counts, len(batch))
 	for i, e := range batch {
 		e.mu.Lock()
 		e.roll(idx)
 		items[i] = reconcile.Item{Key: e.key, Index: e.idx, Own: e.own}
-		acked[i] = e.acked != counts{}
+		acked[i] = e.acked
 		e.mu.Unlock()
 	}
 	return items, acked
@@ -120,8 +126,8 @@ func (n *Node) requeue(es []*entry) {
 	}
 }
 
-// maybeResendAll queues every cached identity with own counts when a full
-// re-send is due.
+// maybeResendAll queues every identity with own counts, cached or parked,
+// when a full re-send is due.
 func (n *Node) maybeResendAll(now int64) {
 	n.mu.Lock()
 	due := n.resendAll || (n.cfg.Resync > 0 && now-n.lastResync >= n.cfg.Resync.Milliseconds())
@@ -135,7 +141,7 @@ func (n *Node) maybeResendAll(now int64) {
 	}
 	n.st.resends.Add(1)
 	idx, _ := n.position(now)
-	for _, e := range n.cache.Values() {
+	for _, e := range append(n.cache.Values(), n.parkedEntries()...) {
 		e.mu.Lock()
 		e.roll(idx)
 		has := e.own != counts{}

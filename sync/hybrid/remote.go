@@ -30,7 +30,7 @@ func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.
 		return n.fallback(e, now, w, err)
 	}
 	n.st.redis.Add(1)
-	e.mu.Lock()
+	e = n.lockLive(e, now, false)
 	if ok {
 		e.addOwn(args.Index, w)
 	}
@@ -49,44 +49,52 @@ func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.
 	return n.decision(ok, cur, prev, args.Elapsed, w, core.SourceRedis, 0), nil
 }
 
+// decideArgs are the arguments of deciding w units of e at Redis at now
+// (ms), in the request's own window: when gossip from a clock ahead rolled
+// the entry one window on, the decision (and the units it admits) is still
+// in the window now is in, with the entry's counts of it.
 func (n *Node) decideArgs(e *entry, now, w int64) reconcile.DecideArgs {
 	idx, elapsed := n.position(now)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.roll(idx)
-	if e.idx > idx {
-		elapsed = 0
+	d := int(e.idx - idx) // the request's window is slot d of the entry
+	at := func(c counts) [2]int64 {
+		var out [2]int64
+		for s := 0; s+d < 2; s++ {
+			out[s] = c[s+d]
+		}
+		return out
 	}
-	a := reconcile.DecideArgs{Item: reconcile.Item{Key: e.key, Index: e.idx, Own: e.own},
+	a := reconcile.DecideArgs{Item: reconcile.Item{Key: e.key, Index: idx, Own: at(e.own)},
 		N: w, Max: n.cfg.Limit.Max, Elapsed: elapsed, WindowMillis: n.w,
-		Peers: make([]reconcile.Peer, len(e.peers)), Transient: true}
-	for i, p := range e.peers {
-		a.Peers[i] = reconcile.Peer{ID: p.id, Counts: p.c}
+		Peers: make([]reconcile.Peer, 0, len(e.peers)), Transient: true}
+	for _, p := range e.peers {
+		if c := at(p.c); c != [2]int64{} {
+			a.Peers = append(a.Peers, reconcile.Peer{ID: p.id, Counts: c})
+		}
 	}
 	return a
 }
 
 // mergeResult max-merges what Redis holds for windows idx and idx-1 into
-// e's view (other PoPs' fields; this PoP's own field only as an ack) and
-// reports whether Redis had lost own units it had acknowledged (sent = what
-// this call wrote, zero for none). Called with e.mu held.
-func (n *Node) mergeResult(e *entry, idx int64, r reconcile.Result, sent [2]int64, now int64) (lost bool) {
+// e's view: other PoPs' fields, and this PoP's own field and sent (what the
+// call wrote, zero for none) as acknowledgements. Called with e.mu held.
+func (n *Node) mergeResult(e *entry, idx int64, r reconcile.Result, sent [2]int64, now int64) {
 	for s := 0; s < 2; s++ {
 		win := idx - int64(s)
-		if r.Prior[s] < e.ackedAt(win) {
-			lost = true
-		}
 		e.ack(win, sent[s])
 		for _, f := range r.Fields[s] {
 			if f.ID == n.id {
 				e.ack(win, f.Count)
 				continue
 			}
-			e.mergeRedis(f.ID, win, f.Count, n.gossipCap)
+			if e.mergeRedis(f.ID, win, f.Count, n.gossipCap) {
+				n.st.peersDropped.Add(1)
+			}
 		}
 	}
 	e.refreshed = max(e.refreshed, now)
-	return lost
 }
 
 // fallback decides a Redis-decided request without Redis: deny with
@@ -96,7 +104,7 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 	if _, ok := cause.(*core.UnavailableError); !ok {
 		err = &core.UnavailableError{Op: "redis decide", Err: cause}
 	}
-	e.mu.Lock()
+	e = n.lockLive(e, now, false)
 	idx, elapsed := n.position(now)
 	e.roll(idx)
 	if e.idx > idx {
@@ -104,7 +112,7 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 	}
 	stale := msDuration(now - e.refreshed)
 	if !n.cfg.FailClosed {
-		e.own[0] += w
+		e.addOwn(idx, w) // in the request's window, even with the entry ahead
 	}
 	cur, prev := e.totals()
 	audit := !n.cfg.FailClosed && n.sampled()

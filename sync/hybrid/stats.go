@@ -3,7 +3,7 @@ package hybrid
 import "sync/atomic"
 
 // Stats are a Node's counters since New. All only grow, except the
-// Pending gauges.
+// Pending and Parked gauges.
 type Stats struct {
 	LocalDecisions  uint64 // decided from the view, no network call (allowed)
 	CachedDenies    uint64 // denied from the view's over-limit state
@@ -19,10 +19,19 @@ type Stats struct {
 	GossipReceived  uint64 // valid payloads received from other PoPs
 	GossipDropped   uint64 // payloads dropped: malformed, other window length, inbox full
 	GossipClamped   uint64 // gossip entries whose count exceeded the gossip cap (excess ignored)
+	GossipSkipped   uint64 // gossip entries about identities not in a full view, ignored so as not to evict one holding own counts
+	PeersDropped    uint64 // counts of a PoP counter ignored because the identity's view already tracked MaxPeers others
 	GossipErrors    uint64 // publishes that failed (connection closed, buffer full)
+
+	// EvictedWithCounts counts identities evicted from the view (Capacity)
+	// while holding own counts that could not be parked, MaxPending being
+	// parked already: their own counts are forgotten, so this PoP may admit
+	// up to that many units of them again in those windows.
+	EvictedWithCounts uint64
 
 	PendingRedis  uint64 // gauge: identities with hits not yet sent to Redis
 	PendingGossip uint64 // gauge: identities with hits not yet gossiped
+	Parked        uint64 // gauge: identities evicted from the view but kept for their own counts (at most MaxPending)
 
 	// Live accuracy (Config.AuditRate, Node.Audit); disagreements are
 	// AuditFalseAllows + AuditFalseDenies out of AuditChecked.
@@ -39,6 +48,7 @@ type stats struct {
 	roundTrips, redisErrors, resends, pendingDropped   atomic.Uint64
 	gossipSent, gossipBytes, gossipRecv, gossipDropped atomic.Uint64
 	gossipErrors, gossipClamped                        atomic.Uint64
+	evictedWithCounts, gossipSkipped, peersDropped     atomic.Uint64
 	auditChecked, auditFalseAllows, auditFalseDenies   atomic.Uint64
 	auditDropped, auditRoundTrips, auditErrors         atomic.Uint64
 }
@@ -52,8 +62,9 @@ func (s *stats) snapshot() Stats {
 		PendingDropped: s.pendingDropped.Load(), GossipSent: s.gossipSent.Load(),
 		GossipBytes: s.gossipBytes.Load(), GossipReceived: s.gossipRecv.Load(),
 		GossipDropped: s.gossipDropped.Load(), GossipErrors: s.gossipErrors.Load(),
-		GossipClamped: s.gossipClamped.Load(),
-		AuditChecked:  s.auditChecked.Load(), AuditFalseAllows: s.auditFalseAllows.Load(),
+		GossipClamped: s.gossipClamped.Load(), GossipSkipped: s.gossipSkipped.Load(),
+		PeersDropped: s.peersDropped.Load(), EvictedWithCounts: s.evictedWithCounts.Load(),
+		AuditChecked: s.auditChecked.Load(), AuditFalseAllows: s.auditFalseAllows.Load(),
 		AuditFalseDenies: s.auditFalseDenies.Load(), AuditDropped: s.auditDropped.Load(),
 		AuditRoundTrips: s.auditRoundTrips.Load(), AuditErrors: s.auditErrors.Load(),
 	}

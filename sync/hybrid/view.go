@@ -11,7 +11,7 @@ import (
 // anything or creating a view entry (zeros for an unknown key). The
 // simulator compares them with the ground truth.
 func (n *Node) Counts(key string, now time.Time) (cur, prev int64) {
-	e, ok := n.cache.Peek(key)
+	e, ok := n.lookup(key)
 	if !ok {
 		return 0, 0
 	}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"slices"
 	"strconv"
 )
 
@@ -63,10 +64,20 @@ func (s *Store) Decide(ctx context.Context, a DecideArgs) (bool, Result, error) 
 	return allowed == 1, r, nil
 }
 
-// Delete removes identity's hashes for windows idx and idx-1 (one round
-// trip). Other PoPs' views are not told; see hybrid.Node.Reset.
-func (s *Store) Delete(ctx context.Context, identity string, idx int64) error {
-	if err := s.rdb.Del(ctx, s.keys(Item{Key: identity, Index: idx})...).Err(); err != nil {
+// Delete removes identity's hashes for windows idx and idx-1, and for
+// every index of more and the window before it, duplicates sent once, in one
+// DEL (one round trip; all keys of one identity share a Cluster slot). Other
+// PoPs' views are not told; see hybrid.Node.Reset.
+func (s *Store) Delete(ctx context.Context, identity string, idx int64, more ...int64) error {
+	keys := s.keys(Item{Key: identity, Index: idx})
+	for _, i := range more {
+		for _, k := range s.keys(Item{Key: identity, Index: i}) {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if err := s.rdb.Del(ctx, keys...).Err(); err != nil {
 		return unavailable("redis del", err)
 	}
 	return nil

@@ -7,9 +7,9 @@
 // Layout: one Redis hash per (namespace, identity, window index), with one
 // field per PoP counter id holding that PoP's cumulative count in the
 // window, written only by max-merge (so replays are harmless) and expiring
-// two windows after its last write (PEXPIRE). All keys of one identity share
-// one hash tag, so the two keys a decision reads are in one Redis Cluster
-// slot. On a ClusterClient, Flush sends one script call per identity in one
+// two windows (plus WithExpirySlack's slack) after its last write
+// (PEXPIRE). All keys of one identity share one hash tag, so the two keys a
+// decision reads are in one Redis Cluster slot. On a ClusterClient, Flush sends one script call per identity in one
 // pipeline, which go-redis splits into one round trip per node; Shard tells
 // which master serves an identity, so a caller that batches identities by
 // Shard pays exactly one round trip per batch.

@@ -64,11 +64,27 @@ type Store struct {
 	cluster *redis.ClusterClient
 }
 
+// Option configures a Store.
+type Option func(*options)
+
+type options struct{ slack time.Duration }
+
+// WithExpirySlack adds d to the TTL of every hash written (default 0: two
+// windows). Raise it when the callers' clocks disagree, or when their now is
+// a virtual clock that runs slower than the wall clock Redis expires keys
+// by (a simulator). A negative d counts as 0.
+func WithExpirySlack(d time.Duration) Option { return func(o *options) { o.slack = max(d, 0) } }
+
 // New returns a Store writing field id of the hashes of namespace ns, with
-// a TTL of two windows. It makes no call to Redis.
-func New(rdb redis.UniversalClient, ns, id string, window time.Duration) *Store {
+// a TTL of two windows (plus WithExpirySlack's slack). It makes no call to
+// Redis.
+func New(rdb redis.UniversalClient, ns, id string, window time.Duration, opts ...Option) *Store {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	s := &Store{rdb: rdb, ns: ns, id: id,
-		ttl: strconv.FormatInt(2*window.Milliseconds(), 10)}
+		ttl: strconv.FormatInt(2*window.Milliseconds()+o.slack.Milliseconds(), 10)}
 	s.cluster, _ = rdb.(*redis.ClusterClient)
 	return s
 }
