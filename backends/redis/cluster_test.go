@@ -10,35 +10,9 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/internal/conformance"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
-
-// TestConformanceCluster runs the whole conformance suite on a private
-// three-master Redis Cluster through a *goredis.ClusterClient, alone and
-// with implicit pipelining (a pipeline spanning masters). Every master is
-// emptied (FLUSHALL) before each limiter is built; Stored is the sum of
-// DBSIZE over the masters.
-func TestConformanceCluster(t *testing.T) {
-	c, _ := redistest.Cluster(t)
-	for _, b := range []struct {
-		name string
-		opts []Option
-	}{
-		{"redis-cluster", nil},
-		{"redis-cluster-pipelined", []Option{WithPipelining(100*time.Microsecond, 32)}},
-	} {
-		conformance.Run(t, conformance.Backend{
-			Name: b.name,
-			New: func(t *testing.T, l core.Limit) (core.Limiter, error) {
-				redistest.FlushCluster(t, c)
-				return New(c, l, b.opts...)
-			},
-			Stored: func(t *testing.T) int { return int(redistest.ClusterDBSize(t, c)) },
-		})
-	}
-}
 
 // TestClusterSlotsAndSpread: on a real three-master cluster, every key one
 // identity writes (all four algorithms, hostile ids included) lives in one

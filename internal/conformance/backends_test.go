@@ -16,9 +16,11 @@ import (
 
 // TestConformance runs the one suite over every backend: a new backend is
 // one line in this table. Redis-backed entries share one private
-// redis-server, emptied before each limiter is built.
+// redis-server (or one private three-master Redis Cluster), emptied before
+// each limiter is built.
 func TestConformance(t *testing.T) {
 	c, _ := redistest.Client(t)
+	cc, _ := redistest.Cluster(t)
 	var lastLocal *local.Limiter
 	backends := []conformance.Backend{
 		{Name: "local", New: func(t *testing.T, l core.Limit) (core.Limiter, error) {
@@ -32,10 +34,18 @@ func TestConformance(t *testing.T) {
 		{Name: "redis-pipelined", New: onRedis(c, func(l core.Limit) (core.Limiter, error) {
 			return redis.New(c, l, redis.WithPipelining(50_000, 64))
 		}), Stored: dbsize(c)},
+		{Name: "redis-cluster", New: onCluster(cc, func(l core.Limit) (core.Limiter, error) {
+			return redis.New(cc, l)
+		}), Stored: clusterSize(cc)},
+		{Name: "redis-cluster-pipelined", New: onCluster(cc, func(l core.Limit) (core.Limiter, error) {
+			return redis.New(cc, l, redis.WithPipelining(100_000, 32))
+		}), Stored: clusterSize(cc)},
 		{Name: "hybrid-local-first", Algorithms: []core.Algorithm{core.SlidingWindow},
 			New: onRedis(c, hybridNode(c, 0)), Stored: dbsize(c)},
 		{Name: "hybrid-margin-0.3", Algorithms: []core.Algorithm{core.SlidingWindow},
 			New: onRedis(c, hybridNode(c, 0.3)), Stored: dbsize(c)},
+		{Name: "hybrid-cluster-margin-0.3", Algorithms: []core.Algorithm{core.SlidingWindow},
+			New: onCluster(cc, hybridNode(cc, 0.3)), Stored: clusterSize(cc)},
 	}
 	for _, b := range backends {
 		conformance.Run(t, b)
@@ -52,6 +62,18 @@ func onRedis(c *goredis.Client, build func(core.Limit) (core.Limiter, error)) fu
 	}
 }
 
+// onCluster empties every master of the cluster before building a limiter.
+func onCluster(c *goredis.ClusterClient, build func(core.Limit) (core.Limiter, error)) func(*testing.T, core.Limit) (core.Limiter, error) {
+	return func(t *testing.T, l core.Limit) (core.Limiter, error) {
+		redistest.FlushCluster(t, c)
+		return build(l)
+	}
+}
+
+func clusterSize(c *goredis.ClusterClient) func(*testing.T) int {
+	return func(t *testing.T) int { return int(redistest.ClusterDBSize(t, c)) }
+}
+
 func dbsize(c *goredis.Client) func(*testing.T) int {
 	return func(t *testing.T) int {
 		n, err := c.DBSize(context.Background()).Result()
@@ -65,7 +87,7 @@ func dbsize(c *goredis.Client) func(*testing.T) int {
 var pops int
 
 // hybridNode builds a lone PoP (no gossip) with the given headroom margin.
-func hybridNode(c *goredis.Client, margin float64) func(core.Limit) (core.Limiter, error) {
+func hybridNode(c goredis.UniversalClient, margin float64) func(core.Limit) (core.Limiter, error) {
 	return func(l core.Limit) (core.Limiter, error) {
 		pops++
 		return hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", pops), Limit: l, Redis: c, Margin: margin})
