@@ -15,5 +15,10 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 if [ -f bench/go.mod ]; then (cd bench && go vet ./...); fi
-go test -race -shuffle=on -count=1 -timeout 15m ./...
+log=$(mktemp)
+go test -race -shuffle=on -count=1 -timeout 15m ./... 2>&1 | tee "$log"
 scripts/fuzz.sh "${FUZZTIME:-10s}"
+passed=$(grep -c '^ok ' "$log" || true)
+failed=$(grep -c '^FAIL' "$log" || true)
+rm -f "$log"
+echo "packages: $passed passed, $failed failed"
