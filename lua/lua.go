@@ -18,6 +18,11 @@
 //
 // and returns {allowed (1/0), remaining, retry_after_ms, reset_after_ms}.
 //
+// The local-first hybrid's scripts are here too, with their own calling
+// conventions documented in package sync/reconcile: hybrid_reconcile.lua
+// (a batch of per-PoP cumulative counts, max-merged) and hybrid_decide.lua
+// (one decision at Redis on the merged global count).
+//
 // The package has no logic beyond listing and reading the files: a new
 // script is added by dropping a .lua file here.
 package lua

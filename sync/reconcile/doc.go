@@ -9,11 +9,11 @@
 // window, written only by max-merge (so replays are harmless) and expiring
 // two windows (plus WithExpirySlack's slack) after its last write
 // (PEXPIRE). All keys of one identity share one hash tag, so the two keys a
-// decision reads are in one Redis Cluster slot. On a ClusterClient, Flush sends one script call per identity in one
-// pipeline, which go-redis splits into one round trip per node; Shard tells
-// which master serves an identity, so a caller that batches identities by
-// Shard pays exactly one round trip per batch.
+// decision reads are in one Redis Cluster slot. On a ClusterClient, Flush
+// sends one script call per identity in one pipeline, which go-redis splits
+// into one round trip per node; Shard tells which master serves an
+// identity, so a caller that batches identities by Shard pays exactly one
+// round trip per batch.
 //
-// The scripts are embedded from this package (reconcile.lua, decide.lua);
-// they move to package lua when that package exports its loader.
+// Its scripts live in package lua (hybrid_reconcile.lua, hybrid_decide.lua).
 package reconcile

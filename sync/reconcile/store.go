@@ -2,23 +2,28 @@ package reconcile
 
 import (
 	"context"
-	_ "embed"
 	"strconv"
 	"time"
 
+	"github.com/edgelimit/edgelimit/lua"
 	"github.com/redis/go-redis/v9"
 )
 
-//go:embed reconcile.lua
-var reconcileSrc string
-
-//go:embed decide.lua
-var decideSrc string
-
+// The hybrid's scripts, from package lua (hybrid_reconcile.lua,
+// hybrid_decide.lua).
 var (
-	reconcileScript = redis.NewScript(reconcileSrc)
-	decideScript    = redis.NewScript(decideSrc)
+	reconcileScript = redis.NewScript(mustSource("hybrid_reconcile"))
+	decideScript    = redis.NewScript(mustSource("hybrid_decide"))
 )
+
+// mustSource returns an embedded script; a missing one is a build mistake.
+func mustSource(name string) string {
+	src, err := lua.Source(name)
+	if err != nil {
+		panic(err)
+	}
+	return src
+}
 
 // Item is one identity's entry in a batch: this PoP's cumulative counts in
 // window Index (Own[0]) and Index-1 (Own[1]). A zero count writes nothing
