@@ -33,12 +33,25 @@ type Server struct {
 // shuts it down in t.Cleanup. It calls t.Fatal when the server cannot start.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return start(t, "")
+}
+
+// StartWithToken is Start for a server that admits only clients presenting
+// token (nats.Token), to show that authentication is the client
+// connection's business and passes through the library untouched.
+func StartWithToken(t testing.TB, token string) *Server {
+	t.Helper()
+	return start(t, token)
+}
+
+func start(t testing.TB, token string) *Server {
+	t.Helper()
 	port, err := freePort()
 	if err != nil {
 		t.Fatalf("natstest: no free port: %v", err)
 	}
 	s := &Server{t: t, opts: server.Options{Host: "127.0.0.1", Port: port,
-		NoLog: true, NoSigs: true, MaxPayload: 4 << 20}}
+		NoLog: true, NoSigs: true, MaxPayload: 4 << 20, Authorization: token}}
 	s.URL = (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}).String()
 	s.URL = "nats://" + s.URL
 	s.launch()
