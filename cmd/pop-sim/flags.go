@@ -123,7 +123,7 @@ func (o *options) validateKnobs() error {
 		return errors.New("the article scenario needs a single Redis node (used_memory is per node)")
 	case o.syncInterval <= 0:
 		return errors.New("sync-interval must be positive")
-	case o.margin < 0 || o.margin >= 1:
+	case !(o.margin >= 0 && o.margin < 1): // NaN too
 		return errors.New("margin must be in [0, 1)")
 	case o.rttMin < 0 || o.rttMax < o.rttMin:
 		return errors.New("need 0 <= rtt-min <= rtt-max")

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzParseFlags: any command line either fails to parse with an error or
+// yields options every later stage can trust (positive sizes, a margin in
+// [0, 1), a positive sync interval, a known mode); it never panics.
+func FuzzParseFlags(f *testing.F) {
+	for _, s := range []string{
+		"", "-pops 8", "-margin NaN", "-margin 1", "-window 0s", "-limit -1",
+		"-sweep margin=0,0.1", "-sweep sync-interval=10ms -plot x.png",
+		"-mode hybrid -clock-skew 2s", "-scenario article -requests 10",
+		"-redis-addr a:1,b:2", "-sync-interval -1ms", "-rtt-min 10ms -rtt-max 5ms",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		o, err := parseFlags(strings.Fields(line))
+		if err != nil {
+			return
+		}
+		c := o.cfg
+		switch {
+		case c.PoPs <= 0 || c.Identities <= 0 || c.Requests <= 0 || c.Limit <= 0 || c.Window <= 0:
+			t.Fatalf("%q: accepted non-positive sizes %+v", line, c)
+		case !(o.margin >= 0 && o.margin < 1):
+			t.Fatalf("%q: accepted margin %v", line, o.margin)
+		case o.syncInterval <= 0 || o.clockSkew < 0 || o.rttMin < 0 || o.rttMax < o.rttMin:
+			t.Fatalf("%q: accepted bad durations", line)
+		case len(o.modes()) == 0:
+			t.Fatalf("%q: no mode to run", line)
+		}
+	})
+}
