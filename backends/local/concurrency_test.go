@@ -9,38 +9,6 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 )
 
-// TestConcurrentOneKeyExact: 64 goroutines × 50 requests on one key at one
-// instant, limit 1000, admit exactly 1000 for every algorithm (run with
-// -race).
-func TestConcurrentOneKeyExact(t *testing.T) {
-	eachAlgorithm(t, func(t *testing.T, a core.Algorithm) {
-		l := mustNew(t, core.Limit{Max: 1000, Window: time.Minute, Algorithm: a})
-		now := epoch.Add(17 * time.Second)
-		var admitted atomic.Int64
-		var wg sync.WaitGroup
-		for g := 0; g < 64; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < 50; i++ {
-					d, err := l.AllowN(ctx, "hot", now, 1)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if d.Allowed {
-						admitted.Add(1)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if got := admitted.Load(); got != 1000 {
-			t.Fatalf("admitted %d of 3200, want exactly 1000", got)
-		}
-	})
-}
-
 // TestConcurrentManyKeys mixes Allow, Peek, Reset, State, Len and new keys
 // from many goroutines, for the race detector; each key still never passes
 // its limit.

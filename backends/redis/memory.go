@@ -70,7 +70,7 @@ type writeFunc func(p goredis.Pipeliner, id string) []string
 // measureLayout writes n identities with write, reads the growth of
 // used_memory, deletes the keys and waits for the memory to come back.
 func measureLayout(ctx context.Context, c goredis.UniversalClient, n int, write writeFunc) (float64, error) {
-	before, err := usedMemory(ctx, c)
+	before, err := UsedMemory(ctx, c)
 	if err != nil {
 		return 0, err
 	}
@@ -85,7 +85,7 @@ func measureLayout(ctx context.Context, c goredis.UniversalClient, n int, write 
 		}
 	}
 	time.Sleep(300 * time.Millisecond) // let incremental rehashing finish
-	after, err := usedMemory(ctx, c)
+	after, err := UsedMemory(ctx, c)
 	if err != nil {
 		return 0, err
 	}
@@ -114,7 +114,7 @@ func deleteKeys(ctx context.Context, c goredis.UniversalClient, keys []string) e
 // layout before that would leave its table growth uncounted.
 func settle(ctx context.Context, c goredis.UniversalClient, target int64) {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		if m, err := usedMemory(ctx, c); err != nil || m <= target {
+		if m, err := UsedMemory(ctx, c); err != nil || m <= target {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -122,7 +122,7 @@ func settle(ctx context.Context, c goredis.UniversalClient, target int64) {
 }
 
 // usedMemory reads used_memory from INFO memory.
-func usedMemory(ctx context.Context, c goredis.UniversalClient) (int64, error) {
+func UsedMemory(ctx context.Context, c goredis.UniversalClient) (int64, error) {
 	info, err := c.Info(ctx, "memory").Result()
 	if err != nil {
 		return 0, err

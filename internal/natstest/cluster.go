@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -37,11 +38,11 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	routes := make([]*url.URL, n)
 	opts := make([]server.Options, n)
 	for i := range opts {
-		port, err := freePort()
+		port, err := freeport.Get()
 		if err != nil {
 			t.Fatalf("natstest: no free port: %v", err)
 		}
-		cport, err := freePort()
+		cport, err := freeport.Get()
 		if err != nil {
 			t.Fatalf("natstest: no free port: %v", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -46,7 +47,7 @@ func StartWithToken(t testing.TB, token string) *Server {
 
 func start(t testing.TB, token string) *Server {
 	t.Helper()
-	port, err := freePort()
+	port, err := freeport.Get()
 	if err != nil {
 		t.Fatalf("natstest: no free port: %v", err)
 	}
@@ -131,13 +132,4 @@ func ClientOptions() []nats.Option {
 		nats.RetryOnFailedConnect(true),
 		nats.Timeout(2 * time.Second),
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -94,16 +95,16 @@ func StartCluster(masters int) (*Cluster, error) {
 // port and a free cluster-bus port (set with cluster-port, so it needs no
 // port+10000), its own directory holding nodes.conf.
 func newClusterProc() (*Proc, error) {
-	port, err := freePort()
+	port, err := freeport.Get()
 	if err != nil {
 		return nil, err
 	}
-	bus, err := freePort()
+	bus, err := freeport.Get()
 	if err != nil {
 		return nil, err
 	}
 	if bus == port {
-		if bus, err = freePort(); err != nil {
+		if bus, err = freeport.Get(); err != nil {
 			return nil, err
 		}
 	}

@@ -8,12 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"time"
 
+	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,7 +37,7 @@ func Start(extra ...string) (*Proc, error) {
 	if err != nil {
 		return nil, ErrNoRedis
 	}
-	port, err := freePort()
+	port, err := freeport.Get()
 	if err != nil {
 		return nil, err
 	}
@@ -116,13 +116,4 @@ func (p *Proc) Stop() error {
 	err := p.Kill()
 	os.RemoveAll(p.dir)
 	return err
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

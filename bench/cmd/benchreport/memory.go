@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/edgelimit/edgelimit/backends/redis"
@@ -71,23 +69,9 @@ func onFreshRedis(f func(*goredis.Client) (float64, float64, error)) (float64, f
 	return f(c)
 }
 
-// usedMemory reads used_memory from INFO memory.
-func usedMemory(ctx context.Context, c *goredis.Client) (int64, error) {
-	info, err := c.Info(ctx, "memory").Result()
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no used_memory in INFO memory")
-}
-
 // growth returns used_memory grown per identity while write runs.
 func growth(ctx context.Context, c *goredis.Client, n int, write func() error) (float64, error) {
-	before, err := usedMemory(ctx, c)
+	before, err := redis.UsedMemory(ctx, c)
 	if err != nil {
 		return 0, err
 	}
@@ -95,7 +79,7 @@ func growth(ctx context.Context, c *goredis.Client, n int, write func() error) (
 		return 0, err
 	}
 	time.Sleep(300 * time.Millisecond) // let incremental rehashing finish
-	after, err := usedMemory(ctx, c)
+	after, err := redis.UsedMemory(ctx, c)
 	if err != nil {
 		return 0, err
 	}
