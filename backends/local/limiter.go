@@ -47,21 +47,12 @@ func newEngine(cfg config, l core.Limit) (engine, error) {
 	case core.FixedWindow:
 		return newStore(cfg, l, (*core.WindowState).DecideFixed)
 	case core.SlidingLog:
-		st, err := newStore(cfg, l, decideLog)
-		if st != nil {
-			st.fresh, st.inline = func() *core.LogState { return new(core.LogState) }, false
-		}
-		return st, err
+		return newStore(cfg, l, (*core.LogState).Decide)
 	case core.TokenBucket:
 		return newStore(cfg, l, (*core.BucketState).Decide)
 	default:
 		return newStore(cfg, l, (*core.WindowState).DecideSliding)
 	}
-}
-
-// decideLog is the log's decideFunc on a stored pointer.
-func decideLog(v **core.LogState, l core.Limit, now, n int64, commit bool) core.Decision {
-	return (*v).Decide(l, now, n, commit)
 }
 
 // AllowN decides on n units for key at now and, when allowed, counts them.

@@ -13,13 +13,13 @@ type State struct {
 	Log    core.LogState // Stamps is a copy, safe to keep
 }
 
-// set copies the stored value v into st.
+// set copies the stored state (a pointer to it) into st.
 func (st *State) set(stored any) {
 	switch v := stored.(type) {
-	case core.WindowState:
-		st.Window = v
-	case core.BucketState:
-		st.Bucket = v
+	case *core.WindowState:
+		st.Window = *v
+	case *core.BucketState:
+		st.Bucket = *v
 	case *core.LogState:
 		st.Log.Stamps = append([]int64(nil), v.Stamps...)
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
-// decideFunc is one of core's algorithms as a function of its stored value,
-// e.g. (*core.WindowState).DecideSliding. It changes *v only when commit is
-// true and the decision allows, except that it may drop expired log stamps in
+// decideFunc is one of core's algorithms as a method on its state, e.g.
+// (*core.WindowState).DecideSliding. It changes *v only when commit is true
+// and the decision allows, except that it may drop expired log stamps in
 // place.
 type decideFunc[V any] func(v *V, l core.Limit, now, n int64, commit bool) core.Decision
 
@@ -30,34 +30,38 @@ type engine interface {
 // their state has fully reset: a bounded, cheap reclaim of idle identities.
 const sweepPerInsert = 2
 
-// store is a sharded set of LRUs from key to a value V holding the state.
+// slot is one identity's state as stored: the algorithm's value, changed in
+// place under the shard lock, and when (ms) the slot last moved to the
+// front of its LRU.
+type slot[V any] struct {
+	v        V
+	promoted int64
+}
+
+// store is a sharded set of LRUs from key to a *slot holding the state.
 //
-// Small fixed-size states (core.WindowState, core.BucketState) are stored by
-// value inside the LRU entry, which the lookup has already brought into the
-// CPU cache: a decision copies the value out and writes it back with a second
-// lookup of the same, now cached, map slot only when it counted units. That
-// is cheaper than following a pointer to a separately allocated state, a
-// cache miss per call on a large key set. The log's state is a pointer
-// (V = *core.LogState), changed in place.
+// A decision on a held key is one map lookup (simplelru.Peek) and an in-place
+// change of the slot: no write-back, no second lookup. Moving the entry to
+// the front of the LRU list touches two unrelated list neighbours, a cache
+// miss each on a large key set, so it is done at most once per promoteEvery
+// ms per key (see promoteInterval), not on every call.
 type store[V any] struct {
-	shards []shard[V]
-	mask   uint64
-	seed   maphash.Seed
-	limit  core.Limit
-	apply  decideFunc[V]
-	fresh  func() V // the state of a new identity; nil means V's zero value
-	inline bool     // V is a value that must be written back after a change
+	shards       []shard[V]
+	mask         uint64
+	seed         maphash.Seed
+	limit        core.Limit
+	apply        decideFunc[V]
+	promoteEvery int64
 }
 
 // shard is one independently locked LRU, padded by two cache lines so two
 // shards' locks never share a line (nor an adjacent-line prefetch pair).
 type shard[V any] struct {
-	mu       sync.Mutex
-	lru      *simplelru.LRU[string, V]
-	evicted  atomic.Uint64
-	work     V // scratch for a decision, guarded by mu
-	idleWork V // scratch for the idle check, guarded by mu
-	_        [128]byte
+	mu      sync.Mutex
+	lru     *simplelru.LRU[string, *slot[V]]
+	evicted atomic.Uint64
+	work    V // scratch for a key not held, guarded by mu
+	_       [128]byte
 }
 
 func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], error) {
@@ -65,13 +69,14 @@ func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], erro
 	for n > cfg.capacity {
 		n /= 2
 	}
-	st := &store[V]{shards: make([]shard[V], n), mask: uint64(n - 1), seed: maphash.MakeSeed(), limit: l, apply: f, inline: true}
+	st := &store[V]{shards: make([]shard[V], n), mask: uint64(n - 1), seed: maphash.MakeSeed(),
+		limit: l, apply: f, promoteEvery: promoteInterval(l)}
 	for i := range st.shards {
 		size := cfg.capacity / n
 		if i < cfg.capacity%n {
 			size++
 		}
-		c, err := simplelru.NewLRU[string, V](size, nil)
+		c, err := simplelru.NewLRU[string, *slot[V]](size, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -80,60 +85,73 @@ func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], erro
 	return st, nil
 }
 
+// promoteInterval is how often (ms) a key in use moves to the front of its
+// LRU: a sixteenth of the window, between 1 ms and 1 s. The LRU order is
+// therefore exact to within that interval: an identity used in the last
+// promoteInterval may sit behind one used slightly earlier. Since an
+// identity's state matters for one or two windows, this changes which
+// identity a full shard forgets only between identities used within a
+// sixteenth of a window of each other.
+func promoteInterval(l core.Limit) int64 {
+	return min(max(l.Window.Milliseconds()/16, 1), 1000)
+}
+
 func (st *store[V]) shardOf(key string) *shard[V] {
 	return &st.shards[maphash.String(st.seed, key)&st.mask]
 }
 
 // decide runs the algorithm on key's state; a key not held starts from the
-// fresh state and is stored only when units were counted.
+// zero state and is stored only when units were counted.
 func (st *store[V]) decide(key string, now, n int64, commit bool) core.Decision {
 	sh := st.shardOf(key)
 	sh.mu.Lock()
-	v, ok := sh.lru.Get(key)
+	s, ok := sh.lru.Peek(key)
 	if !ok {
-		v = st.newValue()
+		d := st.decideNew(sh, key, now, n, commit)
+		sh.mu.Unlock()
+		return d
 	}
-	sh.work = v // the shard's scratch, so taking its address allocates nothing
-	d := st.apply(&sh.work, st.limit, now, n, commit)
-	switch {
-	case !commit || !d.Allowed:
-	case !ok:
-		st.insert(sh, key, sh.work, now)
-	case st.inline:
-		sh.lru.Add(key, sh.work) // key is held: updates in place, stores no key
+	if now-s.promoted >= st.promoteEvery || now < s.promoted {
+		sh.lru.Get(key) // moves it to the front
+		s.promoted = now
 	}
+	d := st.apply(&s.v, st.limit, now, n, commit)
 	sh.mu.Unlock() // no defer: nothing above panics on valid input
 	return d
 }
 
-func (st *store[V]) newValue() V {
-	if st.fresh == nil {
-		var zero V
-		return zero
+// decideNew decides for a key not held, storing it only when units were
+// counted. Called with sh.mu held.
+func (st *store[V]) decideNew(sh *shard[V], key string, now, n int64, commit bool) core.Decision {
+	var zero V
+	sh.work = zero // the shard's scratch, so taking its address allocates nothing
+	d := st.apply(&sh.work, st.limit, now, n, commit)
+	if commit && d.Allowed {
+		st.insert(sh, key, &slot[V]{v: sh.work, promoted: now}, now)
+		sh.work = zero // the slot owns what the scratch referenced
 	}
-	return st.fresh()
+	return d
 }
 
 // insert stores a new key, first dropping idle entries at the LRU's tail. The
 // key is cloned so the store never pins a caller's larger buffer.
-func (st *store[V]) insert(sh *shard[V], key string, v V, now int64) {
+func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now int64) {
 	for i := 0; i < sweepPerInsert; i++ {
 		_, old, ok := sh.lru.GetOldest()
-		if !ok || !st.idle(sh, old, now) {
+		if !ok || !st.idle(old, now) {
 			break
 		}
 		sh.lru.RemoveOldest()
 	}
-	if sh.lru.Add(strings.Clone(key), v) {
+	if sh.lru.Add(strings.Clone(key), s) {
 		sh.evicted.Add(1)
 	}
 }
 
 // idle reports whether s has fully reset at now, so dropping it loses
-// nothing.
-func (st *store[V]) idle(sh *shard[V], v V, now int64) bool {
-	sh.idleWork = v
-	return st.apply(&sh.idleWork, st.limit, now, 1, false).ResetAfter == 0
+// nothing. The check counts nothing (commit false).
+func (st *store[V]) idle(s *slot[V], now int64) bool {
+	return st.apply(&s.v, st.limit, now, 1, false).ResetAfter == 0
 }
 
 func (st *store[V]) remove(key string) {
@@ -147,9 +165,9 @@ func (st *store[V]) snapshot(key string, out *State) bool {
 	sh := st.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	v, ok := sh.lru.Peek(key)
+	s, ok := sh.lru.Peek(key)
 	if ok {
-		out.set(v)
+		out.set(&s.v)
 	}
 	return ok
 }

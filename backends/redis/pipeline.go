@@ -21,11 +21,13 @@ type call struct {
 const maxInflight = 2
 
 // batcher gathers concurrent calls into pipelines. A call goes out at once
-// while fewer than maxInflight pipelines are in flight; otherwise it waits
-// with the others until a pipeline returns, window has passed since the
-// first of them arrived, or maxBatch are waiting, whichever comes first.
-// So a lone caller pays no delay and a crowd shares round trips. exec must
-// close every call's done.
+// when no pipeline is in flight (so a lone caller pays no delay). Otherwise
+// it waits with the others until window has passed since the first of them
+// arrived or maxBatch are waiting, and then goes out as a second pipeline if
+// fewer than maxInflight are in flight, or when one returns. Sending a
+// second pipeline at once for a single call, as an earlier version did,
+// split a crowd into many one-call pipelines (7.8 calls per round trip at 64
+// callers). exec must close every call's done.
 type batcher struct {
 	exec     func([]*call)
 	window   time.Duration
@@ -53,7 +55,7 @@ func (b *batcher) submit(c *call) {
 	b.mu.Lock()
 	b.pending = append(b.pending, c)
 	switch {
-	case b.inflight < maxInflight || len(b.pending) >= b.maxBatch:
+	case b.inflight == 0 || (len(b.pending) >= b.maxBatch && b.inflight < maxInflight):
 		// Send from another goroutine even when this caller could: do must
 		// stay free to give up when the caller's context ends.
 		b.sendLocked()
@@ -65,11 +67,12 @@ func (b *batcher) submit(c *call) {
 }
 
 // flush sends the calls the timer of generation gen was started for, unless
-// they are already sent.
+// they are already sent or maxInflight pipelines are in flight (the first
+// to return sends them).
 func (b *batcher) flush(gen uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.gen == gen && len(b.pending) > 0 {
+	if b.gen == gen && len(b.pending) > 0 && b.inflight < maxInflight {
 		b.sendLocked()
 	}
 }

@@ -74,3 +74,26 @@ func callerHistory(t *testing.T, l *Limiter, g int) {
 		}
 	}
 }
+
+// TestPipeliningLoneCallerNotDelayed: a call made while no pipeline is in
+// flight goes out at once, never waiting for the window: with a one-hour
+// window, sequential calls still answer, each in its own round trip (plus
+// one EVAL when the server did not hold the script yet).
+func TestPipeliningLoneCallerNotDelayed(t *testing.T) {
+	c, _ := redistest.Client(t)
+	l := newLimiter(t, c, core.PerWindow(5, time.Minute), WithPipelining(time.Hour, 64))
+	for i := 0; i < 8; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		d, err := l.Allow(ctx, "lone")
+		cancel()
+		if err != nil {
+			t.Fatalf("call %d: %v (a lone call waited for the window)", i, err)
+		}
+		if want := i < 5; d.Allowed != want {
+			t.Fatalf("call %d: allowed %v, want %v", i, d.Allowed, want)
+		}
+	}
+	if s := l.Stats(); s.Calls != 8 || s.RoundTrips < 8 || s.RoundTrips > 9 {
+		t.Errorf("%d calls in %d round trips, want 8 in 8 or 9", s.Calls, s.RoundTrips)
+	}
+}
