@@ -5,6 +5,7 @@
 package natstest
 
 import (
+	"crypto/tls"
 	"net"
 	"sync"
 	"testing"
@@ -34,7 +35,7 @@ type Server struct {
 // shuts it down in t.Cleanup. It calls t.Fatal when the server cannot start.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	return start(t, "")
+	return start(t, nil)
 }
 
 // StartWithToken is Start for a server that admits only clients presenting
@@ -42,17 +43,44 @@ func Start(t testing.TB) *Server {
 // connection's business and passes through the library untouched.
 func StartWithToken(t testing.TB, token string) *Server {
 	t.Helper()
-	return start(t, token)
+	return start(t, func(o *server.Options) { o.Authorization = token })
 }
 
-func start(t testing.TB, token string) *Server {
+// StartWithUser is Start for a server that admits only clients presenting
+// user and password (nats.UserInfo).
+func StartWithUser(t testing.TB, user, password string) *Server {
+	t.Helper()
+	return start(t, func(o *server.Options) { o.Username, o.Password = user, password })
+}
+
+// StartWithTLS is Start for a server that speaks only TLS with config (see
+// tlstest.Material.Server); when config requires client certificates
+// (tls.RequireAndVerifyClientCert) clients without one signed by its
+// ClientCAs are refused. URL stays nats://: the server's INFO tells clients
+// to upgrade, and the client's own TLS options (nats.Secure, nats.RootCAs,
+// nats.ClientCert) decide whether it can.
+func StartWithTLS(t testing.TB, config *tls.Config) *Server {
+	t.Helper()
+	return start(t, func(o *server.Options) {
+		o.TLSConfig = config
+		o.TLSVerify = config.ClientAuth == tls.RequireAndVerifyClientCert
+		o.TLSTimeout = 2 // seconds
+	})
+}
+
+// start launches a server with the common options, changed by mod when not
+// nil.
+func start(t testing.TB, mod func(*server.Options)) *Server {
 	t.Helper()
 	port, err := freeport.Get()
 	if err != nil {
 		t.Fatalf("natstest: no free port: %v", err)
 	}
 	s := &Server{t: t, opts: server.Options{Host: "127.0.0.1", Port: port,
-		NoLog: true, NoSigs: true, MaxPayload: 4 << 20, Authorization: token}}
+		NoLog: true, NoSigs: true, MaxPayload: 4 << 20}}
+	if mod != nil {
+		mod(&s.opts)
+	}
 	s.URL = (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}).String()
 	s.URL = "nats://" + s.URL
 	s.launch()

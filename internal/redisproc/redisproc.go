@@ -6,6 +6,7 @@ package redisproc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -27,12 +28,42 @@ type Proc struct {
 	dir  string
 	cmd  *exec.Cmd
 	args []string
+	tls  *tls.Config // nil: plain TCP
 }
 
 // Start launches redis-server on a free port of 127.0.0.1 and waits until it
 // answers PING (up to 10 s). extra are appended to the server's arguments
 // (for instance "--maxmemory", "100mb").
 func Start(extra ...string) (*Proc, error) {
+	return start(nil, extra)
+}
+
+// TLS is what StartTLS needs: the PEM files the server is started with and
+// the client configuration that reaches it.
+type TLS struct {
+	CertFile, KeyFile string // the server's certificate and private key
+	CAFile            string // CA that client certificates must chain to
+	// Client is the configuration the readiness check and Client use; it
+	// must trust the server's certificate (and carry a client certificate
+	// unless extra sets --tls-auth-clients no).
+	Client *tls.Config
+}
+
+// StartTLS is Start for a server that speaks only TLS: its free port is a
+// --tls-port, its plain port is off (--port 0), and it requires client
+// certificates signed by c.CAFile (--tls-auth-clients yes; pass
+// "--tls-auth-clients", "no" or "optional" in extra to relax that). Client
+// and the readiness check use c.Client.
+func StartTLS(c TLS, extra ...string) (*Proc, error) {
+	if c.Client == nil {
+		return nil, errors.New("redisproc: StartTLS needs a client TLS config")
+	}
+	args := []string{"--tls-cert-file", c.CertFile, "--tls-key-file", c.KeyFile,
+		"--tls-ca-cert-file", c.CAFile, "--tls-auth-clients", "yes"}
+	return start(c.Client, append(args, extra...))
+}
+
+func start(tlsCfg *tls.Config, extra []string) (*Proc, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNoRedis
@@ -45,10 +76,15 @@ func Start(extra ...string) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proc{Addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, dir: dir}
-	p.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+	p := &Proc{Addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, dir: dir, tls: tlsCfg}
+	ports := []string{"--port", strconv.Itoa(port)}
+	if tlsCfg != nil {
+		ports = []string{"--port", "0", "--tls-port", strconv.Itoa(port)}
+	}
+	p.args = append(ports, "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
-		"--protected-mode", "no", "--loglevel", "warning"}, extra...)
+		"--protected-mode", "no", "--loglevel", "warning")
+	p.args = append(p.args, extra...)
 	if err := p.launch(bin); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -65,7 +101,7 @@ func (p *Proc) launch(bin string) error {
 }
 
 func (p *Proc) waitReady(limit time.Duration) error {
-	c := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1, TLSConfig: p.tls})
 	defer c.Close()
 	deadline := time.Now().Add(limit)
 	for {
@@ -82,9 +118,10 @@ func (p *Proc) waitReady(limit time.Duration) error {
 	}
 }
 
-// Client returns a new go-redis client for the server; close it when done.
+// Client returns a new go-redis client for the server (over TLS for a
+// server from StartTLS); close it when done.
 func (p *Proc) Client() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: p.Addr})
+	return redis.NewClient(&redis.Options{Addr: p.Addr, TLSConfig: p.tls})
 }
 
 // Kill stops the server at once (SIGKILL) without removing its directory, so

@@ -68,10 +68,13 @@ type entry struct {
 
 	queuedRedis  atomic.Bool
 	queuedGossip atomic.Bool
+	promoted     atomic.Int64 // ms of the last move to the LRU's front (Node.cached)
 }
 
 func newEntry(key string, idx, now int64) *entry {
-	return &entry{key: key, idx: idx, refreshed: now}
+	e := &entry{key: key, idx: idx, refreshed: now}
+	e.promoted.Store(now)
+	return e
 }
 
 // roll brings the entry to window idx; older indexes change nothing.

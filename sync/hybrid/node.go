@@ -10,7 +10,6 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	"github.com/edgelimit/edgelimit/sync/reconcile"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/nats-io/nats.go"
 )
 
@@ -20,12 +19,13 @@ type Node struct {
 	cfg   Config
 	id    string // this PoP counter's field id: PoP#incarnation
 	w     int64  // window ms
-	cache *lru.Cache[string, *entry]
+	cache *viewLRU
 	store *reconcile.Store
 	tr    *gossip.Transport
 	sub   *nats.Subscription
 
-	gossipCap int64 // Config.GossipCap × Limit.Max in units, at least 1
+	gossipCap    int64 // Config.GossipCap × Limit.Max in units, at least 1
+	promoteEvery int64 // ms between two moves of one entry to the LRU's front
 
 	// mu guards the pending sets, the parked entries, resend and inbox. Every
 	// cache call that can evict (adding an entry, Remove) is made with mu
@@ -63,7 +63,8 @@ func New(cfg Config) (*Node, error) {
 	if cfg.GossipCap < 1 {
 		n.gossipCap = max(1, int64(cfg.GossipCap*float64(cfg.Limit.Max)))
 	}
-	n.cache, _ = lru.NewWithEvict[string, *entry](cfg.Capacity, n.evicted)
+	n.promoteEvery = min(max(n.w/16, 1), 1000)
+	n.cache = newViewLRU(cfg.Capacity, n.evicted)
 	n.store = reconcile.New(cfg.Redis, cfg.Namespace, n.id, cfg.Limit.Window,
 		reconcile.WithExpirySlack(cfg.ExpirySlack))
 	n.lastResync = core.Millis(cfg.Clock.Now())
@@ -116,7 +117,7 @@ func (n *Node) position(now int64) (idx, elapsed int64) {
 // (counted in Stats.GossipSkipped): gossip about identities this PoP does
 // not serve does not push out those it does.
 func (n *Node) entry(key string, now int64, fromGossip bool) *entry {
-	if e, ok := n.cache.Get(key); ok {
+	if e, ok := n.cached(key, now); ok {
 		return e
 	}
 	n.mu.Lock()
@@ -131,7 +132,7 @@ func (n *Node) entry(key string, now int64, fromGossip bool) *entry {
 		e.gone = false
 		e.mu.Unlock()
 	} else {
-		if fromGossip && n.cache.Len() >= n.cfg.Capacity && n.oldestHoldsOwn() {
+		if fromGossip && n.cache.Full(key) && n.oldestHoldsOwn(key) {
 			n.st.gossipSkipped.Add(1)
 			return nil
 		}
@@ -140,6 +141,23 @@ func (n *Node) entry(key string, now int64, fromGossip bool) *entry {
 	}
 	n.cache.Add(key, e) // may evict: evicted runs here, with n.mu held
 	return e
+}
+
+// cached returns key's entry when the LRU holds it. The entry moves to the
+// front of its LRU shard at most once per promoteEvery ms: the move touches
+// two unrelated list neighbours, a cache miss each on a large view, and
+// nearly every decision would pay it. The LRU order is exact to within
+// promoteEvery (a sixteenth of the window, between 1 ms and 1 s).
+func (n *Node) cached(key string, now int64) (*entry, bool) {
+	e, ok := n.cache.Peek(key)
+	if !ok {
+		return nil, false
+	}
+	if p := e.promoted.Load(); now-p >= n.promoteEvery || now < p {
+		e.promoted.Store(now)
+		n.cache.Get(key) // a no-op when evicted meanwhile
+	}
+	return e, true
 }
 
 // detached returns key's entry when it is out of the LRU but still held:
@@ -182,10 +200,10 @@ func (n *Node) lookup(key string) (*entry, bool) {
 	return e, e != nil
 }
 
-// oldestHoldsOwn reports whether the LRU's next victim holds own counts.
-// Called with n.mu held.
-func (n *Node) oldestHoldsOwn() bool {
-	_, e, ok := n.cache.GetOldest()
+// oldestHoldsOwn reports whether the entry that adding key to the LRU would
+// evict holds own counts. Called with n.mu held.
+func (n *Node) oldestHoldsOwn(key string) bool {
+	e, ok := n.cache.OldestOf(key)
 	if !ok {
 		return false
 	}
@@ -197,9 +215,10 @@ func (n *Node) oldestHoldsOwn() bool {
 // evicted is the LRU's eviction callback: it parks an entry that still
 // holds own counts so entry can revive it (at most MaxPending parked; beyond
 // that the entry is lost and counted in Stats.EvictedWithCounts). Sync drops
-// parked entries whose own counts left the live windows. golang-lru calls it
-// outside its own lock, in the goroutine that evicted, which holds n.mu (see
-// Node.mu).
+// parked entries whose own counts left the live windows. The view's LRU
+// calls it inside the evicting shard's lock, in the goroutine that evicted,
+// which holds n.mu (see Node.mu): the lock order is n.mu, then a shard, then
+// an entry's mu, and nothing takes a shard lock holding an entry's mu.
 func (n *Node) evicted(key string, e *entry) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
