@@ -16,7 +16,22 @@ import (
 // missing or the cluster does not come up.
 func Cluster(t testing.TB) (*redis.ClusterClient, *redisproc.Cluster) {
 	t.Helper()
-	cl, err := redisproc.StartCluster(3)
+	return clusterOf(t, redisproc.ClusterConfig{Masters: 3})
+}
+
+// ReplicatedCluster is Cluster with one replica per master and a
+// cluster-node-timeout of redisproc.FailoverNodeTimeout (see
+// redisproc.StartClusterWithReplicas): six nodes, so a killed master's
+// replica takes over.
+func ReplicatedCluster(t testing.TB) (*redis.ClusterClient, *redisproc.Cluster) {
+	t.Helper()
+	return clusterOf(t, redisproc.ClusterConfig{Masters: 3, ReplicasPerMaster: 1,
+		NodeTimeout: redisproc.FailoverNodeTimeout})
+}
+
+func clusterOf(t testing.TB, cfg redisproc.ClusterConfig) (*redis.ClusterClient, *redisproc.Cluster) {
+	t.Helper()
+	cl, err := redisproc.StartClusterWith(cfg)
 	if err != nil {
 		t.Fatalf("this test needs a real Redis Cluster: %v", err)
 	}

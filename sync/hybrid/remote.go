@@ -6,6 +6,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/sync/reconcile"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // errRedisDown is the cause reported while Redis-decided requests skip a
@@ -133,9 +134,28 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), err
 }
 
+// markDown records a Redis failure at now (ms): Redis-decided requests
+// skip Redis for RedisRetry, the next Sync re-sends every own count (the
+// failure may be a master that died with acknowledged writes its replica
+// never got, or a Redis that restarts empty), and a cluster client reloads
+// its slot map (reloadTopology).
 func (n *Node) markDown(now int64) {
 	n.downUntil.Store(now + n.cfg.RedisRetry.Milliseconds())
 	n.mu.Lock()
 	n.resendAll = true
 	n.mu.Unlock()
+	n.reloadTopology()
+}
+
+// reloadTopology asks a Redis Cluster client to reload its slot map in the
+// background (go-redis runs one reload at a time, at most every 200 ms).
+// go-redis reloads it by itself only on a MOVED or ASK reply or every
+// ClusterStateReloadInterval (60 s by default), and a dead master sends
+// neither: without this, after a replica took over, a PoP would keep
+// sending the dead master's identities to its address, failing their
+// Syncs and Redis-decided requests, for up to that interval.
+func (n *Node) reloadTopology() {
+	if c, ok := n.cfg.Redis.(*goredis.ClusterClient); ok {
+		c.ReloadState(context.Background())
+	}
 }
