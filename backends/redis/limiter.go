@@ -115,6 +115,7 @@ func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit b
 		v, err = l.run(ctx, req)
 	}
 	if err != nil {
+		l.reloadTopology()
 		return l.failDecision(), &core.UnavailableError{Op: "redis evalsha", Err: err}
 	}
 	d, err := l.parseReply(v)
