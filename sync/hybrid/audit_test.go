@@ -337,16 +337,16 @@ func TestAuditRedisDown(t *testing.T) {
 	if s.LocalDecisions != 50 || s.FallbackLocal != 10 || len(n.audits) != 60 {
 		t.Fatalf("local %d, fallback %d, sampled %d; want 50, 10, 60", s.LocalDecisions, s.FallbackLocal, len(n.audits))
 	}
-	rtBefore, downBefore := s.RedisRoundTrips, n.downUntil.Load()
-	n.downUntil.Store(0)
+	rtBefore, downBefore := s.RedisRoundTrips, n.down.anyDown()
+	n.down.clear("")
 	err = n.Audit(context.Background(), t0)
 	var ue *core.UnavailableError
 	if !errors.As(err, &ue) || !errors.Is(err, core.ErrUnavailable) {
 		t.Fatalf("Audit: %v, want a *core.UnavailableError", err)
 	}
 	wantAudit(t, n, auditStats{dropped: 60, trips: 1, errs: 1})
-	if s := n.Stats(); s.RedisRoundTrips != rtBefore || s.RedisErrors != 1 || n.downUntil.Load() != 0 {
-		t.Fatalf("audit touched the decision path's state: %+v (down %d, was %d)", s, n.downUntil.Load(), downBefore)
+	if s := n.Stats(); s.RedisRoundTrips != rtBefore || s.RedisErrors != 1 || n.down.anyDown() {
+		t.Fatalf("audit touched the decision path's state: %+v (down %v, was %v)", s, n.down.anyDown(), downBefore)
 	}
 }
 

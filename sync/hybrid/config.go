@@ -36,8 +36,16 @@ type Config struct {
 	Namespace string                  // Redis key prefix and NATS subject namespace; default "el"; no braces, spaces or wildcards
 	// Margin is the headroom: a request is decided at Redis when the local
 	// estimate + n > (1-Margin)*Max. 0 = pure local-first; must be in [0, 1).
-	Margin     float64
-	BatchSize  int  // identities per reconcile round trip; default 256
+	Margin    float64
+	BatchSize int // identities per reconcile round trip; default 256
+	// SyncShare is the most of one Redis node's time a Sync with several
+	// batches for it may take: after a batch that took d, the next batch
+	// to that node waits d × (1 − SyncShare) / SyncShare, leaving the node
+	// to its other clients meanwhile (each batch is one script holding
+	// Redis' single thread). 0 = DefaultSyncShare (0.5); 1 = no pause; must
+	// be in [0, 1]. A Sync of few identities (one batch per node) never
+	// waits.
+	SyncShare  float64
 	MaxPending int  // identities with unsent hits kept (per Redis and per gossip); default Capacity
 	FailClosed bool // Redis unreachable for a Redis-decided request: deny (true) or decide locally (false)
 	// ManualGossip queues received gossip for TakeGossip instead of applying
@@ -110,6 +118,9 @@ func (c *Config) setDefaults() {
 	if c.GossipCap == 0 {
 		c.GossipCap = 1
 	}
+	if c.SyncShare == 0 {
+		c.SyncShare = DefaultSyncShare
+	}
 }
 
 func (c *Config) validate() error {
@@ -129,6 +140,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: GossipCap must be in [0, 1]", ErrBadConfig)
 	case c.ExpirySlack < 0:
 		return fmt.Errorf("%w: ExpirySlack must not be negative", ErrBadConfig)
+	case !(c.SyncShare > 0 && c.SyncShare <= 1):
+		return fmt.Errorf("%w: SyncShare must be in [0, 1]", ErrBadConfig)
 	case !(c.AuditRate >= 0 && c.AuditRate <= 1):
 		return fmt.Errorf("%w: AuditRate must be in [0, 1]", ErrBadConfig)
 	case len(c.Namespace) > maxNamespaceLen || strings.ContainsAny(c.Namespace, "{}*> \t\r\n"):

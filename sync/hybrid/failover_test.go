@@ -166,6 +166,9 @@ func (r *failRun) check(during *phase, settled, final held) {
 	if during.local == 0 || during.failOpen == 0 || during.failClosed == 0 {
 		r.t.Fatalf("failover exercised too little (want local, fail-open and fail-closed decisions): %v", *during)
 	}
+	if during.fallbackElsewhere != 0 {
+		r.t.Fatalf("%d Redis-decided requests for live masters' identities fell back: a dead master must mark only itself down", during.fallbackElsewhere)
+	}
 	if settled.missing != 0 || final.missing != 0 {
 		r.t.Fatalf("hits lost: %d after the PoPs reached the promoted replica, %d at the end", settled.missing, final.missing)
 	}

@@ -1,6 +1,7 @@
 package hybrid
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -39,10 +40,11 @@ type Node struct {
 	lastResync    int64
 	inbox         []gossip.Message
 
-	audits    chan auditSample // sampled decisions awaiting Audit; nil when AuditRate is 0
-	downUntil atomic.Int64     // ms: Redis-decided requests skip Redis before this
-	st        stats
-	loops     loops
+	audits chan auditSample                                 // sampled decisions awaiting Audit; nil when AuditRate is 0
+	down   downSet                                          // Redis nodes that Redis-decided requests skip for now
+	sleep  func(ctx context.Context, d time.Duration) error // Sync's pause between batches; sleepCtx, tests record it
+	st     stats
+	loops  loops
 }
 
 // New validates cfg and returns a ready Node (it makes no Redis call). With
@@ -58,7 +60,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, w: cfg.Limit.WindowMillis(),
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
 		redisPending: map[string]*entry{}, gossipPending: map[string]*entry{},
-		parked: map[string]*entry{}}
+		parked: map[string]*entry{}, sleep: sleepCtx}
 	n.gossipCap = cfg.Limit.Max
 	if cfg.GossipCap < 1 {
 		n.gossipCap = max(1, int64(cfg.GossipCap*float64(cfg.Limit.Max)))

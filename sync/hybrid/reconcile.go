@@ -3,6 +3,7 @@ package hybrid
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -14,37 +15,70 @@ import (
 // and each reply refreshes that identity's view with every PoP's counts. On
 // a Redis Cluster the identities are first grouped by the master serving
 // them, so each batch is one round trip to one node (a Sync with at most
-// BatchSize identities per master costs at most one round trip per master),
-// and a master that fails does not stop the batches of the others. After a
-// Redis failure, a detected data loss (a Redis restarted empty) or every
-// Resync, all identities with own counts in live windows are re-sent. On
-// failure it returns a *core.UnavailableError; the unsent identities stay
-// pending (bounded by MaxPending) and are re-sent by the next Sync.
+// BatchSize identities per master costs at most one round trip per master);
+// the masters' groups are sent concurrently, so a master that fails or
+// hangs neither stops nor delays the others. Between two batches to one
+// node Sync pauses (see Config.SyncShare) so that a large Sync leaves that
+// node time for its other clients. After a Redis failure, a detected data
+// loss (a Redis restarted empty) or every Resync, all identities with own
+// counts in live windows are re-sent. On failure it returns a
+// *core.UnavailableError; the unsent identities stay pending (bounded by
+// MaxPending) and are re-sent by the next Sync.
 func (n *Node) Sync(ctx context.Context, now time.Time) error {
 	ms := core.Millis(now)
 	idx, _ := n.position(ms)
 	n.sweepParked(idx)
 	n.maybeResendAll(ms)
 	pending := n.take(true)
-	var errs []error
-	for _, group := range n.byShard(ctx, pending) {
-		for start := 0; start < len(group); start += n.cfg.BatchSize {
-			batch := group[start:min(start+n.cfg.BatchSize, len(group))]
-			if err := n.flush(ctx, batch, ms); err != nil {
-				// The rest of this shard is likely down too: keep it for
-				// the next Sync and go on with the other shards.
-				n.requeue(group[start:])
-				errs = append(errs, err)
-				break
-			}
+	groups := n.byShard(ctx, pending)
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.syncGroup(ctx, g, ms)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	if len(errs) > 0 {
-		n.markDown(ms)
-		return errs[0]
+	return nil
+}
+
+// shardGroup is the pending identities one Redis node serves.
+type shardGroup struct {
+	node    string // as reconcile.Store.Shard names it
+	entries []*entry
+}
+
+// syncGroup sends one node's identities batch after batch, pausing between
+// batches (pauseAfter). On a failure the rest stay pending and the node is
+// marked down; on success its down mark is cleared. A ctx ending during a
+// pause keeps the rest pending and returns ctx's error.
+func (n *Node) syncGroup(ctx context.Context, g shardGroup, now int64) error {
+	var took time.Duration
+	for start := 0; start < len(g.entries); start += n.cfg.BatchSize {
+		if start > 0 {
+			if err := n.sleep(ctx, n.pauseAfter(took)); err != nil {
+				n.requeue(g.entries[start:])
+				return err
+			}
+		}
+		t0 := time.Now()
+		batch := g.entries[start:min(start+n.cfg.BatchSize, len(g.entries))]
+		if err := n.flush(ctx, batch, now); err != nil {
+			n.requeue(g.entries[start:])
+			n.markDown(g.node, now)
+			return err
+		}
+		took = time.Since(t0)
 	}
-	if len(pending) > 0 {
-		n.downUntil.Store(0)
+	if len(g.entries) > 0 {
+		n.down.clear(g.node)
 	}
 	return nil
 }
@@ -52,9 +86,9 @@ func (n *Node) Sync(ctx context.Context, now time.Time) error {
 // byShard splits pending by the Redis Cluster master serving each identity
 // (one group, in the same order, when Redis is not a cluster), the groups
 // in a stable order.
-func (n *Node) byShard(ctx context.Context, pending []*entry) [][]*entry {
+func (n *Node) byShard(ctx context.Context, pending []*entry) []shardGroup {
 	if !n.store.Clustered() || len(pending) == 0 {
-		return [][]*entry{pending}
+		return []shardGroup{{entries: pending}}
 	}
 	groups := map[string][]*entry{}
 	for _, e := range pending {
@@ -66,9 +100,9 @@ func (n *Node) byShard(ctx context.Context, pending []*entry) [][]*entry {
 		names = append(names, s)
 	}
 	slices.Sort(names)
-	out := make([][]*entry, len(names))
+	out := make([]shardGroup, len(names))
 	for i, s := range names {
-		out[i] = groups[s]
+		out[i] = shardGroup{node: s, entries: groups[s]}
 	}
 	return out
 }

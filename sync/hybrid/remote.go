@@ -19,7 +19,7 @@ var errRedisDown = errors.New("redis failed recently; retrying after RedisRetry"
 // wrote itself, so what gossip told this PoP never reaches Redis), and
 // refreshes the view from the reply. On failure it falls back (see fallback).
 func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.Decision, error) {
-	if now < n.downUntil.Load() {
+	if n.down.anyDown() && n.down.isDown(n.nodeOf(ctx, e.key), now) {
 		return n.fallback(e, now, w, errRedisDown)
 	}
 	args := n.decideArgs(e, now, w)
@@ -27,7 +27,7 @@ func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.
 	ok, res, err := n.store.Decide(ctx, args)
 	if err != nil {
 		n.st.redisErrors.Add(1)
-		n.markDown(now)
+		n.markDown(n.nodeOf(ctx, e.key), now)
 		return n.fallback(e, now, w, err)
 	}
 	n.st.redis.Add(1)
@@ -134,13 +134,14 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), err
 }
 
-// markDown records a Redis failure at now (ms): Redis-decided requests
-// skip Redis for RedisRetry, the next Sync re-sends every own count (the
-// failure may be a master that died with acknowledged writes its replica
-// never got, or a Redis that restarts empty), and a cluster client reloads
-// its slot map (reloadTopology).
-func (n *Node) markDown(now int64) {
-	n.downUntil.Store(now + n.cfg.RedisRetry.Milliseconds())
+// markDown records a failure of Redis node (see downSet) at now (ms):
+// Redis-decided requests for the identities it serves skip it for
+// RedisRetry, the next Sync re-sends every own count (the failure may be a
+// master that died with acknowledged writes its replica never got, or a
+// Redis that restarts empty), and a cluster client reloads its slot map
+// (reloadTopology).
+func (n *Node) markDown(node string, now int64) {
+	n.down.mark(node, now+n.cfg.RedisRetry.Milliseconds())
 	n.mu.Lock()
 	n.resendAll = true
 	n.mu.Unlock()

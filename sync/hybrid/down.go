@@ -1,0 +1,60 @@
+package hybrid
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// downSet records, per Redis node, until when (ms) Redis-decided requests
+// skip it after a failure. A node is named as reconcile.Store.Shard names
+// it: its address on a Redis Cluster, "" for a single Redis. One dead
+// master thus sends to the fallback only the identities it serves; the
+// others keep deciding at their own masters. Its zero value is empty and
+// ready.
+type downSet struct {
+	n     atomic.Int64 // nodes in until; 0 lets the hot path skip the lookup
+	mu    sync.Mutex
+	until map[string]int64
+}
+
+// mark records node down until ms.
+func (d *downSet) mark(node string, until int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.until == nil {
+		d.until = map[string]int64{}
+	}
+	d.until[node] = until
+	d.n.Store(int64(len(d.until)))
+}
+
+// clear forgets node's failure: it answered.
+func (d *downSet) clear(node string) {
+	if d.n.Load() == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.until, node)
+	d.n.Store(int64(len(d.until)))
+}
+
+// isDown reports whether node is marked down at now (ms).
+func (d *downSet) isDown(node string, now int64) bool {
+	if d.n.Load() == 0 {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return now < d.until[node]
+}
+
+// anyDown reports whether some node is marked down; nodeOf is then worth
+// its lookup.
+func (d *downSet) anyDown() bool { return d.n.Load() > 0 }
+
+// nodeOf names the Redis node serving key ("" for a single Redis).
+func (n *Node) nodeOf(ctx context.Context, key string) string {
+	return n.store.Shard(ctx, key)
+}
