@@ -84,12 +84,25 @@ func hybridTable(ctx context.Context, e *env) (section, error) {
 			r.raw = append(r.raw, measureHybrid(r, e.keys))
 		}
 	}
-	logf("  hybrid: Redis stall during one Sync of every identity")
+	logf("  hybrid: Redis stall during one Sync of every identity (SyncShare %.1f)", hybrid.DefaultSyncShare)
 	st, err := measureStall(ctx, node, peers.Ours(plain), e.keys, e.cfg.benchtime)
 	if err != nil {
 		return nil, fmt.Errorf("stall: %w", err)
 	}
-	return func(d *doc) { renderHybrid(d, e, rows, st) }, nil
+	st.share = hybrid.DefaultSyncShare
+	logf("  hybrid: the same with SyncShare 1 (no pause between batches)")
+	unpaced, err := hybrid.New(hybrid.Config{PoP: "bench-unpaced", Limit: lim, Redis: e.client,
+		Capacity: 2 * len(e.keys.keys), Resync: -1, SyncShare: 1})
+	if err != nil {
+		return nil, err
+	}
+	defer unpaced.Close(context.Background())
+	st1, err := measureStall(ctx, unpaced, peers.Ours(plain), e.keys, e.cfg.benchtime)
+	if err != nil {
+		return nil, fmt.Errorf("stall, unpaced: %w", err)
+	}
+	st1.share = 1
+	return func(d *doc) { renderHybrid(d, e, rows, []stall{st, st1}) }, nil
 }
 
 // every runs f every d in a goroutine until the returned stop is called;

@@ -10,7 +10,7 @@ import (
 
 // renderHybrid writes table 3 and its goal: the hybrid 100× or more above
 // pure-Redis decisions per second.
-func renderHybrid(d *doc, e *env, rows []*hybridRow, st stall) {
+func renderHybrid(d *doc, e *env, rows []*hybridRow, sts []stall) {
 	d.heading(2, "3. Hybrid: local-first decisions next to pure-Redis mode")
 	d.para("The same %s warm identities, policy %s per %s (every identity far below it, the common case), "+
 		"exactly N concurrent callers. The hybrid decides from its in-process view and reconciles with the "+
@@ -46,13 +46,17 @@ func renderHybrid(d *doc, e *env, rows []*hybridRow, st stall) {
 	d.table([]string{"goal", "figure", "target", "verdict"}, goals)
 	d.heading(3, "What a Sync costs the other clients of the Redis")
 	d.para("One `Sync` of all %s identities, every one holding unsent hits (the hybrid's worst case, as when "+
-		"every warm key was hit since the last reconcile): %d round trips of up to %d identities each, in %s "+
-		"(%s per round trip). Meanwhile one caller of `backends/redis` (plain) on the same Redis got %s "+
-		"decisions/s, against %s/s with Redis otherwise idle just before (%s): each batch is one Lua script "+
-		"that holds Redis's single thread while it runs.",
-		thousands(float64(st.identities)), st.trips, hybrid.DefaultBatchSize, st.took.Round(time.Millisecond),
-		(st.took / time.Duration(max(st.trips, 1))).Round(time.Microsecond),
-		thousands(st.during), thousands(st.alone), ratio(st.during, st.alone))
+		"every warm key was hit since the last reconcile), in round trips of up to %d identities each, while one "+
+		"caller of `backends/redis` (plain) decides on the same Redis. Each batch is one Lua script that holds Redis's single thread while it runs; "+
+		"`SyncShare` makes the Sync pause between batches to one node so that it takes at most that share of "+
+		"the node's time.", thousands(float64(sts[0].identities)), hybrid.DefaultBatchSize)
+	var tab [][]string
+	for _, st := range sts {
+		tab = append(tab, []string{fmt.Sprintf("%.1f", st.share), fmt.Sprint(st.trips), st.took.Round(time.Millisecond).String(),
+			(st.took / time.Duration(max(st.trips, 1))).Round(time.Microsecond).String(),
+			thousands(st.alone) + "/s", thousands(st.during) + "/s", ratio(st.during, st.alone)})
+	}
+	d.table([]string{"SyncShare", "round trips", "Sync took", "per round trip", "other caller, Redis idle just before", "other caller during the Sync", "÷ idle"}, tab)
 	cs := make([]*contender, len(rows))
 	outs := make([]*outcome, len(rows))
 	for i, r := range rows {

@@ -16,6 +16,7 @@ type stall struct {
 	trips      uint64        // its round trips (batches)
 	alone      float64       // plain decisions/s from one caller, Redis otherwise idle
 	during     float64       // the same while the Sync runs
+	share      float64       // the Node's Config.SyncShare
 }
 
 // measureStall marks every key dirty on node, then times plain decisions
