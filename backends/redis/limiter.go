@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/topology"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -22,6 +23,7 @@ type Limiter struct {
 	batch  *batcher // nil unless WithPipelining
 	calls  atomic.Uint64
 	trips  atomic.Uint64
+	reload topology.Reloader // slot-map reloads after errors (cluster only)
 }
 
 var _ core.Limiter = (*Limiter)(nil)
@@ -115,7 +117,7 @@ func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit b
 		v, err = l.run(ctx, req)
 	}
 	if err != nil {
-		l.reloadTopology()
+		l.reload.AfterError(l.client) // a dead master: find its promoted replica
 		return l.failDecision(), &core.UnavailableError{Op: "redis evalsha", Err: err}
 	}
 	d, err := l.parseReply(v)

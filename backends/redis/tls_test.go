@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"strings"
 	"testing"
@@ -21,9 +22,11 @@ const tlsNow = 1_800_000_000_500
 // TestRedisOverTLS: TLS is the go-redis client's own option (TLSConfig),
 // so over a TLS-only Redis that requires client certificates the limiter
 // decides exactly as core's model for every algorithm (limit 5: five
-// allowed, the sixth denied). A plain TCP client, a client of another CA
-// and a client trusting the CA without a certificate each get the
-// fail-closed denial with ErrUnavailable and write nothing.
+// allowed, the sixth denied). A plain TCP client, a client of another CA,
+// a client trusting the CA without a certificate and one trusting the CA
+// but presenting another CA's client certificate (which only the server
+// can refuse) each get the fail-closed denial with ErrUnavailable and
+// write nothing.
 func TestRedisOverTLS(t *testing.T) {
 	m := tlstest.New(t)
 	p := redistest.StartTLS(t, m)
@@ -50,10 +53,13 @@ func TestRedisOverTLS(t *testing.T) {
 	}
 
 	keys := dbsize(t, c)
+	other := tlstest.New(t)
 	refused := map[string]*tls.Config{
 		"plain TCP":             nil,
-		"another CA":            tlstest.New(t).Client,
+		"another CA":            other.Client,
 		"no client certificate": {RootCAs: m.Pool},
+		// trusts the server, so only the server can refuse it
+		"client certificate of another CA": {RootCAs: m.Pool, Certificates: other.Client.Certificates},
 	}
 	for name, cfg := range refused {
 		bad := goredis.NewClient(&goredis.Options{Addr: p.Addr, TLSConfig: cfg, MaxRetries: -1,
@@ -63,6 +69,10 @@ func TestRedisOverTLS(t *testing.T) {
 		d, err := l.AllowN(ctx, "user:2", at(tlsNow), 1)
 		if !errors.Is(err, core.ErrUnavailable) || d.Allowed || d.Source != core.SourceFailClosed {
 			t.Fatalf("%s client: %+v %v, want a fail-closed denial with ErrUnavailable", name, d, err)
+		}
+		if cfg != nil && cfg.RootCAs == m.Pool &&
+			(errors.As(err, new(x509.UnknownAuthorityError)) || strings.Contains(err.Error(), "x509:")) {
+			t.Fatalf("%s client: %v; it refused the server, want the server to refuse it", name, err)
 		}
 		t.Logf("%s client refused: %v", name, err)
 	}

@@ -2,6 +2,9 @@ package natstest
 
 import (
 	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -37,7 +40,8 @@ func TestStartWithUser(t *testing.T) {
 // messages through a TLS-only server; a raw plaintext client gets no PONG;
 // a default nats.go client (which the server's INFO upgrades to TLS with
 // the system roots), a client of another CA and a client trusting the CA
-// without a certificate are refused.
+// without a certificate are refused; and the server itself refuses a
+// client that trusts its CA but presents another CA's client certificate.
 func TestStartWithTLS(t *testing.T) {
 	m, other := tlstest.New(t), tlstest.New(t)
 	s := StartWithTLS(t, m.Server)
@@ -55,6 +59,37 @@ func TestStartWithTLS(t *testing.T) {
 		}
 		t.Logf("%s: %v", name, err)
 	}
+	foreignCertRefused(t, s.URL, m, other)
+}
+
+// foreignCertRefused: a client that trusts m's CA (so it accepts the
+// server) but presents other's client certificate must be refused by the
+// server: nats.Connect fails, not because the client distrusts the server
+// (no unknown-authority error on the client's side) but with the server's
+// TLS alert, which under TLS 1.3 reaches the client at its first read
+// after the handshake (waiting for the PONG to its CONNECT). Should
+// Connect return a connection, a round trip on it must fail.
+func foreignCertRefused(t *testing.T, url string, m, other *tlstest.Material) {
+	t.Helper()
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: m.Pool,
+		Certificates: other.Client.Certificates}
+	nc, err := nats.Connect(url, nats.Secure(cfg), nats.Timeout(2*time.Second),
+		nats.NoReconnect())
+	if err == nil {
+		defer nc.Close()
+		if ferr := nc.FlushTimeout(2 * time.Second); ferr == nil && !nc.IsClosed() {
+			t.Fatal("client certificate of another CA: connected and got a PONG from a server requiring certificates of its CA")
+		}
+		t.Logf("client certificate of another CA: connected, then cut off (%v)", nc.LastError())
+		return
+	}
+	if errors.As(err, new(x509.UnknownAuthorityError)) {
+		t.Fatalf("client certificate of another CA: %v; the client refused the server, want the server to refuse the client", err)
+	}
+	if !strings.Contains(err.Error(), "remote error: tls:") {
+		t.Fatalf("client certificate of another CA: %v; want the server's TLS alert", err)
+	}
+	t.Logf("client certificate of another CA: %v", err)
 }
 
 // roundTrip fails the test unless a message published on nc comes back to

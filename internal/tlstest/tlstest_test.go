@@ -8,14 +8,17 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestHandshake: over a loopback TCP connection the client config
 // completes a mutually authenticated handshake with the server config,
-// under the names 127.0.0.1 and localhost; a client of another CA, and a
-// client that trusts the CA but has no certificate, are both refused.
+// under the names 127.0.0.1 and localhost; a client of another CA, a
+// client that trusts the CA but presents another CA's client certificate
+// (refused by the server, which fails to verify it) and a client that
+// trusts the CA but has no certificate are all refused.
 func TestHandshake(t *testing.T) {
 	m, other := New(t), New(t)
 	for _, name := range []string{"127.0.0.1", "localhost"} {
@@ -28,6 +31,19 @@ func TestHandshake(t *testing.T) {
 	if !errors.As(cliErr, new(x509.UnknownAuthorityError)) || srvErr == nil {
 		t.Fatalf("client of another CA: client %v, server %v; want unknown authority, refused", cliErr, srvErr)
 	}
+	// A client that trusts the server's CA but presents a certificate of
+	// another CA: the server itself must refuse it. Its Handshake fails
+	// verifying the client certificate; the client, whose handshake may
+	// complete first under TLS 1.3, sees the server's alert at its read.
+	foreignCert := &tls.Config{RootCAs: m.Pool, Certificates: other.Client.Certificates}
+	cliErr, srvErr = exchange(t, m.Server, foreignCert, "127.0.0.1")
+	if !errors.As(srvErr, new(x509.UnknownAuthorityError)) || !strings.Contains(srvErr.Error(), "certificate") {
+		t.Fatalf("client certificate of another CA: server %v; want it to refuse the certificate (unknown authority)", srvErr)
+	}
+	if cliErr == nil || !strings.Contains(cliErr.Error(), "remote error: tls:") {
+		t.Fatalf("client certificate of another CA: client %v; want the server's TLS alert", cliErr)
+	}
+	t.Logf("client certificate of another CA: client %v; server %v", cliErr, srvErr)
 	noCert := &tls.Config{RootCAs: m.Pool}
 	if cliErr, srvErr := exchange(t, m.Server, noCert, "127.0.0.1"); cliErr == nil || srvErr == nil {
 		t.Fatalf("client without certificate: client %v, server %v; want both to fail", cliErr, srvErr)

@@ -13,7 +13,7 @@ import (
 // others keep deciding at their own masters. Its zero value is empty and
 // ready.
 type downSet struct {
-	n     atomic.Int64 // nodes in until; 0 lets the hot path skip the lookup
+	n     atomic.Int64 // nodes in until; 0 lets isDown and clear skip the lock
 	mu    sync.Mutex
 	until map[string]int64
 }
@@ -40,18 +40,27 @@ func (d *downSet) clear(node string) {
 	d.n.Store(int64(len(d.until)))
 }
 
-// isDown reports whether node is marked down at now (ms).
+// isDown reports whether node is marked down at now (ms). Marks that have
+// expired are dropped on the way, so a node that never answers again (a
+// dead master whose replica took over under another address) does not keep
+// the set non-empty.
 func (d *downSet) isDown(node string, now int64) bool {
 	if d.n.Load() == 0 {
 		return false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	for k, u := range d.until {
+		if u <= now {
+			delete(d.until, k)
+		}
+	}
+	d.n.Store(int64(len(d.until)))
 	return now < d.until[node]
 }
 
-// anyDown reports whether some node is marked down; nodeOf is then worth
-// its lookup.
+// anyDown reports whether some node is marked down (expired marks count
+// until isDown drops them).
 func (d *downSet) anyDown() bool { return d.n.Load() > 0 }
 
 // nodeOf names the Redis node serving key ("" for a single Redis).

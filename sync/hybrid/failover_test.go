@@ -225,14 +225,25 @@ func TestFailoverUnseenTailHealedByResync(t *testing.T) {
 	}
 	mustAllow(t, a, ids[1], now)
 	mustSync(t, a, now)
-	unseen := e.redisTotal(ids[0], idx)
+	// The ordinary Sync went through (the second identity reached Redis)
+	// without a single Redis error, so a never learned of the failover,
+	// and it left the first identity's cut tail where it was: Redis holds
+	// 2 of its 5 units, as the simulated tail left it.
+	unseen, unseen1 := e.redisTotal(ids[0], idx), e.redisTotal(ids[1], idx)
+	errs := a.Stats().RedisErrors
+	if unseen != 2 || unseen1 != 6 {
+		t.Fatalf("after an ordinary Sync Redis holds %d and %d, want 2 (the cut tail unhealed) and 6", unseen, unseen1)
+	}
+	if errs != 0 {
+		t.Fatalf("PoP a saw %d Redis errors before the Resync: the failover was not unseen", errs)
+	}
 	e.clock.Advance(5 * time.Second)
 	mustSync(t, a, e.clock.Now())
 	if got, got1 := e.redisTotal(ids[0], idx), e.redisTotal(ids[1], idx); got != 5 || got1 != 6 {
 		t.Fatalf("after Resync Redis holds %d and %d, want 5 and 6", got, got1)
 	}
-	t.Logf("failover unseen by the PoP: Redis held %d of 5 units after an ordinary Sync, 5 after the next Resync; Redis errors seen %d",
-		unseen, a.Stats().RedisErrors)
+	t.Logf("failover unseen by the PoP: Redis held %d of 5 units after an ordinary Sync, 5 after the next Resync; Redis errors seen before the Resync %d, after %d",
+		unseen, errs, a.Stats().RedisErrors)
 }
 
 // sameMaster returns count identities served by one master.

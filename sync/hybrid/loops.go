@@ -77,5 +77,5 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.sub != nil {
 		_ = n.sub.Unsubscribe()
 	}
-	return errors.Join(gerr, n.Sync(ctx, now))
+	return errors.Join(gerr, n.sync(ctx, now, false)) // no pauses: a shutdown deadline must not expire in one
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/topology"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	"github.com/edgelimit/edgelimit/sync/reconcile"
 	"github.com/nats-io/nats.go"
@@ -42,6 +43,7 @@ type Node struct {
 
 	audits chan auditSample                                 // sampled decisions awaiting Audit; nil when AuditRate is 0
 	down   downSet                                          // Redis nodes that Redis-decided requests skip for now
+	reload topology.Reloader                                // slot-map reloads after errors (cluster only)
 	sleep  func(ctx context.Context, d time.Duration) error // Sync's pause between batches; sleepCtx, tests record it
 	st     stats
 	loops  loops

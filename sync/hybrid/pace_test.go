@@ -51,8 +51,8 @@ func TestSyncPacesBatches(t *testing.T) {
 }
 
 // TestSyncPauseEndsWithContext: a context that ends during a pause stops
-// the Sync with its error and keeps the unsent identities pending; the
-// next Sync sends them.
+// the Sync with a *core.UnavailableError wrapping its error and keeps the
+// unsent identities pending; the next Sync sends them.
 func TestSyncPauseEndsWithContext(t *testing.T) {
 	e := newEnv(t, false)
 	n := e.node("pace-ctx", func(c *Config) { c.BatchSize = 4 })
@@ -60,8 +60,8 @@ func TestSyncPauseEndsWithContext(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		mustAllow(t, n, fmt.Sprint("id", i), t0)
 	}
-	if err := n.Sync(context.Background(), t0); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Sync: %v, want context.Canceled", err)
+	if err := n.Sync(context.Background(), t0); !errors.Is(err, context.Canceled) || !errors.Is(err, core.ErrUnavailable) {
+		t.Fatalf("Sync: %v, want a *core.UnavailableError wrapping context.Canceled", err)
 	}
 	n.sleep = sleepCtx
 	mustSync(t, n, t0)
@@ -80,6 +80,60 @@ func TestSyncShareValidated(t *testing.T) {
 		_, err := New(Config{PoP: "p", Limit: core.PerWindow(10, time.Second), Redis: rdb, SyncShare: s})
 		if !errors.Is(err, ErrBadConfig) || !errors.Is(err, core.ErrInvalid) {
 			t.Errorf("SyncShare %v: %v, want ErrBadConfig", s, err)
+		}
+	}
+}
+
+// TestPauseAfter: the pause after a batch that took d is d × (1 − s) / s
+// (to the microsecond: float arithmetic).
+func TestPauseAfter(t *testing.T) {
+	for _, c := range []struct {
+		share float64
+		want  time.Duration
+	}{{0.5, 10 * time.Millisecond}, {0.25, 30 * time.Millisecond}, {0.8, 2500 * time.Microsecond}, {1, 0}} {
+		n := &Node{cfg: Config{SyncShare: c.share}}
+		if got := n.pauseAfter(10 * time.Millisecond); (got-c.want).Abs() > time.Microsecond {
+			t.Errorf("SyncShare %v: pause %v after 10ms, want %v", c.share, got, c.want)
+		}
+	}
+}
+
+// TestSleepCtx: sleepCtx waits its duration, returns at once with the
+// context's error when the context ends first, and does not wait for 0.
+func TestSleepCtx(t *testing.T) {
+	start := time.Now()
+	if err := sleepCtx(context.Background(), 20*time.Millisecond); err != nil || time.Since(start) < 20*time.Millisecond {
+		t.Fatalf("sleepCtx(20ms): %v after %v", err, time.Since(start))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sleepCtx(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("sleepCtx on a cancelled context: %v", err)
+	}
+	if err := sleepCtx(context.Background(), 0); err != nil {
+		t.Fatalf("sleepCtx(0): %v", err)
+	}
+}
+
+// TestCloseFlushesWithoutPauses: Close's final Sync sends every batch
+// without pausing, however small SyncShare is.
+func TestCloseFlushesWithoutPauses(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("pace-close", func(c *Config) { c.BatchSize, c.SyncShare = 2, 0.01 })
+	paused := false
+	n.sleep = func(ctx context.Context, d time.Duration) error { paused = true; return nil }
+	for i := 0; i < 9; i++ {
+		mustAllow(t, n, fmt.Sprint("id", i), t0)
+	}
+	if err := n.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if paused {
+		t.Error("Close paused between batches")
+	}
+	for i := 0; i < 9; i++ {
+		if got := e.redisTotal("el", fmt.Sprint("id", i), e.idx(n)); got != 1 {
+			t.Errorf("id%d holds %d in Redis after Close, want 1", i, got)
 		}
 	}
 }

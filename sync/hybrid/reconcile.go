@@ -25,6 +25,12 @@ import (
 // *core.UnavailableError; the unsent identities stay pending (bounded by
 // MaxPending) and are re-sent by the next Sync.
 func (n *Node) Sync(ctx context.Context, now time.Time) error {
+	return n.sync(ctx, now, true)
+}
+
+// sync is Sync, pausing between batches to one node only when paced (Close
+// flushes without pauses).
+func (n *Node) sync(ctx context.Context, now time.Time, paced bool) error {
 	ms := core.Millis(now)
 	idx, _ := n.position(ms)
 	n.sweepParked(idx)
@@ -37,7 +43,7 @@ func (n *Node) Sync(ctx context.Context, now time.Time) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = n.syncGroup(ctx, g, ms)
+			errs[i] = n.syncGroup(ctx, g, ms, paced)
 		}()
 	}
 	wg.Wait()
@@ -56,16 +62,17 @@ type shardGroup struct {
 }
 
 // syncGroup sends one node's identities batch after batch, pausing between
-// batches (pauseAfter). On a failure the rest stay pending and the node is
-// marked down; on success its down mark is cleared. A ctx ending during a
-// pause keeps the rest pending and returns ctx's error.
-func (n *Node) syncGroup(ctx context.Context, g shardGroup, now int64) error {
+// batches when paced (pauseAfter). On a failure the rest stay pending and
+// the node is marked down; on success its down mark is cleared. A ctx
+// ending during a pause keeps the rest pending and returns a
+// *core.UnavailableError wrapping ctx's error.
+func (n *Node) syncGroup(ctx context.Context, g shardGroup, now int64, paced bool) error {
 	var took time.Duration
 	for start := 0; start < len(g.entries); start += n.cfg.BatchSize {
-		if start > 0 {
+		if start > 0 && paced {
 			if err := n.sleep(ctx, n.pauseAfter(took)); err != nil {
 				n.requeue(g.entries[start:])
-				return err
+				return &core.UnavailableError{Op: "redis reconcile", Err: err}
 			}
 		}
 		t0 := time.Now()

@@ -6,7 +6,6 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/sync/reconcile"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // errRedisDown is the cause reported while Redis-decided requests skip a
@@ -19,7 +18,8 @@ var errRedisDown = errors.New("redis failed recently; retrying after RedisRetry"
 // wrote itself, so what gossip told this PoP never reaches Redis), and
 // refreshes the view from the reply. On failure it falls back (see fallback).
 func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.Decision, error) {
-	if n.down.anyDown() && n.down.isDown(n.nodeOf(ctx, e.key), now) {
+	node := n.nodeOf(ctx, e.key) // once: a reload may re-route the key meanwhile
+	if n.down.isDown(node, now) {
 		return n.fallback(e, now, w, errRedisDown)
 	}
 	args := n.decideArgs(e, now, w)
@@ -27,9 +27,10 @@ func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.
 	ok, res, err := n.store.Decide(ctx, args)
 	if err != nil {
 		n.st.redisErrors.Add(1)
-		n.markDown(n.nodeOf(ctx, e.key), now)
+		n.markDown(node, now)
 		return n.fallback(e, now, w, err)
 	}
+	n.down.clear(node)
 	n.st.redis.Add(1)
 	e = n.lockLive(e, now, false)
 	if ok {
@@ -139,24 +140,11 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 // RedisRetry, the next Sync re-sends every own count (the failure may be a
 // master that died with acknowledged writes its replica never got, or a
 // Redis that restarts empty), and a cluster client reloads its slot map
-// (reloadTopology).
+// (package internal/topology).
 func (n *Node) markDown(node string, now int64) {
 	n.down.mark(node, now+n.cfg.RedisRetry.Milliseconds())
 	n.mu.Lock()
 	n.resendAll = true
 	n.mu.Unlock()
-	n.reloadTopology()
-}
-
-// reloadTopology asks a Redis Cluster client to reload its slot map in the
-// background (go-redis runs one reload at a time, at most every 200 ms).
-// go-redis reloads it by itself only on a MOVED or ASK reply or every
-// ClusterStateReloadInterval (60 s by default), and a dead master sends
-// neither: without this, after a replica took over, a PoP would keep
-// sending the dead master's identities to its address, failing their
-// Syncs and Redis-decided requests, for up to that interval.
-func (n *Node) reloadTopology() {
-	if c, ok := n.cfg.Redis.(*goredis.ClusterClient); ok {
-		c.ReloadState(context.Background())
-	}
+	n.reload.AfterError(n.cfg.Redis) // a dead master: find its promoted replica
 }
