@@ -92,7 +92,7 @@ func TestPauseAfter(t *testing.T) {
 		want  time.Duration
 	}{{0.5, 10 * time.Millisecond}, {0.25, 30 * time.Millisecond}, {0.8, 2500 * time.Microsecond}, {1, 0}} {
 		n := &Node{cfg: Config{SyncShare: c.share}}
-		if got := n.pauseAfter(10 * time.Millisecond); (got-c.want).Abs() > time.Microsecond {
+		if got := n.pauseAfter(10 * time.Millisecond); (got - c.want).Abs() > time.Microsecond {
 			t.Errorf("SyncShare %v: pause %v after 10ms, want %v", c.share, got, c.want)
 		}
 	}
