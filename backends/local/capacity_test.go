@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -74,5 +75,36 @@ func TestEvictionForgetsCount(t *testing.T) {
 	}
 	if l.Evictions() != 2 {
 		t.Fatalf("Evictions() = %d, want 2", l.Evictions())
+	}
+}
+
+// TestHotKeySurvivesChurn: a key hit between every two new identities
+// keeps its count however many new identities flood its shard (as in an
+// exact LRU), while the idle ones are the ones forgotten: moving a key to
+// the front only every capacity/8 arrivals must not let a flood of fresh
+// keys reset a key in constant use.
+func TestHotKeySurvivesChurn(t *testing.T) {
+	clk := core.NewManualClock(time.Unix(1_700_000_000, 0))
+	l, err := New(core.PerWindow(100, 16*time.Second), WithCapacity(64), WithShards(1), WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < 50; i++ {
+		l.Allow(ctx, "hot")
+	}
+	for i := 0; i < 1000; i++ {
+		clk.Advance(time.Millisecond)
+		l.Allow(ctx, "flood:"+strconv.Itoa(i))
+		l.Allow(ctx, "hot")
+	}
+	if d, _ := l.Peek(ctx, "hot", clk.Now()); d.Allowed || d.Remaining != 0 {
+		t.Fatalf("hot after 1000 new keys: %+v, want its 100 counted (denied, 0 remaining)", d)
+	}
+	if l.Evictions() < 900 {
+		t.Fatalf("%d evictions, want the flood's (≥ 900)", l.Evictions())
+	}
+	if _, ok := l.State("flood:0"); ok {
+		t.Fatal("the oldest idle key is still held")
 	}
 }

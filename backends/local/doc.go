@@ -7,8 +7,10 @@
 // It is the fast path of a single node and the local view of the
 // local-first hybrid: a decision on a key already held takes one shard lock,
 // one map lookup and no allocation. The state is changed in place; the key
-// moves to the front of its LRU at most once per sixteenth of the window
-// (between 1 ms and 1 s), so the LRU order is exact to within that.
+// moves to the front of its LRU only when an eighth of its shard's capacity
+// in new keys arrived since it last moved there, which forgets no identity
+// an exact LRU would keep while it is used at least once per 7/8 of a
+// shard's capacity in new arrivals.
 //
 // Memory is bounded by WithCapacity. When a shard is full the least recently
 // used identity is forgotten, and forgetting an identity that still holds
@@ -19,7 +21,7 @@
 // Capacity and LRU order are per shard (capacity is split evenly), so the
 // identity forgotten is the least recently used of its shard, not of all.
 //
-// Memory: about 150–165 bytes per identity on the Go heap for the window
+// Memory: about 150–170 bytes per identity on the Go heap for the window
 // algorithms and the bucket with short keys (key copy, LRU entry, map slot and
 // state; BenchmarkMemoryPerIdentity), plus 8 bytes per stamp for the log,
 // whose slice holds at most Max stamps (its capacity may reach about twice

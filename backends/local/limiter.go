@@ -70,8 +70,7 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 
 // Peek reports the decision one unit would get at now without counting it;
 // Remaining is the quota before spending. A key not held is not stored; a key
-// held counts as used for the LRU order (within the promotion interval, see
-// the package doc).
+// held counts as used for the LRU order (see the package doc on promotion).
 func (l *Limiter) Peek(_ context.Context, key string, now time.Time) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{Limit: l.limit.Max}, err

@@ -31,11 +31,11 @@ type engine interface {
 const sweepPerInsert = 2
 
 // slot is one identity's state as stored: the algorithm's value, changed in
-// place under the shard lock, and when (ms) the slot last moved to the
-// front of its LRU.
+// place under the shard lock, and the shard's insert count when the slot
+// last moved to the front of its LRU.
 type slot[V any] struct {
 	v        V
-	promoted int64
+	promoted uint64
 }
 
 // store is a sharded set of LRUs from key to a *slot holding the state.
@@ -43,22 +43,31 @@ type slot[V any] struct {
 // A decision on a held key is one map lookup (simplelru.Peek) and an in-place
 // change of the slot: no write-back, no second lookup. Moving the entry to
 // the front of the LRU list touches two unrelated list neighbours, a cache
-// miss each on a large key set, so it is done at most once per promoteEvery
-// ms per key (see promoteInterval), not on every call.
+// miss each on a large key set, so it is done only when the shard has taken
+// in at least gap new keys since the slot last moved (see shard.gap).
 type store[V any] struct {
-	shards       []shard[V]
-	mask         uint64
-	seed         maphash.Seed
-	limit        core.Limit
-	apply        decideFunc[V]
-	promoteEvery int64
+	shards []shard[V]
+	mask   uint64
+	seed   maphash.Seed
+	limit  core.Limit
+	apply  decideFunc[V]
 }
 
 // shard is one independently locked LRU, padded by two cache lines so two
 // shards' locks never share a line (nor an adjacent-line prefetch pair).
+//
+// Promotion: a key is evicted only once its shard has taken in its capacity
+// of new keys since the key last moved to the front (nothing else pushes it
+// towards the tail). Moving a key used again once gap = capacity/8 (at least
+// 1) new keys arrived since its last move therefore keeps every key used at
+// least once per 7/8 of the shard's capacity in new arrivals, exactly as an
+// exact LRU would; only among keys idle longer than that is the order
+// approximate, to within gap arrivals.
 type shard[V any] struct {
 	mu      sync.Mutex
 	lru     *simplelru.LRU[string, *slot[V]]
+	inserts uint64 // keys added since New, guarded by mu
+	gap     uint64 // inserts between two moves of one key to the front
 	evicted atomic.Uint64
 	work    V // scratch for a key not held, guarded by mu
 	_       [128]byte
@@ -70,7 +79,7 @@ func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], erro
 		n /= 2
 	}
 	st := &store[V]{shards: make([]shard[V], n), mask: uint64(n - 1), seed: maphash.MakeSeed(),
-		limit: l, apply: f, promoteEvery: promoteInterval(l)}
+		limit: l, apply: f}
 	for i := range st.shards {
 		size := cfg.capacity / n
 		if i < cfg.capacity%n {
@@ -81,19 +90,9 @@ func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], erro
 			return nil, err
 		}
 		st.shards[i].lru = c
+		st.shards[i].gap = uint64(max(size/8, 1))
 	}
 	return st, nil
-}
-
-// promoteInterval is how often (ms) a key in use moves to the front of its
-// LRU: a sixteenth of the window, between 1 ms and 1 s. The LRU order is
-// therefore exact to within that interval: an identity used in the last
-// promoteInterval may sit behind one used slightly earlier. Since an
-// identity's state matters for one or two windows, this changes which
-// identity a full shard forgets only between identities used within a
-// sixteenth of a window of each other.
-func promoteInterval(l core.Limit) int64 {
-	return min(max(l.Window.Milliseconds()/16, 1), 1000)
 }
 
 func (st *store[V]) shardOf(key string) *shard[V] {
@@ -111,9 +110,9 @@ func (st *store[V]) decide(key string, now, n int64, commit bool) core.Decision 
 		sh.mu.Unlock()
 		return d
 	}
-	if now-s.promoted >= st.promoteEvery || now < s.promoted {
+	if sh.inserts-s.promoted >= sh.gap {
 		sh.lru.Get(key) // moves it to the front
-		s.promoted = now
+		s.promoted = sh.inserts
 	}
 	d := st.apply(&s.v, st.limit, now, n, commit)
 	sh.mu.Unlock() // no defer: nothing above panics on valid input
@@ -127,7 +126,7 @@ func (st *store[V]) decideNew(sh *shard[V], key string, now, n int64, commit boo
 	sh.work = zero // the shard's scratch, so taking its address allocates nothing
 	d := st.apply(&sh.work, st.limit, now, n, commit)
 	if commit && d.Allowed {
-		st.insert(sh, key, &slot[V]{v: sh.work, promoted: now}, now)
+		st.insert(sh, key, &slot[V]{v: sh.work}, now)
 		sh.work = zero // the slot owns what the scratch referenced
 	}
 	return d
@@ -143,6 +142,8 @@ func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now int64) {
 		}
 		sh.lru.RemoveOldest()
 	}
+	sh.inserts++
+	s.promoted = sh.inserts
 	if sh.lru.Add(strings.Clone(key), s) {
 		sh.evicted.Add(1)
 	}

@@ -68,13 +68,11 @@ type entry struct {
 
 	queuedRedis  atomic.Bool
 	queuedGossip atomic.Bool
-	promoted     atomic.Int64 // ms of the last move to the LRU's front (Node.cached)
+	promoted     uint64 // its view shard's inserts at its last move to the front; guarded by that shard's lock
 }
 
 func newEntry(key string, idx, now int64) *entry {
-	e := &entry{key: key, idx: idx, refreshed: now}
-	e.promoted.Store(now)
-	return e
+	return &entry{key: key, idx: idx, refreshed: now}
 }
 
 // roll brings the entry to window idx; older indexes change nothing.

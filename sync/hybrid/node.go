@@ -26,8 +26,7 @@ type Node struct {
 	tr    *gossip.Transport
 	sub   *nats.Subscription
 
-	gossipCap    int64 // Config.GossipCap × Limit.Max in units, at least 1
-	promoteEvery int64 // ms between two moves of one entry to the LRU's front
+	gossipCap int64 // Config.GossipCap × Limit.Max in units, at least 1
 
 	// mu guards the pending sets, the parked entries, resend and inbox. Every
 	// cache call that can evict (adding an entry, Remove) is made with mu
@@ -67,7 +66,6 @@ func New(cfg Config) (*Node, error) {
 	if cfg.GossipCap < 1 {
 		n.gossipCap = max(1, int64(cfg.GossipCap*float64(cfg.Limit.Max)))
 	}
-	n.promoteEvery = min(max(n.w/16, 1), 1000)
 	n.cache = newViewLRU(cfg.Capacity, n.evicted)
 	n.store = reconcile.New(cfg.Redis, cfg.Namespace, n.id, cfg.Limit.Window,
 		reconcile.WithExpirySlack(cfg.ExpirySlack))
@@ -121,12 +119,12 @@ func (n *Node) position(now int64) (idx, elapsed int64) {
 // (counted in Stats.GossipSkipped): gossip about identities this PoP does
 // not serve does not push out those it does.
 func (n *Node) entry(key string, now int64, fromGossip bool) *entry {
-	if e, ok := n.cached(key, now); ok {
+	if e, ok := n.cache.Touch(key); ok {
 		return e
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if e, ok := n.cache.Get(key); ok { // added meanwhile
+	if e, ok := n.cache.Peek(key); ok { // added meanwhile
 		return e
 	}
 	e := n.detached(key)
@@ -145,23 +143,6 @@ func (n *Node) entry(key string, now int64, fromGossip bool) *entry {
 	}
 	n.cache.Add(key, e) // may evict: evicted runs here, with n.mu held
 	return e
-}
-
-// cached returns key's entry when the LRU holds it. The entry moves to the
-// front of its LRU shard at most once per promoteEvery ms: the move touches
-// two unrelated list neighbours, a cache miss each on a large view, and
-// nearly every decision would pay it. The LRU order is exact to within
-// promoteEvery (a sixteenth of the window, between 1 ms and 1 s).
-func (n *Node) cached(key string, now int64) (*entry, bool) {
-	e, ok := n.cache.Peek(key)
-	if !ok {
-		return nil, false
-	}
-	if p := e.promoted.Load(); now-p >= n.promoteEvery || now < p {
-		e.promoted.Store(now)
-		n.cache.Get(key) // a no-op when evicted meanwhile
-	}
-	return e, true
 }
 
 // detached returns key's entry when it is out of the LRU but still held:

@@ -24,12 +24,19 @@ type viewLRU struct {
 }
 
 // viewShard is one locked LRU, padded so two shards' locks never share a
-// cache line.
+// cache line. An entry moves to the front (Touch) only once gap new keys
+// arrived in the shard since it last moved: an entry is evicted only after
+// its shard's capacity of arrivals since its last move, so every entry used
+// at least once per 7/8 of the shard's capacity in arrivals stays, as in an
+// exact LRU, and the list is touched (two unrelated neighbours, a cache miss
+// each) on few decisions.
 type viewShard struct {
-	mu   sync.Mutex
-	lru  *simplelru.LRU[string, *entry]
-	size int // capacity of this shard
-	_    [104]byte
+	mu      sync.Mutex
+	lru     *simplelru.LRU[string, *entry]
+	size    int    // capacity of this shard
+	inserts uint64 // keys added since creation
+	gap     uint64 // size/8, at least 1
+	_       [88]byte
 }
 
 // newViewLRU returns a viewLRU holding at most capacity entries (≥ 1).
@@ -42,7 +49,7 @@ func newViewLRU(capacity int, onEvict func(string, *entry)) *viewLRU {
 		if i < capacity%n {
 			size++
 		}
-		v.shards[i].size = size
+		v.shards[i].size, v.shards[i].gap = size, uint64(max(size/8, 1))
 		v.shards[i].lru, _ = simplelru.NewLRU(size, onEvict) // size ≥ 1: no error
 	}
 	return v
@@ -66,12 +73,18 @@ func (v *viewLRU) shard(key string) *viewShard {
 	return &v.shards[maphash.String(v.seed, key)&v.mask]
 }
 
-// Get returns key's entry and moves it to the front of its shard.
-func (v *viewLRU) Get(key string) (*entry, bool) {
+// Touch returns key's entry, moving it to the front of its shard when gap
+// keys arrived there since it last moved (see viewShard).
+func (v *viewLRU) Touch(key string) (*entry, bool) {
 	s := v.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lru.Get(key)
+	e, ok := s.lru.Peek(key)
+	if ok && s.inserts-e.promoted >= s.gap {
+		s.lru.Get(key)
+		e.promoted = s.inserts
+	}
+	return e, ok
 }
 
 // Peek returns key's entry without changing the LRU order.
@@ -88,6 +101,8 @@ func (v *viewLRU) Add(key string, e *entry) bool {
 	s := v.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.inserts++
+	e.promoted = s.inserts
 	return s.lru.Add(key, e)
 }
 
