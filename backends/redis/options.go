@@ -64,11 +64,12 @@ func WithExpirySlack(d time.Duration) Option { return func(c *config) { c.slack 
 
 // WithPipelining turns on implicit pipelining: decisions of concurrent
 // callers share pipelines of EVALSHA calls (each still its own atomic
-// script, each caller getting its own answer). A call is sent at once while
-// the connection is idle (fewer than two pipelines in flight); otherwise it
-// waits with the others until a pipeline returns, window has passed, or
-// maxBatch calls are waiting. Off by default. window must not be negative
-// and maxBatch must be at least 1.
+// script, each caller getting its own answer). A call is sent at once when
+// no pipeline is in flight; otherwise it waits with the others until window
+// has passed since the first of them arrived or maxBatch are waiting, and
+// goes out as a second pipeline (at most two in flight) or when one returns.
+// A pipeline carries at most maxBatch calls. Off by default. window must not
+// be negative and maxBatch must be at least 1.
 func WithPipelining(window time.Duration, maxBatch int) Option {
 	return func(c *config) { c.pipe, c.pipeWindow, c.pipeMax = true, window, maxBatch }
 }

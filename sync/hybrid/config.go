@@ -52,9 +52,11 @@ type Config struct {
 	// it on arrival.
 	ManualGossip bool
 	Clock        core.Clock // default core.SystemClock
-	Capacity     int        // LRU capacity of the view, in identities; default 100,000
-	// RedisRetry is how long Redis-decided requests are decided without
-	// trying Redis after it failed (Sync keeps probing); default 500ms.
+	Capacity     int        // LRU capacity of the view, in identities, split evenly over its shards (see viewLRU); default 100,000
+	// RedisRetry is how long Redis-decided requests for the identities of
+	// one Redis node (a cluster master, or the one Redis) are decided
+	// without trying it after it failed; a successful Sync or decision at
+	// that node clears it sooner. Default 500ms.
 	RedisRetry time.Duration
 	// Resync is how often every identity with counts in live windows is
 	// re-sent to Redis (anti-entropy, heals a Redis that restarted empty

@@ -18,16 +18,16 @@
 // PoP (a Redis-decided request weighs the caller's view of the others in
 // the estimate without writing it).
 //
-// Own counts survive the view's LRU: an identity evicted (Capacity) while
-// it holds own counts in live windows is parked, at most MaxPending of them,
-// and revived when seen again, so this PoP's field goes on from its true
-// value; Sync drops parked identities once their counts leave the live
-// windows. Beyond that bound the identity's own counts are forgotten and
-// counted in Stats.EvictedWithCounts: its field restarts from 0 here, the
-// max-merge at Redis and in other views hides the new units under the old
-// value, and this PoP may admit up to that many units of it again in those
-// windows. Gossip about an identity not in a full view is ignored rather
-// than evict one holding own counts (Stats.GossipSkipped).
+// Own counts survive the view's LRU: an identity evicted (its LRU shard
+// full, see Capacity) while it holds own counts in live windows is parked,
+// at most MaxPending of them, and revived when seen again, so this PoP's
+// field goes on from its true value; Sync drops parked identities once their
+// counts leave the live windows. Beyond that bound the identity's own counts
+// are forgotten and counted in Stats.EvictedWithCounts: its field restarts
+// from 0 here, the max-merge at Redis and in other views hides the new units
+// under the old value, and this PoP may admit up to that many units of it
+// again in those windows. Gossip about an identity whose view shard is full
+// is ignored rather than evict one holding own counts (Stats.GossipSkipped).
 //
 // Windows follow the clock of the request: gossip from a PoP whose clock is
 // just ahead (within one window) may roll an identity's view on, but this
