@@ -85,6 +85,19 @@ func StartClusterWith(cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, ErrNoRedisCLI
 	}
+	var errs []error
+	for i := 0; i < launchAttempts; i++ { // fresh ports each time (see launchAttempts)
+		c, err := startClusterOnce(bin, cli, cfg)
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// startClusterOnce launches, joins and waits for one cluster on free ports.
+func startClusterOnce(bin, cli string, cfg ClusterConfig) (*Cluster, error) {
 	c := &Cluster{masters: cfg.Masters}
 	if err := c.launch(bin, cfg.Masters*(1+cfg.ReplicasPerMaster), cfg.NodeTimeout); err != nil {
 		c.Stop()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edgelimit/edgelimit/internal/freeport"
@@ -63,11 +64,29 @@ func StartTLS(c TLS, extra ...string) (*Proc, error) {
 	return start(c.Client, append(args, extra...))
 }
 
+// launchAttempts is how many fresh ports start and StartClusterWith try: a
+// port free a moment ago may be taken (by another test package's server or
+// an outgoing connection) before redis-server binds it.
+const launchAttempts = 3
+
 func start(tlsCfg *tls.Config, extra []string) (*Proc, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNoRedis
 	}
+	var errs []error
+	for i := 0; i < launchAttempts; i++ {
+		p, err := startOnce(bin, tlsCfg, extra)
+		if err == nil {
+			return p, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// startOnce launches redis-server on one free port.
+func startOnce(bin string, tlsCfg *tls.Config, extra []string) (*Proc, error) {
 	port, err := freeport.Get()
 	if err != nil {
 		return nil, err
@@ -86,6 +105,7 @@ func start(tlsCfg *tls.Config, extra []string) (*Proc, error) {
 		"--protected-mode", "no", "--loglevel", "warning")
 	p.args = append(p.args, extra...)
 	if err := p.launch(bin); err != nil {
+		p.Kill()
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -107,10 +127,15 @@ func (p *Proc) waitReady(limit time.Duration) error {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		err := c.Ping(ctx).Err()
-		cancel()
 		if err == nil {
-			return nil
+			err = p.ours(ctx, c)
+			cancel()
+			if err == nil {
+				return nil
+			}
+			return err // another server holds the port: try other ports
 		}
+		cancel()
 		if time.Now().After(deadline) {
 			return fmt.Errorf("redis-server on %s not ready after %s: %w", p.Addr, limit, err)
 		}
@@ -153,4 +178,18 @@ func (p *Proc) Stop() error {
 	err := p.Kill()
 	os.RemoveAll(p.dir)
 	return err
+}
+
+// ours checks that the server answering on p's port is p's own process (its
+// INFO process_id), not another test's server that took the port first.
+func (p *Proc) ours(ctx context.Context, c *redis.Client) error {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return err
+	}
+	want := "process_id:" + strconv.Itoa(p.cmd.Process.Pid) + "\r"
+	if !strings.Contains(info, want) {
+		return fmt.Errorf("redisproc: port of %s answered by another redis-server", p.Addr)
+	}
+	return nil
 }
