@@ -29,14 +29,29 @@ func (n *Node) Sync(ctx context.Context, now time.Time) error {
 }
 
 // sync is Sync, pausing between batches to one node only when paced (Close
-// flushes without pauses).
+// flushes without pauses). When a Redis Cluster master this Node never sent
+// to serves some of its identities (a replica promoted after a failover
+// this Node never saw fail, or a new master), it re-sends every own count at
+// once, in a second round: the old master may have acknowledged writes its
+// replica never got, and no reply would show that loss.
 func (n *Node) sync(ctx context.Context, now time.Time, paced bool) error {
+	fresh, err := n.syncOnce(ctx, now, paced)
+	if err == nil && fresh {
+		_, err = n.syncOnce(ctx, now, paced) // resendAll is set: every own count
+	}
+	return err
+}
+
+// syncOnce is one round of sync; fresh reports a master not sent to
+// before (see noteNodes).
+func (n *Node) syncOnce(ctx context.Context, now time.Time, paced bool) (fresh bool, err error) {
 	ms := core.Millis(now)
 	idx, _ := n.position(ms)
 	n.sweepParked(idx)
 	n.maybeResendAll(ms)
 	pending := n.take(true)
 	groups := n.byShard(ctx, pending)
+	fresh = n.noteNodes(groups)
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
 	for i, g := range groups {
@@ -49,10 +64,41 @@ func (n *Node) sync(ctx context.Context, now time.Time, paced bool) error {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return fresh, err // the first master's failure, as a *core.UnavailableError
 		}
 	}
-	return nil
+	return fresh, nil
+}
+
+// maxNodesSeen bounds the masters noteNodes remembers; past it the set
+// restarts from the current Sync's (costing at most one extra re-send).
+const maxNodesSeen = 64
+
+// noteNodes records the cluster masters of groups and reports whether one
+// of them is new while some were known before (the first Sync only
+// records); it then sets resendAll. A single Redis (node "") never counts.
+func (n *Node) noteNodes(groups []shardGroup) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	known := len(n.nodesSeen) > 0
+	fresh := false
+	if len(n.nodesSeen) > maxNodesSeen {
+		n.nodesSeen = nil
+	}
+	for _, g := range groups {
+		if g.node == "" || n.nodesSeen[g.node] {
+			continue
+		}
+		fresh = fresh || known
+		if n.nodesSeen == nil {
+			n.nodesSeen = map[string]bool{}
+		}
+		n.nodesSeen[g.node] = true
+	}
+	if fresh {
+		n.resendAll = true
+	}
+	return fresh
 }
 
 // shardGroup is the pending identities one Redis node serves.
