@@ -60,7 +60,8 @@ type entry struct {
 	own       counts // this PoP's admitted units
 	acked     counts // own counts Redis acknowledged holding
 	peers     []peer
-	refreshed int64 // ms of the last Redis refresh (or creation)
+	refreshed int64  // ms of the last Redis refresh (or creation)
+	master    string // the Redis Cluster master its last Sync went to; "" before one
 	// gone: evicted from the LRU and not parked (no own counts, no room,
 	// or Reset). A caller that took the entry before that must not count
 	// in it (see Node.lockLive); reviving it from a pending set clears it.

@@ -191,9 +191,9 @@ func (r *failRun) check(during *phase, settled, final held) {
 // learns the new slot map on its own (go-redis' periodic reload, or another
 // user of the client failing); the replica lacks a's last write of the
 // first identity (simulated un-replicated tail). a's next Sync, of the
-// second identity only, meets no error, but it goes to a master a never
-// sent to: a re-sends every own count in the same Sync, which heals the
-// first identity, with Resync off. Later Syncs to the same masters re-send
+// second identity only, meets no error, but that identity's master is not
+// the one its last Sync went to: a re-sends every own count in the same
+// Sync, which heals the first identity, with Resync off. Later Syncs to the same masters re-send
 // nothing more (beyond the one re-send the detected loss asks for).
 func TestFailoverUnseenTailHealedAtNextSync(t *testing.T) {
 	e := newFailoverEnv(t, &fence{})

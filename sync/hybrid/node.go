@@ -28,17 +28,15 @@ type Node struct {
 
 	gossipCap int64 // Config.GossipCap × Limit.Max in units, at least 1
 
-	// mu guards the pending sets, the parked entries, resend, nodesSeen and
-	// inbox. Every cache call that can evict (adding an entry, Remove) is
-	// made with mu held, so the eviction callback (evicted) runs with it
-	// held too.
+	// mu guards the pending sets, the parked entries, resend and inbox.
+	// Every cache call that can evict (adding an entry, Remove) is made with
+	// mu held, so the eviction callback (evicted) runs with it held too.
 	mu            sync.Mutex
 	redisPending  map[string]*entry
 	gossipPending map[string]*entry
 	parked        map[string]*entry // evicted from the LRU with own counts; at most MaxPending
 	noPark        bool              // set while Reset removes an entry: do not park it
 	resendAll     bool
-	nodesSeen     map[string]bool // cluster masters Sync has sent to (noteNodes)
 	lastResync    int64
 	inbox         []gossip.Message
 

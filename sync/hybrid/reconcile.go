@@ -29,29 +29,34 @@ func (n *Node) Sync(ctx context.Context, now time.Time) error {
 }
 
 // sync is Sync, pausing between batches to one node only when paced (Close
-// flushes without pauses). When a Redis Cluster master this Node never sent
-// to serves some of its identities (a replica promoted after a failover
-// this Node never saw fail, or a new master), it re-sends every own count at
-// once, in a second round: the old master may have acknowledged writes its
-// replica never got, and no reply would show that loss.
+// flushes without pauses). When an identity is now served by another Redis
+// Cluster master than the one its last Sync went to (a replica promoted
+// after a failover this Node never saw fail, or a slot migrated), it
+// re-sends every own count at once, in a second round: the old master may
+// have acknowledged writes its replica never got, and no reply would show
+// that loss.
 func (n *Node) sync(ctx context.Context, now time.Time, paced bool) error {
-	fresh, err := n.syncOnce(ctx, now, paced)
-	if err == nil && fresh {
+	moved, err := n.syncOnce(ctx, now, paced)
+	if err == nil && moved {
 		_, err = n.syncOnce(ctx, now, paced) // resendAll is set: every own count
 	}
 	return err
 }
 
-// syncOnce is one round of sync; fresh reports a master not sent to
-// before (see noteNodes).
-func (n *Node) syncOnce(ctx context.Context, now time.Time, paced bool) (fresh bool, err error) {
+// syncOnce is one round of sync; moved reports an identity whose master
+// changed since its last Sync (see byShard), for which resendAll is set.
+func (n *Node) syncOnce(ctx context.Context, now time.Time, paced bool) (moved bool, err error) {
 	ms := core.Millis(now)
 	idx, _ := n.position(ms)
 	n.sweepParked(idx)
 	n.maybeResendAll(ms)
 	pending := n.take(true)
-	groups := n.byShard(ctx, pending)
-	fresh = n.noteNodes(groups)
+	groups, moved := n.byShard(ctx, pending)
+	if moved {
+		n.mu.Lock()
+		n.resendAll = true
+		n.mu.Unlock()
+	}
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
 	for i, g := range groups {
@@ -64,41 +69,10 @@ func (n *Node) syncOnce(ctx context.Context, now time.Time, paced bool) (fresh b
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return fresh, err // the first master's failure, as a *core.UnavailableError
+			return moved, err // the first master's failure, as a *core.UnavailableError
 		}
 	}
-	return fresh, nil
-}
-
-// maxNodesSeen bounds the masters noteNodes remembers; past it the set
-// restarts from the current Sync's (costing at most one extra re-send).
-const maxNodesSeen = 64
-
-// noteNodes records the cluster masters of groups and reports whether one
-// of them is new while some were known before (the first Sync only
-// records); it then sets resendAll. A single Redis (node "") never counts.
-func (n *Node) noteNodes(groups []shardGroup) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	known := len(n.nodesSeen) > 0
-	fresh := false
-	if len(n.nodesSeen) > maxNodesSeen {
-		n.nodesSeen = nil
-	}
-	for _, g := range groups {
-		if g.node == "" || n.nodesSeen[g.node] {
-			continue
-		}
-		fresh = fresh || known
-		if n.nodesSeen == nil {
-			n.nodesSeen = map[string]bool{}
-		}
-		n.nodesSeen[g.node] = true
-	}
-	if fresh {
-		n.resendAll = true
-	}
-	return fresh
+	return moved, nil
 }
 
 // shardGroup is the pending identities one Redis node serves.
@@ -138,26 +112,33 @@ func (n *Node) syncGroup(ctx context.Context, g shardGroup, now int64, paced boo
 
 // byShard splits pending by the Redis Cluster master serving each identity
 // (one group, in the same order, when Redis is not a cluster), the groups
-// in a stable order.
-func (n *Node) byShard(ctx context.Context, pending []*entry) []shardGroup {
+// in a stable order. moved reports an identity whose master is not the one
+// its previous Sync was grouped for (entry.master).
+func (n *Node) byShard(ctx context.Context, pending []*entry) (groups []shardGroup, moved bool) {
 	if !n.store.Clustered() || len(pending) == 0 {
-		return []shardGroup{{entries: pending}}
+		return []shardGroup{{entries: pending}}, false
 	}
-	groups := map[string][]*entry{}
+	by := map[string][]*entry{}
 	for _, e := range pending {
 		s := n.store.Shard(ctx, e.key)
-		groups[s] = append(groups[s], e)
+		by[s] = append(by[s], e)
+		e.mu.Lock()
+		moved = moved || (e.master != "" && s != "" && e.master != s)
+		if s != "" {
+			e.master = s
+		}
+		e.mu.Unlock()
 	}
-	names := make([]string, 0, len(groups))
-	for s := range groups {
+	names := make([]string, 0, len(by))
+	for s := range by {
 		names = append(names, s)
 	}
 	slices.Sort(names)
-	out := make([]shardGroup, len(names))
+	groups = make([]shardGroup, len(names))
 	for i, s := range names {
-		out[i] = shardGroup{node: s, entries: groups[s]}
+		groups[i] = shardGroup{node: s, entries: by[s]}
 	}
-	return out
+	return groups, moved
 }
 
 // flush sends one batch and merges the replies.
