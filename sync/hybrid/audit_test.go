@@ -337,7 +337,8 @@ func TestAuditRedisDown(t *testing.T) {
 	if s.LocalDecisions != 50 || s.FallbackLocal != 10 || len(n.audits) != 60 {
 		t.Fatalf("local %d, fallback %d, sampled %d; want 50, 10, 60", s.LocalDecisions, s.FallbackLocal, len(n.audits))
 	}
-	rtBefore, downBefore := s.RedisRoundTrips, n.down.anyDown()
+	ms := core.Millis(t0)
+	rtBefore, downBefore := s.RedisRoundTrips, n.down.isDown("", ms)
 	n.down.clear("")
 	err = n.Audit(context.Background(), t0)
 	var ue *core.UnavailableError
@@ -345,8 +346,8 @@ func TestAuditRedisDown(t *testing.T) {
 		t.Fatalf("Audit: %v, want a *core.UnavailableError", err)
 	}
 	wantAudit(t, n, auditStats{dropped: 60, trips: 1, errs: 1})
-	if s := n.Stats(); s.RedisRoundTrips != rtBefore || s.RedisErrors != 1 || n.down.anyDown() {
-		t.Fatalf("audit touched the decision path's state: %+v (down %v, was %v)", s, n.down.anyDown(), downBefore)
+	if s := n.Stats(); s.RedisRoundTrips != rtBefore || s.RedisErrors != 1 || n.down.isDown("", ms) {
+		t.Fatalf("audit touched the decision path's state: %+v (down %v, was %v)", s, n.down.isDown("", ms), downBefore)
 	}
 }
 

@@ -44,7 +44,7 @@ type Config struct {
 	// to its other clients meanwhile (each batch is one script holding
 	// Redis' single thread). 0 = DefaultSyncShare (0.5); 1 = no pause; must
 	// be in [0, 1]. A Sync of few identities (one batch per node) never
-	// waits.
+	// waits, nor does the final flush of Close.
 	SyncShare  float64
 	MaxPending int  // identities with unsent hits kept (per Redis and per gossip); default Capacity
 	FailClosed bool // Redis unreachable for a Redis-decided request: deny (true) or decide locally (false)

@@ -1,7 +1,6 @@
 package hybrid
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 )
@@ -57,13 +56,4 @@ func (d *downSet) isDown(node string, now int64) bool {
 	}
 	d.n.Store(int64(len(d.until)))
 	return now < d.until[node]
-}
-
-// anyDown reports whether some node is marked down (expired marks count
-// until isDown drops them).
-func (d *downSet) anyDown() bool { return d.n.Load() > 0 }
-
-// nodeOf names the Redis node serving key ("" for a single Redis).
-func (n *Node) nodeOf(ctx context.Context, key string) string {
-	return n.store.Shard(ctx, key)
 }

@@ -52,7 +52,7 @@ func idOn(t *testing.T, n *Node, addr string, on bool) string {
 	t.Helper()
 	for i := 0; i < 1000; i++ {
 		id := fmt.Sprint("user:", i)
-		if (n.nodeOf(context.Background(), id) == addr) == on {
+		if (n.store.Shard(context.Background(), id) == addr) == on {
 			return id
 		}
 	}

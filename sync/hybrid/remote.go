@@ -18,7 +18,7 @@ var errRedisDown = errors.New("redis failed recently; retrying after RedisRetry"
 // wrote itself, so what gossip told this PoP never reaches Redis), and
 // refreshes the view from the reply. On failure it falls back (see fallback).
 func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.Decision, error) {
-	node := n.nodeOf(ctx, e.key) // once: a reload may re-route the key meanwhile
+	node := n.store.Shard(ctx, e.key) // once: a reload may re-route the key meanwhile
 	if n.down.isDown(node, now) {
 		return n.fallback(e, now, w, errRedisDown)
 	}
