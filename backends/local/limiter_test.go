@@ -232,3 +232,26 @@ func TestShardPadding(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredKeyIsACopy: the store keeps its own copy of every key, inline in
+// the slot (up to inlineKey bytes) or cloned (longer), so a caller that
+// reuses its buffer (a zero-copy string over request bytes, as fasthttp
+// users write) changes nothing stored. Lengths straddle the inline size.
+func TestStoredKeyIsACopy(t *testing.T) {
+	for _, size := range []int{1, inlineKey - 1, inlineKey, inlineKey + 1, core.MaxKeyLen} {
+		l := mustNew(t, core.PerWindow(10, time.Minute))
+		buf := []byte(strings.Repeat("k", size))
+		want := string(buf) // an independent copy of the key
+		mustAllow(t, l, unsafe.String(&buf[0], len(buf)), epoch, 3)
+		for i := range buf {
+			buf[i] = 'x' // the caller reuses its buffer
+		}
+		st, ok := l.State(want)
+		if !ok || st.Window.Cur != 3 {
+			t.Fatalf("key of %d bytes: State after the caller's buffer changed = %+v, %v; want Cur 3, held", size, st.Window, ok)
+		}
+		if _, ok := l.State(string(buf)); ok {
+			t.Fatalf("key of %d bytes: the caller's rewritten buffer names a held key", size)
+		}
+	}
+}

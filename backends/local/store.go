@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -36,6 +37,24 @@ const sweepPerInsert = 2
 type slot[V any] struct {
 	v        V
 	promoted uint64
+	kbuf     [inlineKey]byte // the stored key's bytes when it fits
+}
+
+// inlineKey is the longest key stored inside its slot. The LRU's map then
+// compares a request's key against bytes in the very cache line the
+// decision reads next, instead of in an allocation of their own: one cache
+// miss fewer per decision on a large key set. Longer keys are cloned.
+const inlineKey = 32
+
+// ownKey returns key as stored for s: in s.kbuf when it fits (the string
+// then points into s, so s keeps it alive, and kbuf is never written again),
+// else a clone, so the store never pins a caller's larger buffer.
+func (s *slot[V]) ownKey(key string) string {
+	if len(key) > inlineKey {
+		return strings.Clone(key)
+	}
+	n := copy(s.kbuf[:], key)
+	return unsafe.String(&s.kbuf[0], n)
 }
 
 // store is a sharded set of LRUs from key to a *slot holding the state.
@@ -144,7 +163,7 @@ func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now int64) {
 	}
 	sh.inserts++
 	s.promoted = sh.inserts
-	if sh.lru.Add(strings.Clone(key), s) {
+	if sh.lru.Add(s.ownKey(key), s) {
 		sh.evicted.Add(1)
 	}
 }
