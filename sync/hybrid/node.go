@@ -141,7 +141,7 @@ func (n *Node) entry(key string, now int64, fromGossip bool) *entry {
 		idx, _ := n.position(now)
 		e = newEntry(key, idx, now)
 	}
-	n.cache.Add(key, e) // may evict: evicted runs here, with n.mu held
+	n.cache.Add(e.key, e) // may evict: evicted runs here, with n.mu held
 	return e
 }
 
