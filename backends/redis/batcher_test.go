@@ -16,7 +16,7 @@ func TestBatcherCapsPipelines(t *testing.T) {
 	var mu sync.Mutex
 	var sizes []int
 	inflight, most := 0, 0
-	b := &batcher{window: time.Millisecond, maxBatch: 8, exec: func(cs []*call) {
+	b := &batcher{window: time.Millisecond, maxBatch: 8, timeout: time.Minute, exec: func(cs []*call) {
 		mu.Lock()
 		sizes = append(sizes, len(cs))
 		inflight++

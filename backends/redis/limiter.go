@@ -21,6 +21,7 @@ type Limiter struct {
 	script *goredis.Script
 	suffix string
 	batch  *batcher // nil unless WithPipelining
+	args   fixedArgs
 	calls  atomic.Uint64
 	trips  atomic.Uint64
 	reload topology.Reloader // slot-map reloads after errors (cluster only)
@@ -47,9 +48,9 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 		return nil, err
 	}
 	l := &Limiter{client: client, limit: limit, cfg: cfg,
-		script: Script(limit.Algorithm), suffix: Suffix(limit.Algorithm)}
+		script: Script(limit.Algorithm), suffix: Suffix(limit.Algorithm), args: newFixedArgs(limit, cfg)}
 	if cfg.pipe {
-		l.batch = &batcher{exec: l.runPipeline, window: cfg.pipeWindow, maxBatch: cfg.pipeMax}
+		l.batch = &batcher{exec: l.runPipeline, window: cfg.pipeWindow, maxBatch: cfg.pipeMax, timeout: cfg.timeout}
 	}
 	return l, nil
 }
@@ -104,17 +105,16 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	return nil
 }
 
-// decide runs the script for key, alone or in a shared pipeline.
+// decide runs the script for key, alone or in a shared pipeline (which
+// enforces the timeout itself, without a timer per call).
 func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit bool) (core.Decision, error) {
 	req := l.newRequest(l.Key(key), now, n, commit)
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
-	defer cancel()
 	var v any
 	var err error
 	if l.batch != nil {
 		v, err = l.batch.do(ctx, req)
 	} else {
-		v, err = l.run(ctx, req)
+		v, err = l.runTimed(ctx, req)
 	}
 	if err != nil {
 		l.reload.AfterError(l.client) // a dead master: find its promoted replica
@@ -125,6 +125,13 @@ func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit b
 		return l.failDecision(), &core.UnavailableError{Op: "redis evalsha", Err: err}
 	}
 	return d, nil
+}
+
+// runTimed is run bounded by the limiter's timeout.
+func (l *Limiter) runTimed(ctx context.Context, req request) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
+	defer cancel()
+	return l.run(ctx, req)
 }
 
 // run sends one EVALSHA, and EVAL when Redis lost the script.

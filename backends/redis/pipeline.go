@@ -9,13 +9,22 @@ import (
 )
 
 // call is one script call waiting in a batch. val and err are set before
-// done is closed.
+// done is closed. deadline (monoNow's clock) is when the limiter's timeout
+// ends for it: the pipeline carrying it ends by then, and it is not sent
+// at all once it has passed.
 type call struct {
-	req  request
-	val  any
-	err  error
-	done chan struct{}
+	req      request
+	deadline int64
+	val      any
+	err      error
+	done     chan struct{}
 }
+
+// monoBase is the origin of monoNow.
+var monoBase = time.Now()
+
+// monoNow reads the monotonic clock, in ns since monoBase.
+func monoNow() int64 { return int64(time.Since(monoBase)) }
 
 // maxInflight is how many pipelines a batcher keeps in flight at once.
 const maxInflight = 2
@@ -32,6 +41,7 @@ type batcher struct {
 	exec     func([]*call)
 	window   time.Duration
 	maxBatch int
+	timeout  time.Duration // each call's deadline is its arrival plus timeout
 
 	mu       sync.Mutex
 	pending  []*call
@@ -39,15 +49,21 @@ type batcher struct {
 	inflight int
 }
 
-// do queues req and waits for its answer or for ctx to end.
+// do queues req and waits for its answer, for ctx to end or for the
+// limiter's timeout to pass since it arrived (one timer, not a context per
+// call). A call still queued at its deadline is never sent.
 func (b *batcher) do(ctx context.Context, req request) (any, error) {
-	c := &call{req: req, done: make(chan struct{})}
+	c := &call{req: req, deadline: monoNow() + int64(b.timeout), done: make(chan struct{})}
+	t := time.NewTimer(b.timeout)
+	defer t.Stop()
 	b.submit(c)
 	select {
 	case <-c.done:
 		return c.val, c.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-t.C:
+		return nil, context.DeadlineExceeded
 	}
 }
 
@@ -107,9 +123,19 @@ func (b *batcher) run(batch []*call) {
 }
 
 // runPipeline sends calls as one pipeline of EVALSHA, then the ones Redis
-// answered NOSCRIPT as one pipeline of EVAL, and wakes every caller.
+// answered NOSCRIPT as one pipeline of EVAL, and wakes every caller. The
+// pipeline ends by the earliest deadline among its calls; calls whose
+// deadline passed while they queued fail at once, unsent.
 func (l *Limiter) runPipeline(calls []*call) {
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
+	calls = expire(calls)
+	if len(calls) == 0 {
+		return
+	}
+	deadline := calls[0].deadline
+	for _, c := range calls[1:] {
+		deadline = min(deadline, c.deadline)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(deadline-monoNow()))
 	defer cancel()
 	l.calls.Add(uint64(len(calls)))
 	cmds := l.pipeline(ctx, calls, l.script.EvalSha)
@@ -146,4 +172,20 @@ func (l *Limiter) pipeline(ctx context.Context, calls []*call, send sender) []*g
 	}
 	_, _ = p.Exec(ctx) // each command carries its own error
 	return cmds
+}
+
+// expire fails, and closes, the calls whose deadline has passed, and
+// returns the others (reusing calls' array).
+func expire(calls []*call) []*call {
+	now := monoNow()
+	live := calls[:0]
+	for _, c := range calls {
+		if c.deadline > now {
+			live = append(live, c)
+			continue
+		}
+		c.err = context.DeadlineExceeded
+		close(c.done)
+	}
+	return live
 }

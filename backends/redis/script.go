@@ -40,13 +40,26 @@ type request struct {
 	args []any
 }
 
-// newRequest builds the call deciding n units for key at now (ms).
+// newRequest builds the call deciding n units for key at now (ms). Only
+// now and n are boxed per call (n rarely allocates: Go boxes small integers
+// for free); the policy's arguments were boxed once, by New.
 func (l *Limiter) newRequest(key string, now, n int64, commit bool) request {
+	a := l.args
 	return request{
 		keys: []string{key},
-		args: []any{now, l.limit.WindowMillis(), l.limit.Max, n,
-			boolArg(commit), boolArg(l.cfg.serverTime), l.cfg.slack.Milliseconds()},
+		args: []any{now, a.window, a.max, n, a.commit[boolArg(commit)], a.serverTime, a.slack},
 	}
+}
+
+// fixedArgs are a limiter's script arguments that never change, boxed once.
+type fixedArgs struct {
+	window, max, serverTime, slack any
+	commit                         [2]any // [boolArg(commit)]
+}
+
+func newFixedArgs(l core.Limit, c config) fixedArgs {
+	return fixedArgs{window: l.WindowMillis(), max: l.Max, serverTime: boolArg(c.serverTime),
+		slack: c.slack.Milliseconds(), commit: [2]any{0, 1}}
 }
 
 func boolArg(b bool) int {
