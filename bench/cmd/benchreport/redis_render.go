@@ -77,6 +77,15 @@ func redisGoals(rows []*redisRow, rb redisBenchFigures) [][]string {
 		out = append(out, []string{fmt.Sprintf("ours plain ÷ redis-benchmark unpipelined, both %d caller(s)", c),
 			fmt.Sprintf("%.2f", r), "≥ 0.90", verdict(r >= 0.9)})
 	}
+	if floor := floorRow(rows); floor != nil {
+		for ci, c := range callerCounts {
+			f := floor.figs[ci].perSecond()
+			out = append(out, []string{fmt.Sprintf("Go floor (bare socket) ÷ redis-benchmark unpipelined, both %d caller(s): what a Go process can reach at all", c),
+				fmt.Sprintf("%.2f", f/rb.plain[ci]), "(no target)", "—"},
+				[]string{fmt.Sprintf("ours plain ÷ Go floor, %d caller(s): what go-redis and our code cost", c),
+					fmt.Sprintf("%.2f", plain[ci].perSecond()/f), "(no target)", "—"})
+		}
+	}
 	for ci, c := range callerCounts {
 		r := piped[ci].perSecond() / rb.plain[ci]
 		out = append(out, []string{fmt.Sprintf("ours WithPipelining ÷ redis-benchmark unpipelined, both %d caller(s)", c),
@@ -97,4 +106,14 @@ func redisNotes(rows []*redisRow) string {
 		cs[i], outs[i] = &r.contender, r.out
 	}
 	return outcomeNotes(cs, outs)
+}
+
+// floorRow returns the bare-socket row, or nil.
+func floorRow(rows []*redisRow) *redisRow {
+	for _, r := range rows {
+		if r.role == "floor" {
+			return r
+		}
+	}
+	return nil
 }

@@ -78,6 +78,16 @@ func redisTable(ctx context.Context, e *env) (section, error) {
 		key: redis.EncodeKey(redis.DefaultPrefix, "user:__rand_int__", redis.Suffix(core.SlidingWindow)),
 		args: []string{strconv.FormatInt(time.Now().UnixMilli(), 10), strconv.FormatInt(redisWindow.Milliseconds(), 10),
 			strconv.Itoa(redisMax), "1", "1", "0", "0"}}
+	bare, closeBare, err := peers.RawEvalSha(e.redis.Addr, script.Hash(), func(id string) string {
+		return redis.EncodeKey(redis.DefaultPrefix, id, redis.Suffix(core.SlidingWindow))
+	}, rb.args[1:])
+	if err != nil {
+		return nil, err
+	}
+	defer closeBare()
+	rows = append(rows, &redisRow{contender: contender{name: "bare Go socket, EVALSHA sliding.lua (Go floor)", role: "floor",
+		d: bare, note: "no client library: hand-written RESP, one connection per caller"}, out: &outcome{},
+		figs: make([]figure, len(callerCounts)), trips: make([]float64, len(callerCounts))})
 	for _, r := range rows { // warm the pool and load every script
 		if err := warmRedis(ctx, r.d, e.keys); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)
