@@ -51,6 +51,9 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 		script: Script(limit.Algorithm), suffix: Suffix(limit.Algorithm), args: newFixedArgs(limit, cfg)}
 	if cfg.pipe {
 		l.batch = &batcher{exec: l.runPipeline, window: cfg.pipeWindow, maxBatch: cfg.pipeMax, timeout: cfg.timeout}
+		if honoursContext(client) {
+			l.batch.lone = l.runLone
+		}
 	}
 	return l, nil
 }

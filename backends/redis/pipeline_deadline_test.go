@@ -33,22 +33,28 @@ func TestPipelinedCallHonoursCallerDeadline(t *testing.T) {
 			defer c.Close() // hold it open, answer nothing
 		}
 	}()
-	c := goredis.NewClient(&goredis.Options{Addr: ln.Addr().String(), MaxRetries: -1, DisableIdentity: true})
-	defer c.Close()
-	l, err := New(c, core.PerWindow(10, time.Minute), WithPipelining(100*time.Microsecond, 16), WithTimeout(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err = l.AllowN(ctx, "k", time.Now(), 1)
-	took := time.Since(start)
-	if !errors.Is(err, core.ErrUnavailable) {
-		t.Fatalf("err %v, want ErrUnavailable", err)
-	}
-	if took > time.Second {
-		t.Fatalf("pipelined call took %s with a 50ms caller deadline (limiter timeout 5s)", took)
+	// Without ContextTimeoutEnabled the call is handed to another goroutine
+	// so that the caller can leave; with it, a lone call runs in the
+	// caller's goroutine and go-redis ends the read at the ctx deadline.
+	for _, ctxTimeouts := range []bool{false, true} {
+		c := goredis.NewClient(&goredis.Options{Addr: ln.Addr().String(), MaxRetries: -1, DisableIdentity: true,
+			ContextTimeoutEnabled: ctxTimeouts})
+		defer c.Close()
+		l, err := New(c, core.PerWindow(10, time.Minute), WithPipelining(100*time.Microsecond, 16), WithTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err = l.AllowN(ctx, "k", time.Now(), 1)
+		took := time.Since(start)
+		if !errors.Is(err, core.ErrUnavailable) {
+			t.Fatalf("ContextTimeoutEnabled %v: err %v, want ErrUnavailable", ctxTimeouts, err)
+		}
+		if took > time.Second {
+			t.Fatalf("ContextTimeoutEnabled %v: pipelined call took %s with a 50ms caller deadline (limiter timeout 5s)", ctxTimeouts, took)
+		}
 	}
 }
 

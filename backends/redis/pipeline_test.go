@@ -33,12 +33,25 @@ func TestPipeliningSharesRoundTrips(t *testing.T) {
 // TestPipeliningKeepsEachAnswer: 64 goroutines, each on its own key with its
 // own weights, share pipelines; every answer must be the one core's Go math
 // gives for that caller's own history.
+// It runs with a client that honours context deadlines too, where a call
+// finding the batcher idle runs in its caller's goroutine (batcher.lone)
+// while the others queue behind it.
 func TestPipeliningKeepsEachAnswer(t *testing.T) {
 	c, _ := redistest.Client(t)
-	big := goredis.NewClient(&goredis.Options{Addr: c.Options().Addr, PoolSize: 8})
-	t.Cleanup(func() { big.Close() })
+	for _, ctxTimeouts := range []bool{false, true} {
+		big := goredis.NewClient(&goredis.Options{Addr: c.Options().Addr, PoolSize: 8, ContextTimeoutEnabled: ctxTimeouts})
+		t.Cleanup(func() { big.Close() })
+		keepsEachAnswer(t, big)
+	}
+}
+
+func keepsEachAnswer(t *testing.T, big *goredis.Client) {
 	for _, lim := range everyLimit(core.PerWindow(20, time.Minute)) {
 		l := newLimiter(t, big, lim, WithPipelining(100*time.Microsecond, 16), WithExpirySlack(time.Hour))
+		if got, want := l.batch.lone != nil, big.Options().ContextTimeoutEnabled; got != want {
+			t.Fatalf("lone calls run in the caller's goroutine: %v; client honours context deadlines: %v", got, want)
+		}
+		big.FlushDB(context.Background())
 		var wg sync.WaitGroup
 		for g := 0; g < 64; g++ {
 			wg.Add(1)

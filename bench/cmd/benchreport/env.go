@@ -38,8 +38,10 @@ func newEnv(cfg settings) (*env, error) {
 	return e, nil
 }
 
+// newClient is the client every Redis row shares, with the setting the
+// README recommends for a limiter (ContextTimeoutEnabled).
 func newClient(addr string) *goredis.Client {
-	return goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: poolSize, MinIdleConns: 0})
+	return goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: poolSize, MinIdleConns: 0, ContextTimeoutEnabled: true})
 }
 
 func (e *env) close() {

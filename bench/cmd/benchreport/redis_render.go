@@ -9,7 +9,7 @@ import (
 func renderRedis(d *doc, e *env, rows []*redisRow, rb redisBenchFigures) {
 	d.heading(2, "2. Redis path: decisions per second at one private Redis")
 	d.para("Every decision is one script call at the private `redis-server` (Redis %s) on loopback, from this "+
-		"process's go-redis v9 client (pool of %d connections), keys drawn from %s identities, a policy every "+
+		"process's go-redis v9 client (pool of %d connections, `ContextTimeoutEnabled` as the README recommends), keys drawn from %s identities, a policy every "+
 		"call is admitted under (%s per %s). Columns are exactly N concurrent callers (goroutines). "+
 		"`redis-benchmark` runs `EVALSHA` of our own `sliding.lua` on the same server in the same run, with "+
 		"`-c` = the column's callers and `-r %d` random keys of the same form (`el:{user:NNNNNNNNNNNN}:s`). "+
