@@ -33,6 +33,9 @@ type hybridRow struct {
 	out     *outcome
 }
 
+// isHybrid reports whether the row is our hybrid (not a pure-Redis base).
+func (r *hybridRow) isHybrid() bool { return r.role == "ours" || r.role == "ours-nosync" }
+
 // hybridTable is table 3: the local-first hybrid on warm keys next to
 // pure-Redis mode, with round trips per 1,000 decisions.
 func hybridTable(ctx context.Context, e *env) (section, error) {
@@ -102,6 +105,9 @@ func hybridTable(ctx context.Context, e *env) (section, error) {
 		return nil, fmt.Errorf("stall, unpaced: %w", err)
 	}
 	st1.share = 1
+	for _, r := range rows { // the report needs figures only: let the node go before the next table
+		r.d, r.trips, r.sync, r.stats = nil, nil, nil, nil
+	}
 	return func(d *doc) { renderHybrid(d, e, rows, []stall{st, st1}) }, nil
 }
 

@@ -30,12 +30,12 @@ func renderHybrid(d *doc, e *env, rows []*hybridRow, sts []stall) {
 	for _, r := range rows {
 		f := medianOf(r.raw)
 		local := "—"
-		if r.stats != nil {
+		if r.isHybrid() {
 			local = fmt.Sprintf("%.2f%%", 100*r.local)
 		}
 		out = append(out, []string{nameCell(&r.contender), strconv.Itoa(r.callers), thousands(f.perSecond()),
 			ratio(f.perSecond(), base[r.callers]), fmt.Sprintf("%.2f", r.perK), local})
-		if r.role == "ours" || r.role == "ours-nosync" {
+		if r.isHybrid() {
 			x := f.perSecond() / base[r.callers]
 			goals = append(goals, []string{fmt.Sprintf("hybrid (%s) ÷ pure-Redis, %d caller(s)", r.note, r.callers),
 				ratio(f.perSecond(), base[r.callers]), "≥ 100×", verdict(x >= 100)})

@@ -81,6 +81,7 @@ func localTable(ctx context.Context, e *env) (section, error) {
 			if c.close != nil {
 				c.close()
 			}
+			c.d, c.close = nil, nil // the report needs names only: let the limiters go before the next table
 		}
 	}()
 	serial := make([][]testing.BenchmarkResult, len(cs))

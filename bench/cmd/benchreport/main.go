@@ -21,6 +21,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,10 @@ func run(ctx context.Context, cfg settings, start time.Time) (string, error) {
 				d.para("**Not measured: the run failed:** %s", msg)
 			}
 		}
-		log.Printf("table %s done in %s", st.name, time.Since(t0).Round(time.Second))
+		runtime.GC() // the next table starts from a collected heap, not this one's garbage
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		log.Printf("table %s done in %s (live heap after it: %d MB)", st.name, time.Since(t0).Round(time.Second), ms.HeapAlloc>>20)
 		parts = append(parts, sec)
 	}
 	var d doc
