@@ -108,8 +108,9 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	return nil
 }
 
-// decide runs the script for key, alone or in a shared pipeline (which
-// enforces the timeout itself, without a timer per call).
+// decide runs the script for key, alone (bounded by the limiter's timeout
+// through a context) or in a shared pipeline (bounded by a timer per call,
+// see batcher.do).
 func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit bool) (core.Decision, error) {
 	req := l.newRequest(l.Key(key), now, n, commit)
 	var v any

@@ -2,22 +2,41 @@ package redis
 
 import (
 	"context"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
 // call is one script call waiting in a batch. val and err are set before
-// done is closed. deadline (monoNow's clock) is when the limiter's timeout
-// ends for it: the pipeline carrying it ends by then, and it is not sent
-// at all once it has passed.
+// done is closed. deadline (monoNow's clock) is when its caller stops
+// waiting: its arrival plus the limiter's timeout, or the caller's ctx
+// deadline if earlier. A call still queued at its deadline, or whose caller
+// left (abandoned: ctx ended), is never sent, so a caller told "failed" is
+// not counted behind its back unless its call was already on the wire.
 type call struct {
-	req      request
-	deadline int64
-	val      any
-	err      error
-	done     chan struct{}
+	req       request
+	deadline  int64
+	abandoned atomic.Bool
+	val       any
+	err       error
+	done      chan struct{}
+}
+
+// callDeadline is when a call arriving at now (monoNow's clock) stops
+// being waited for: now plus timeout (saturated, so a huge timeout means
+// never), or ctx's deadline if earlier.
+func callDeadline(ctx context.Context, now int64, timeout time.Duration) int64 {
+	d := int64(math.MaxInt64)
+	if int64(timeout) < d-now {
+		d = now + int64(timeout)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, now+int64(time.Until(dl)))
+	}
+	return d
 }
 
 // monoBase is the origin of monoNow.
@@ -39,11 +58,13 @@ const maxInflight = 2
 // calls per round trip at 64 callers). exec must close every call's done.
 //
 // lone, when set, runs a call that finds nothing in flight and nothing
-// queued in the caller's own goroutine, bounded by the caller's ctx, saving
-// the hand-off to another goroutine (about a third of a lone caller's
-// throughput). It is set only for a client that honours context deadlines
-// on the socket (ContextTimeoutEnabled): otherwise a caller could not give up
-// when its ctx ends, and do hands every call off.
+// queued in the caller's own goroutine, saving the hand-off to another
+// goroutine (about a third of a lone caller's throughput). go-redis bounds
+// a socket read by a context's deadline (with ContextTimeoutEnabled) but
+// never notices a cancellation, so lone is set only for such a client, and
+// used only for a ctx that can never be cancelled (ctx.Done() == nil, as
+// context.Background): the limiter's timeout then bounds the call. Any
+// other call is handed off, so that its caller leaves when its ctx ends.
 type batcher struct {
 	exec     func([]*call)
 	lone     func(ctx context.Context, c *call)
@@ -58,24 +79,27 @@ type batcher struct {
 }
 
 // do queues req and waits for its answer, for ctx to end or for the
-// limiter's timeout to pass since it arrived (one timer, not a context per
-// call). A call still queued at its deadline is never sent.
+// limiter's timeout to pass since it arrived (a timer per call, cheaper
+// than the context per call it replaced). See call for what is never sent.
 func (b *batcher) do(ctx context.Context, req request) (any, error) {
-	c := &call{req: req, deadline: monoNow() + int64(b.timeout), done: make(chan struct{})}
-	if b.lone != nil && b.claimIdle() {
+	now := monoNow()
+	c := &call{req: req, deadline: callDeadline(ctx, now, b.timeout), done: make(chan struct{})}
+	if b.lone != nil && ctx.Done() == nil && b.claimIdle() {
+		defer b.finished() // even if a go-redis hook panics: a lost slot would stall every later call
 		b.lone(ctx, c)
-		b.finished()
 		return c.val, c.err
 	}
-	t := time.NewTimer(b.timeout)
+	t := time.NewTimer(time.Duration(c.deadline - now))
 	defer t.Stop()
 	b.submit(c)
 	select {
 	case <-c.done:
 		return c.val, c.err
 	case <-ctx.Done():
+		c.abandoned.Store(true)
 		return nil, ctx.Err()
 	case <-t.C:
+		c.abandoned.Store(true)
 		return nil, context.DeadlineExceeded
 	}
 }
@@ -154,9 +178,11 @@ func (b *batcher) finished() {
 }
 
 // runPipeline sends calls as one pipeline of EVALSHA, then the ones Redis
-// answered NOSCRIPT as one pipeline of EVAL, and wakes every caller. The
-// pipeline ends by the earliest deadline among its calls; calls whose
-// deadline passed while they queued fail at once, unsent.
+// answered NOSCRIPT as one pipeline of EVAL, and wakes every caller. Calls
+// whose caller already left (expire) fail at once, unsent. The pipeline
+// ends by the latest deadline among the rest: ending it by the earliest
+// would fail every call of a batch whose oldest call had only moments left,
+// while the callers of earlier deadlines leave by their own timers anyway.
 func (l *Limiter) runPipeline(calls []*call) {
 	calls = expire(calls)
 	if len(calls) == 0 {
@@ -164,7 +190,7 @@ func (l *Limiter) runPipeline(calls []*call) {
 	}
 	deadline := calls[0].deadline
 	for _, c := range calls[1:] {
-		deadline = min(deadline, c.deadline)
+		deadline = max(deadline, c.deadline)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(deadline-monoNow()))
 	defer cancel()
@@ -205,13 +231,13 @@ func (l *Limiter) pipeline(ctx context.Context, calls []*call, send sender) []*g
 	return cmds
 }
 
-// expire fails, and closes, the calls whose deadline has passed, and
-// returns the others (reusing calls' array).
+// expire fails, and closes, the calls whose deadline has passed or whose
+// caller left, and returns the others (reusing calls' array).
 func expire(calls []*call) []*call {
 	now := monoNow()
 	live := calls[:0]
 	for _, c := range calls {
-		if c.deadline > now {
+		if c.deadline > now && !c.abandoned.Load() {
 			live = append(live, c)
 			continue
 		}
@@ -227,8 +253,8 @@ func (l *Limiter) runLone(ctx context.Context, c *call) {
 }
 
 // honoursContext reports whether client bounds socket reads and writes by
-// the context's deadline (go-redis' ContextTimeoutEnabled), so a call run in
-// the caller's goroutine still ends when the caller's ctx does.
+// the context's deadline (go-redis' ContextTimeoutEnabled), so that a call
+// run in the caller's goroutine ends by the limiter's timeout.
 func honoursContext(client goredis.UniversalClient) bool {
 	switch c := client.(type) {
 	case *goredis.Client:

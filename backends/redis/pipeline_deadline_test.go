@@ -61,12 +61,18 @@ func TestPipelinedCallHonoursCallerDeadline(t *testing.T) {
 // TestPipelinedCallsBoundedByTimeout: against a server that never answers,
 // every pipelined decision of many concurrent callers (with no deadline of
 // their own) returns ErrUnavailable once the limiter's timeout has passed
-// since it arrived, whether it rode in the first pipelines or queued behind
-// them: the pipeline carrying a call ends by that call's deadline.
+// since it arrived, whether it rode in the first pipelines, queued behind
+// them or ran alone in its caller's goroutine.
 func TestPipelinedCallsBoundedByTimeout(t *testing.T) {
 	addr := silentServer(t)
-	c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DisableIdentity: true})
-	defer c.Close()
+	for _, ctxTimeouts := range []bool{false, true} { // with it, the first call runs in its caller's goroutine
+		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DisableIdentity: true, ContextTimeoutEnabled: ctxTimeouts})
+		defer c.Close()
+		boundedByTimeout(t, c)
+	}
+}
+
+func boundedByTimeout(t *testing.T, c *goredis.Client) {
 	const timeout = 150 * time.Millisecond
 	l, err := New(c, core.PerWindow(10, time.Minute), WithPipelining(time.Millisecond, 4), WithTimeout(timeout))
 	if err != nil {
@@ -116,38 +122,168 @@ func silentServer(t *testing.T) string {
 }
 
 // TestExpiredQueuedCallsAreNeverSent: with Redis paused for writes (CLIENT
-// PAUSE, so scripts block), 24 callers with a 100ms timeout all get
-// ErrUnavailable in time. Only the calls already in the 2 pipelines in
-// flight reach Redis when the pause ends; the ones still queued at their
-// deadline are dropped unsent, so no decision a caller was told failed is
-// counted behind its back, beyond those already on the wire.
+// PAUSE, so scripts block), 24 callers that wait 100ms (by the limiter's
+// timeout, or by their own context's deadline under a 5s limiter timeout,
+// as behind the HTTP middleware) all get ErrUnavailable in time. Only the
+// calls already in the 2 pipelines in flight reach Redis when the pause
+// ends; the ones still queued when their callers left are dropped unsent,
+// so no decision a caller was told failed is counted behind its back,
+// beyond those already on the wire. Both with and without a client that
+// bounds reads by context deadlines.
 func TestExpiredQueuedCallsAreNeverSent(t *testing.T) {
-	c, _ := redistest.Client(t)
-	const timeout = 100 * time.Millisecond
+	base, _ := redistest.Client(t)
+	for _, ctxTimeouts := range []bool{false, true} {
+		for _, byCaller := range []bool{false, true} {
+			c := goredis.NewClient(&goredis.Options{Addr: base.Options().Addr, ContextTimeoutEnabled: ctxTimeouts})
+			t.Cleanup(func() { c.Close() })
+			base.FlushDB(context.Background())
+			written, failed := pausedRun(t, c, base, byCaller)
+			if failed != 24 || written > 2*4 {
+				t.Fatalf("ContextTimeoutEnabled %v, deadline from caller %v: %d of 24 callers failed; %d of their calls reached Redis, want all failed and at most the 8 in flight",
+					ctxTimeouts, byCaller, failed, written)
+			}
+			t.Logf("ContextTimeoutEnabled %v, deadline from caller %v: 24 callers failed; %d of their calls were on the wire and ran when the pause ended",
+				ctxTimeouts, byCaller, written)
+		}
+	}
+}
+
+// pausedRun pauses Redis for 600ms and runs 24 pipelined callers that each
+// wait 100ms, by the limiter's timeout or (byCaller) their context's
+// deadline; it returns how many of their calls Redis ran in the end and how
+// many callers got ErrUnavailable.
+func pausedRun(t *testing.T, c, admin *goredis.Client, byCaller bool) (written int64, failed int32) {
+	timeout := 100 * time.Millisecond
+	if byCaller {
+		timeout = 5 * time.Second
+	}
 	l := newLimiter(t, c, core.PerWindow(10, time.Minute), WithPipelining(time.Millisecond, 4), WithTimeout(timeout))
 	if _, err := l.AllowN(context.Background(), "warm", time.Now(), 1); err != nil { // loads the script
 		t.Fatal(err)
 	}
-	if err := c.Do(context.Background(), "CLIENT", "PAUSE", 600, "WRITE").Err(); err != nil {
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", 600, "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	const callers = 24
 	var wg sync.WaitGroup
-	var failed atomic.Int32
-	for i := 0; i < callers; i++ {
+	var nfailed atomic.Int32
+	for i := 0; i < 24; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			if _, err := l.AllowN(context.Background(), fmt.Sprint("k", i), time.Now(), 1); errors.Is(err, core.ErrUnavailable) {
-				failed.Add(1)
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			if !byCaller {
+				ctx = context.Background()
+			}
+			if _, err := l.AllowN(ctx, fmt.Sprint("k", i), time.Now(), 1); errors.Is(err, core.ErrUnavailable) {
+				nfailed.Add(1)
 			}
 		}(i)
 	}
 	wg.Wait()
-	time.Sleep(800 * time.Millisecond) // the pause ends; what was on the wire runs
-	written := dbsize(t, c) - 1        // minus "warm"
-	if failed.Load() != callers || written > 2*4 {
-		t.Fatalf("%d of %d callers failed; %d of their calls reached Redis, want all failed and at most the 8 in flight", failed.Load(), callers, written)
+	time.Sleep(800 * time.Millisecond)          // the pause ends; what was on the wire runs
+	return dbsize(t, admin) - 1, nfailed.Load() // minus "warm"
+}
+
+// TestPipelineOutlivesItsOldestCall: a pipeline carrying one call with 5ms
+// left and others with seconds left, sent while Redis is paused for 100ms,
+// answers the others: it ends by its latest deadline. (Ending it by the
+// earliest, as a first version did, failed the whole batch whenever its
+// oldest call was nearly out of time: go-redis bounds the read by it.)
+func TestPipelineOutlivesItsOldestCall(t *testing.T) {
+	base, _ := redistest.Client(t)
+	c := goredis.NewClient(&goredis.Options{Addr: base.Options().Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	l := newLimiter(t, c, core.PerWindow(10, time.Minute), WithPipelining(time.Millisecond, 8))
+	if _, err := l.AllowN(context.Background(), "warm", time.Now(), 1); err != nil { // loads the script
+		t.Fatal(err)
 	}
-	t.Logf("%d callers failed; %d of their calls were already on the wire and ran when the pause ended", callers, written)
+	now := monoNow()
+	calls := make([]*call, 3)
+	for i := range calls {
+		left := 5 * time.Second
+		if i == 0 {
+			left = 5 * time.Millisecond
+		}
+		calls[i] = &call{req: l.newRequest(l.Key(fmt.Sprint("k", i)), time.Now().UnixMilli(), 1, true),
+			deadline: now + int64(left), done: make(chan struct{})}
+	}
+	if err := base.Do(context.Background(), "CLIENT", "PAUSE", 100, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	l.runPipeline(calls)
+	for i, call := range calls[1:] {
+		if call.err != nil {
+			t.Fatalf("call %d, with seconds left, failed with the pipeline: %v", i+1, call.err)
+		}
+	}
+}
+
+// TestLoneCallReleasesItsSlot: a call run in its caller's goroutine (a
+// client honouring context deadlines, a context that can never be
+// cancelled) gives back its in-flight slot, even when a go-redis hook
+// panics under it; the next calls still go out.
+func TestLoneCallReleasesItsSlot(t *testing.T) {
+	base, _ := redistest.Client(t)
+	c := goredis.NewClient(&goredis.Options{Addr: base.Options().Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	var panics atomic.Int32
+	panics.Store(2)
+	c.AddHook(panicHook{&panics})
+	l := newLimiter(t, c, core.PerWindow(10, time.Minute), WithPipelining(time.Hour, 8))
+	for i := 0; i < 2; i++ {
+		func() {
+			defer func() { _ = recover() }()
+			l.AllowN(context.Background(), "lone", time.Now(), 1)
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := l.AllowN(context.Background(), "lone", time.Now(), 1); err != nil {
+			t.Fatalf("call %d after two panics: %v (a slot stayed in flight?)", i, err)
+		}
+	}
+	l.batch.mu.Lock()
+	inflight := l.batch.inflight
+	l.batch.mu.Unlock()
+	if inflight != 0 || panics.Load() > 0 {
+		t.Fatalf("in flight after every call returned: %d, want 0 (panics left to throw: %d)", inflight, panics.Load())
+	}
+}
+
+// panicHook panics in the first n script calls it sees.
+type panicHook struct{ n *atomic.Int32 }
+
+func (panicHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (h panicHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if cmd.Name() == "evalsha" && h.n.Add(-1) >= 0 {
+			panic("hook")
+		}
+		return next(ctx, cmd)
+	}
+}
+func (panicHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+// TestPipelinedCallHonoursCancel: with a client honouring context deadlines,
+// a call whose context is cancelled (no deadline) returns at the
+// cancellation with context.Canceled, not at the limiter's timeout: such a
+// call is handed off, never run in the caller's goroutine, because go-redis
+// does not notice a cancellation on the socket.
+func TestPipelinedCallHonoursCancel(t *testing.T) {
+	addr := silentServer(t)
+	c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DisableIdentity: true, ContextTimeoutEnabled: true})
+	defer c.Close()
+	l, err := New(c, core.PerWindow(10, time.Minute), WithPipelining(100*time.Microsecond, 16), WithTimeout(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = l.AllowN(ctx, "k", time.Now(), 1)
+	if took := time.Since(start); took > time.Second || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled at 20ms: returned after %s with %v; want soon after, matching context.Canceled", took, err)
+	}
 }
