@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -285,5 +286,18 @@ func TestPipelinedCallHonoursCancel(t *testing.T) {
 	_, err = l.AllowN(ctx, "k", time.Now(), 1)
 	if took := time.Since(start); took > time.Second || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled at 20ms: returned after %s with %v; want soon after, matching context.Canceled", took, err)
+	}
+}
+
+// TestPipelinedHugeTimeout: WithTimeout(math.MaxInt64) (a plausible "no
+// timeout") still decides: the deadline saturates instead of overflowing
+// into the past, where every call would expire unsent.
+func TestPipelinedHugeTimeout(t *testing.T) {
+	c, _ := redistest.Client(t)
+	l := newLimiter(t, c, core.PerWindow(10, time.Minute), WithPipelining(time.Millisecond, 8), WithTimeout(math.MaxInt64))
+	for i := 0; i < 3; i++ {
+		if d, err := l.AllowN(context.Background(), "huge", time.Now(), 1); err != nil || !d.Allowed {
+			t.Fatalf("call %d with WithTimeout(MaxInt64): %+v, %v", i, d, err)
+		}
 	}
 }
