@@ -1,6 +1,7 @@
 package hybrid
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"unsafe"
@@ -19,6 +20,41 @@ func TestEntryOwnsItsKey(t *testing.T) {
 		}
 		if e.key != want {
 			t.Fatalf("key of %d bytes: entry holds %q after the caller's buffer changed", size, e.key)
+		}
+	}
+}
+
+// TestViewKeepsItsOwnKey: through AllowN, the view stores its own copy of
+// a key, so a caller that reuses its buffer (a zero-copy string over
+// request bytes) leaves the view's entries, and Sync, untouched. Before, the
+// view kept the caller's string as given.
+func TestViewKeepsItsOwnKey(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("pop-a", nil)
+	for _, size := range []int{8, inlineKey + 5} {
+		buf := []byte(strings.Repeat("u", size))
+		want := string(buf)
+		for i := 0; i < 3; i++ {
+			if _, err := n.AllowN(context.Background(), unsafe.String(&buf[0], len(buf)), t0, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		if err := n.Sync(context.Background(), t0); err != nil { // empties the pending set
+			t.Fatal(err)
+		}
+		ent, ok := n.cache.Peek(want)
+		if !ok || ent.key != want {
+			t.Fatalf("key of %d bytes: after the caller's buffer changed the view's LRU holds %v (found %v)", size, ent, ok)
+		}
+		mustAllow(t, n, want, t0) // the same identity, so the same entry
+		if err := n.Sync(context.Background(), t0); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.redisTotal("el", want, e.idx(n)); got != 4 {
+			t.Fatalf("key of %d bytes: Redis holds %d for it after 4 hits, want 4", size, got)
 		}
 	}
 }
