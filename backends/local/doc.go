@@ -7,8 +7,8 @@
 // It is the fast path of a single node and the local view of the
 // local-first hybrid: a decision on a key already held takes one shard lock,
 // one map lookup and no allocation. A key of up to 32 bytes is stored inside
-// the slot that holds its state, so the lookup's key comparison already
-// brings in the state's cache line. The state is changed in place; the key
+// the slot that holds its state, so the lookup's key comparison brings in
+// the state's cache line, or the one beside it. The state is changed in place; the key
 // moves to the front of its LRU only when an eighth of its shard's capacity
 // in new keys arrived since it last moved there, which forgets no identity
 // an exact LRU would keep while it is used at least once per 7/8 of a
@@ -23,9 +23,9 @@
 // Capacity and LRU order are per shard (capacity is split evenly), so the
 // identity forgotten is the least recently used of its shard, not of all.
 //
-// Memory: about 165–190 bytes per identity on the Go heap for the window
-// algorithms and the bucket with keys of up to 32 bytes (LRU entry, map slot
-// and a 64-byte slot holding the state and the key's bytes;
+// Memory: about 179 bytes per identity on the Go heap for the window
+// algorithms and 163 for the bucket, with keys of up to 32 bytes (LRU entry,
+// map slot, and a slot holding the state and the key's bytes;
 // BenchmarkMemoryPerIdentity; a longer key adds its own copy), plus 8 bytes
 // per stamp for the log,
 // whose slice holds at most Max stamps (its capacity may reach about twice

@@ -41,9 +41,10 @@ type slot[V any] struct {
 }
 
 // inlineKey is the longest key stored inside its slot. The LRU's map then
-// compares a request's key against bytes in the very cache line the
-// decision reads next, instead of in an allocation of their own: one cache
-// miss fewer per decision on a large key set. Longer keys are cloned.
+// compares a request's key against bytes in the slot the decision reads
+// next (the same cache line or the one beside it), instead of in an
+// allocation of their own: one cache miss fewer per decision on a large key
+// set. Longer keys are cloned.
 const inlineKey = 32
 
 // ownKey returns key as stored for s: in s.kbuf when it fits (the string
