@@ -82,13 +82,14 @@ type batcher struct {
 // limiter's timeout to pass since it arrived (a timer per call, cheaper
 // than the context per call it replaced). See call for what is never sent.
 func (b *batcher) do(ctx context.Context, req request) (any, error) {
-	now := monoNow()
-	c := &call{req: req, deadline: callDeadline(ctx, now, b.timeout), done: make(chan struct{})}
 	if b.lone != nil && ctx.Done() == nil && b.claimIdle() {
-		defer b.finished() // even if a go-redis hook panics: a lost slot would stall every later call
+		defer b.finished()   // even if a go-redis hook panics: a lost slot would stall every later call
+		c := &call{req: req} // bounded by the limiter's timeout in lone; no deadline, no channel
 		b.lone(ctx, c)
 		return c.val, c.err
 	}
+	now := monoNow()
+	c := &call{req: req, deadline: callDeadline(ctx, now, b.timeout), done: make(chan struct{})}
 	t := time.NewTimer(time.Duration(c.deadline - now))
 	defer t.Stop()
 	b.submit(c)
