@@ -20,8 +20,9 @@ type Clock interface {
 // reads only the monotonic clock and adds the wall-minus-monotonic offset
 // that time.Now gave at most a second earlier. The two clocks run at the
 // same rate (NTP slews both), so the result equals time.Now's wall time
-// except for up to one second after the wall clock is stepped; during that
-// second it keeps counting from before the step, never backwards.
+// except for up to one second after the wall clock is stepped: during that
+// second it keeps counting from before the step, and then it takes the
+// step (backwards too, if the wall clock went back).
 type SystemClock struct{}
 
 // Now returns the wall time (see SystemClock), without a monotonic reading.
