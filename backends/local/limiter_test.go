@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/keybuf"
 )
 
 // TestHotPathAllocatesNothing: a decision on a key already held allocates
@@ -234,11 +235,11 @@ func TestShardPadding(t *testing.T) {
 }
 
 // TestStoredKeyIsACopy: the store keeps its own copy of every key, inline in
-// the slot (up to inlineKey bytes) or cloned (longer), so a caller that
+// the slot (up to keybuf.Inline bytes) or cloned (longer), so a caller that
 // reuses its buffer (a zero-copy string over request bytes, as fasthttp
 // users write) changes nothing stored. Lengths straddle the inline size.
 func TestStoredKeyIsACopy(t *testing.T) {
-	for _, size := range []int{1, inlineKey - 1, inlineKey, inlineKey + 1, core.MaxKeyLen} {
+	for _, size := range []int{1, keybuf.Inline - 1, keybuf.Inline, keybuf.Inline + 1, core.MaxKeyLen} {
 		l := mustNew(t, core.PerWindow(10, time.Minute))
 		buf := []byte(strings.Repeat("k", size))
 		want := string(buf) // an independent copy of the key

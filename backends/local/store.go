@@ -2,12 +2,11 @@ package local
 
 import (
 	"hash/maphash"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/keybuf"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
@@ -32,30 +31,13 @@ type engine interface {
 const sweepPerInsert = 2
 
 // slot is one identity's state as stored: the algorithm's value, changed in
-// place under the shard lock, and the shard's insert count when the slot
-// last moved to the front of its LRU.
+// place under the shard lock, the shard's insert count when the slot last
+// moved to the front of its LRU, and the key's bytes when they fit (the
+// LRU's map key then points into the slot, see keybuf).
 type slot[V any] struct {
 	v        V
 	promoted uint64
-	kbuf     [inlineKey]byte // the stored key's bytes when it fits
-}
-
-// inlineKey is the longest key stored inside its slot. The LRU's map then
-// compares a request's key against bytes in the slot the decision reads
-// next (the same cache line or the one beside it), instead of in an
-// allocation of their own: one cache miss fewer per decision on a large key
-// set. Longer keys are cloned.
-const inlineKey = 32
-
-// ownKey returns key as stored for s: in s.kbuf when it fits (the string
-// then points into s, so s keeps it alive, and kbuf is never written again),
-// else a clone, so the store never pins a caller's larger buffer.
-func (s *slot[V]) ownKey(key string) string {
-	if len(key) > inlineKey {
-		return strings.Clone(key)
-	}
-	n := copy(s.kbuf[:], key)
-	return unsafe.String(&s.kbuf[0], n)
+	key      keybuf.Buf // the stored key's bytes when it fits (see keybuf)
 }
 
 // store is a sharded set of LRUs from key to a *slot holding the state.
@@ -164,7 +146,7 @@ func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now int64) {
 	}
 	sh.inserts++
 	s.promoted = sh.inserts
-	if sh.lru.Add(s.ownKey(key), s) {
+	if sh.lru.Add(s.key.Own(key), s) {
 		sh.evicted.Add(1)
 	}
 }

@@ -2,10 +2,10 @@ package hybrid
 
 import (
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
+
+	"github.com/edgelimit/edgelimit/internal/keybuf"
 )
 
 // counts holds cumulative counts of two windows: [0] the entry's window
@@ -57,11 +57,11 @@ func (p *peer) excess(s int) int64 { return max(p.c[s]-p.redis[s], 0) }
 // Fields under mu; the queued flags are read lock-free on the hot path.
 type entry struct {
 	mu        sync.Mutex
-	key       string          // in kbuf when it fits, else a clone
-	kbuf      [inlineKey]byte // written once, by newEntry
-	idx       int64           // window index of counts[0]
-	own       counts          // this PoP's admitted units
-	acked     counts          // own counts Redis acknowledged holding
+	key       string     // in kbuf when it fits, else a clone
+	kbuf      keybuf.Buf // written once, by newEntry (see keybuf)
+	idx       int64      // window index of counts[0]
+	own       counts     // this PoP's admitted units
+	acked     counts     // own counts Redis acknowledged holding
 	peers     []peer
 	refreshed int64  // ms of the last Redis refresh (or creation)
 	master    string // the Redis Cluster master its last Sync went to; "" before one
@@ -77,20 +77,9 @@ type entry struct {
 
 func newEntry(key string, idx, now int64) *entry {
 	e := &entry{idx: idx, refreshed: now}
-	if len(key) > inlineKey {
-		e.key = strings.Clone(key)
-	} else {
-		e.key = unsafe.String(&e.kbuf[0], copy(e.kbuf[:], key))
-	}
+	e.key = e.kbuf.Own(key)
 	return e
 }
-
-// inlineKey is the longest key an entry holds in itself (kbuf). The view's
-// map then compares a request's key against bytes in the entry the decision
-// reads next, instead of in an allocation of their own: one cache miss
-// fewer per decision on a large view. Longer keys are cloned. Either way the
-// view never keeps, or is changed by, the caller's buffer.
-const inlineKey = 32
 
 // roll brings the entry to window idx; older indexes change nothing.
 func (e *entry) roll(idx int64) {

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/edgelimit/edgelimit/internal/keybuf"
 )
 
 // TestEntryOwnsItsKey: a view entry keeps its own copy of the key, inline
-// up to inlineKey bytes and cloned beyond, so a caller that reuses its
+// up to keybuf.Inline bytes and cloned beyond, so a caller that reuses its
 // buffer changes nothing the view holds.
 func TestEntryOwnsItsKey(t *testing.T) {
-	for _, size := range []int{1, inlineKey, inlineKey + 1, 300} {
+	for _, size := range []int{1, keybuf.Inline, keybuf.Inline + 1, 300} {
 		buf := []byte(strings.Repeat("k", size))
 		want := string(buf)
 		e := newEntry(unsafe.String(&buf[0], len(buf)), 7, 0)
@@ -31,7 +33,7 @@ func TestEntryOwnsItsKey(t *testing.T) {
 func TestViewKeepsItsOwnKey(t *testing.T) {
 	e := newEnv(t, false)
 	n := e.node("pop-a", nil)
-	for _, size := range []int{8, inlineKey + 5} {
+	for _, size := range []int{8, keybuf.Inline + 5} {
 		buf := []byte(strings.Repeat("u", size))
 		want := string(buf)
 		for i := 0; i < 3; i++ {
