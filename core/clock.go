@@ -28,6 +28,10 @@ type SystemClock struct{}
 // Now returns the wall time (see SystemClock), without a monotonic reading.
 func (SystemClock) Now() time.Time { return time.Unix(0, wallNanos()) }
 
+// UnixMilli returns Millis(Now()) without building a time.Time (see
+// MilliClock).
+func (SystemClock) UnixMilli() int64 { return floorDiv(wallNanos(), int64(time.Millisecond)) }
+
 // monoBase is the origin of the monotonic readings wallNanos takes.
 var monoBase = time.Now()
 
@@ -63,6 +67,9 @@ func NewManualClock(t time.Time) *ManualClock {
 
 // Now returns the clock's current time.
 func (c *ManualClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+// UnixMilli returns Millis(Now()) (see MilliClock).
+func (c *ManualClock) UnixMilli() int64 { return floorDiv(c.ns.Load(), int64(time.Millisecond)) }
 
 // Set moves the clock to t.
 func (c *ManualClock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }

@@ -37,6 +37,9 @@ func (s *WindowState) Roll(idx int64) {
 // the clamped position (RetryAfter, ResetAfter) add lag, so they stay true
 // for the caller's clock.
 func (s *WindowState) windowPos(w, now int64) (idx, elapsed, lag int64) {
+	if start := s.Index * w; now >= start && now-start < w {
+		return s.Index, now - start, 0 // still in the state's window: no division
+	}
 	idx = floorDiv(now, w)
 	if idx < s.Index {
 		return s.Index, 0, s.Index*w - now
@@ -48,6 +51,9 @@ func (s *WindowState) windowPos(w, now int64) (idx, elapsed, lag int64) {
 // window: cur + prev × (window − elapsed) / window, in float64 with exactly
 // the operation order of the Lua scripts so every backend agrees bit for bit.
 func SlidingEstimate(cur, prev, elapsed, window int64) float64 {
+	if prev == 0 {
+		return float64(cur) // the same bits: the product and quotient are +0
+	}
 	return float64(cur) + float64(prev)*float64(window-elapsed)/float64(window)
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -153,6 +154,44 @@ func TestFloorDiv(t *testing.T) {
 	for _, c := range cases {
 		if got := floorDiv(c[0], c[1]); got != c[2] {
 			t.Errorf("floorDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+// TestWindowPosSkipsDivisionExactly: the division-free path for a time in
+// the state's own window gives what dividing gives, at and around every
+// edge of that window, before 1970 too, for windows of 1 ms up.
+func TestWindowPosSkipsDivisionExactly(t *testing.T) {
+	for _, w := range []int64{1, 2, 7, 1000, 60_000} {
+		for _, index := range []int64{-3, -1, 0, 1, 28_333_333} {
+			s := WindowState{Index: index}
+			start := index * w
+			for _, now := range []int64{start - 1, start, start + 1, start + w/2, start + w - 1, start + w, start + w + 1} {
+				idx, elapsed, lag := s.windowPos(w, now)
+				want := floorDiv(now, w)
+				wantElapsed, wantLag := now-want*w, int64(0)
+				if want < index {
+					want, wantElapsed, wantLag = index, 0, start-now
+				}
+				if idx != want || elapsed != wantElapsed || lag != wantLag {
+					t.Fatalf("w %d, state window %d, now %d: windowPos = (%d, %d, %d), want (%d, %d, %d)",
+						w, index, now, idx, elapsed, lag, want, wantElapsed, wantLag)
+				}
+			}
+		}
+	}
+}
+
+// TestSlidingEstimateWithoutPrevIsTheFormula: skipping the division when
+// prev is 0 returns the formula's very bits.
+func TestSlidingEstimateWithoutPrevIsTheFormula(t *testing.T) {
+	for _, cur := range []int64{0, 1, 99, 1 << 40} {
+		for _, elapsed := range []int64{0, 1, 59_999} {
+			formula := float64(cur) + float64(0)*float64(60_000-elapsed)/float64(60_000)
+			if got := SlidingEstimate(cur, 0, elapsed, 60_000); math.Float64bits(got) != math.Float64bits(formula) {
+				t.Fatalf("SlidingEstimate(%d, 0, %d, 60000) = %v (bits %x), formula %v (bits %x)",
+					cur, elapsed, got, math.Float64bits(got), formula, math.Float64bits(formula))
+			}
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 type Limiter struct {
 	limit core.Limit
 	clock core.Clock
+	milli core.MilliClock // clock, when it tells milliseconds directly; else nil
 	eng   engine
 }
 
@@ -38,7 +39,8 @@ func New(limit core.Limit, opts ...Option) (*Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Limiter{limit: limit, clock: cfg.clock, eng: eng}, nil
+	milli, _ := cfg.clock.(core.MilliClock)
+	return &Limiter{limit: limit, clock: cfg.clock, milli: milli, eng: eng}, nil
 }
 
 // newEngine builds the store for limit's algorithm.
@@ -63,9 +65,16 @@ func (l *Limiter) AllowN(_ context.Context, key string, now time.Time, n int64) 
 	return l.eng.decide(key, core.Millis(now), n, true), nil
 }
 
-// Allow is AllowN(ctx, key, clock.Now(), 1) with the limiter's Clock.
+// Allow is AllowN(ctx, key, clock.Now(), 1) with the limiter's Clock, read
+// as milliseconds when it is a core.MilliClock.
 func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) {
-	return l.AllowN(ctx, key, l.clock.Now(), 1)
+	if l.milli == nil {
+		return l.AllowN(ctx, key, l.clock.Now(), 1)
+	}
+	if err := core.ValidateKey(key); err != nil { // weight 1 always fits a valid limit
+		return core.Decision{Limit: l.limit.Max}, err
+	}
+	return l.eng.decide(key, l.milli.UnixMilli(), 1, true), nil
 }
 
 // Peek reports the decision one unit would get at now without counting it;

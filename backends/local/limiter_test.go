@@ -153,26 +153,41 @@ func TestResetForgets(t *testing.T) {
 	})
 }
 
-// TestAllowUsesClock: Allow reads the Clock option.
+// nowOnly hides ManualClock's UnixMilli: a Clock that is no MilliClock.
+type nowOnly struct{ c *core.ManualClock }
+
+func (n nowOnly) Now() time.Time { return n.c.Now() }
+
+// TestAllowUsesClock: Allow reads the Clock option, through UnixMilli for a
+// core.MilliClock and through Now for any other Clock.
 func TestAllowUsesClock(t *testing.T) {
 	eachAlgorithm(t, func(t *testing.T, a core.Algorithm) {
-		clk := core.NewManualClock(epoch)
-		l := mustNew(t, core.Limit{Max: 1, Window: time.Minute, Algorithm: a}, WithClock(clk))
-		if d, _ := l.Allow(ctx, "k"); !d.Allowed {
-			t.Fatal("first Allow denied")
-		}
-		d, _ := l.Allow(ctx, "k")
-		if d.Allowed {
-			t.Fatal("second Allow at the same clock time admitted")
-		}
-		clk.Advance(d.RetryAfter)
-		if d, _ := l.Allow(ctx, "k"); !d.Allowed {
-			t.Fatalf("Allow after the clock moved by RetryAfter %v denied", d.RetryAfter)
-		}
-		if d, _ := l.Peek(ctx, "k", epoch); d.Allowed {
-			t.Fatal("Peek at the explicit epoch should see the spent quota")
-		}
+		t.Run("MilliClock", func(t *testing.T) { allowUsesClock(t, a, false) })
+		t.Run("Clock", func(t *testing.T) { allowUsesClock(t, a, true) })
 	})
+}
+
+func allowUsesClock(t *testing.T, a core.Algorithm, hideMillis bool) {
+	clk := core.NewManualClock(epoch)
+	var opt Option = WithClock(clk)
+	if hideMillis {
+		opt = WithClock(nowOnly{clk})
+	}
+	l := mustNew(t, core.Limit{Max: 1, Window: time.Minute, Algorithm: a}, opt)
+	if d, _ := l.Allow(ctx, "k"); !d.Allowed {
+		t.Fatal("first Allow denied")
+	}
+	d, _ := l.Allow(ctx, "k")
+	if d.Allowed {
+		t.Fatal("second Allow at the same clock time admitted")
+	}
+	clk.Advance(d.RetryAfter)
+	if d, _ := l.Allow(ctx, "k"); !d.Allowed {
+		t.Fatalf("Allow after the clock moved by RetryAfter %v denied", d.RetryAfter)
+	}
+	if d, _ := l.Peek(ctx, "k", epoch); d.Allowed {
+		t.Fatal("Peek at the explicit epoch should see the spent quota")
+	}
 }
 
 // TestStateCopies: State returns the algorithm's counters as a copy.

@@ -28,7 +28,23 @@ func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (
 	if err := n.check(key, w); err != nil {
 		return core.Decision{}, err
 	}
-	ms := core.Millis(now)
+	return n.allowAt(ctx, key, core.Millis(now), w)
+}
+
+// Allow is AllowN(ctx, key, clock.Now(), 1), with the Clock read as
+// milliseconds when it is a core.MilliClock.
+func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
+	if n.milli == nil {
+		return n.AllowN(ctx, key, n.cfg.Clock.Now(), 1)
+	}
+	if err := core.ValidateKey(key); err != nil { // weight 1 always fits a valid limit
+		return core.Decision{}, err
+	}
+	return n.allowAt(ctx, key, n.milli.UnixMilli(), 1)
+}
+
+// allowAt is AllowN on checked input at ms.
+func (n *Node) allowAt(ctx context.Context, key string, ms, w int64) (core.Decision, error) {
 	e := n.lockLive(n.entry(key, ms, false), ms, false)
 	d, v := n.fromView(e, ms, w, true)
 	audit := v != askRedis && n.sampled()
@@ -50,11 +66,6 @@ func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (
 		return n.decideAtRedis(ctx, e, ms, w)
 	}
 	return d, nil
-}
-
-// Allow is AllowN(ctx, key, clock.Now(), 1).
-func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
-	return n.AllowN(ctx, key, n.cfg.Clock.Now(), 1)
 }
 
 // Peek reports, from the view alone (no network call, nothing counted,

@@ -19,8 +19,9 @@ import (
 // safe for concurrent use. Build it with New; stop it with Close.
 type Node struct {
 	cfg   Config
-	id    string // this PoP counter's field id: PoP#incarnation
-	w     int64  // window ms
+	milli core.MilliClock // cfg.Clock, when it tells milliseconds directly; else nil
+	id    string          // this PoP counter's field id: PoP#incarnation
+	w     int64           // window ms
 	cache *viewLRU
 	store *reconcile.Store
 	tr    *gossip.Transport
@@ -62,6 +63,7 @@ func New(cfg Config) (*Node, error) {
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
 		redisPending: map[string]*entry{}, gossipPending: map[string]*entry{},
 		parked: map[string]*entry{}, sleep: sleepCtx}
+	n.milli, _ = cfg.Clock.(core.MilliClock)
 	n.gossipCap = cfg.Limit.Max
 	if cfg.GossipCap < 1 {
 		n.gossipCap = max(1, int64(cfg.GossipCap*float64(cfg.Limit.Max)))
