@@ -34,6 +34,14 @@ func localContenders(ctx context.Context, e *env) ([]*contender, error) {
 	if err != nil {
 		return nil, err
 	}
+	coarse, err := core.NewCoarseClock(time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	oursCoarse, err := local.New(core.PerWindow(hotMax, hotWindow), local.WithClock(coarse))
+	if err != nil {
+		return nil, err
+	}
 	node, err := hybrid.New(hybrid.Config{PoP: "bench-local", Limit: core.PerWindow(hotMax, hotWindow),
 		Redis: e.client, Margin: 0.1, Capacity: 2 * len(e.keys.keys), Resync: -1})
 	if err != nil {
@@ -49,6 +57,8 @@ func localContenders(ctx context.Context, e *env) ([]*contender, error) {
 	}
 	cs := []*contender{
 		{name: "edgelimit backends/local (sliding window)", role: "ours", d: peers.Ours(ours)},
+		{name: "edgelimit backends/local, CoarseClock", role: "ours", d: peers.Ours(oursCoarse), close: coarse.Stop,
+			note: "sliding window, WithClock(core.NewCoarseClock(time.Millisecond)): the time is one atomic load"},
 		{name: "edgelimit sync/hybrid (sliding window, local path)", role: "ours", d: peers.Ours(node),
 			note: "no sync loop running; every decision local", close: func() { node.Close(context.Background()) }},
 		{name: "x/time/rate, map + sync.Mutex", role: "peer", d: peers.XRateMutex(hotMax, hotWindow)},
