@@ -1,33 +1,28 @@
 package core
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// MilliClock is a Clock that also tells the time as Unix milliseconds, the
-// unit of every limiter's math, without building a time.Time. A limiter
-// whose clock implements it reads UnixMilli on its hot path; UnixMilli must
-// equal Millis(Now()) read at the same instant. SystemClock, *ManualClock
-// and *CoarseClock implement it.
-type MilliClock interface {
-	Clock
-	UnixMilli() int64
-}
-
-// Bounds of NewCoarseClock's resolution.
+// MinCoarseResolution and MaxCoarseResolution bound NewCoarseClock's
+// resolution.
 const (
 	MinCoarseResolution = time.Millisecond
 	MaxCoarseResolution = time.Second
 )
 
 // CoarseClock is a Clock that serves the wall time a background goroutine
-// stores every resolution, so a read is one atomic load: no clock read on the
-// caller's path. This is the cached time of nginx's and Envoy's event loops,
-// for a limiter deciding millions of times a second: reading the clock
-// (kvm-clock's vDSO waits for the loads before it) is a large part of a
-// decision that otherwise costs a few cache misses.
+// stores every resolution, so a read is two loads (the clock's pointer and
+// the time): no clock read on the caller's path. This is the cached time of
+// nginx's and Envoy's event loops, for a limiter deciding millions of times
+// a second, where reading the clock (kvm-clock's vDSO, about 28 ns, waits
+// for the loads before it) is part of every decision. Measure before
+// choosing it: on a shared 2-core VM its effect on a decision was within
+// the noise (docs/tradeoffs.md §9), and its goroutine wakes every
+// resolution.
 //
 // It trades freshness for that: a reading lags the wall clock by up to the
 // resolution, plus however late the Go scheduler runs the refresh (a busy
@@ -38,8 +33,16 @@ const (
 //
 // The zero value is ready to use and reads like SystemClock (it runs no
 // goroutine); so does a CoarseClock after Stop, never a frozen time. Build
-// a refreshing one with NewCoarseClock. It is safe for concurrent use.
+// a refreshing one with NewCoarseClock, and Stop it when done; one dropped
+// without Stop stops its goroutine once the garbage collector finds it
+// unreachable. It is safe for concurrent use.
 type CoarseClock struct {
+	t *coarseTicker // nil: the zero value
+}
+
+// coarseTicker is a CoarseClock's refreshed time and its goroutine, kept
+// apart from the CoarseClock so the goroutine does not keep it reachable.
+type coarseTicker struct {
 	_    [64]byte     // keeps ms on a cache line of its own
 	ms   atomic.Int64 // Unix ms of the last refresh; 0: not refreshing
 	_    [56]byte
@@ -53,41 +56,49 @@ type CoarseClock struct {
 var ErrBadResolution = &InputError{"coarse clock resolution must be between 1ms and 1s"}
 
 // NewCoarseClock returns a CoarseClock refreshed every resolution by a
-// goroutine of its own, which runs until Stop. It returns ErrBadResolution
-// (matching ErrInvalid) and starts nothing for a resolution outside
-// [MinCoarseResolution, MaxCoarseResolution].
+// goroutine of its own, which runs until Stop (or until the clock is
+// garbage). It returns ErrBadResolution (matching ErrInvalid) and starts
+// nothing for a resolution outside [MinCoarseResolution,
+// MaxCoarseResolution].
 func NewCoarseClock(resolution time.Duration) (*CoarseClock, error) {
 	if resolution < MinCoarseResolution || resolution > MaxCoarseResolution {
 		return nil, ErrBadResolution
 	}
-	c := &CoarseClock{stop: make(chan struct{}), done: make(chan struct{})}
-	c.ms.Store(SystemClock{}.UnixMilli())
-	go c.refresh(resolution)
+	t := &coarseTicker{stop: make(chan struct{}), done: make(chan struct{})}
+	t.ms.Store(SystemClock{}.UnixMilli())
+	go t.refresh(resolution)
+	c := &CoarseClock{t: t}
+	runtime.AddCleanup(c, (*coarseTicker).halt, t)
 	return c, nil
 }
 
-// refresh stores the time every resolution until Stop.
-func (c *CoarseClock) refresh(resolution time.Duration) {
-	t := time.NewTicker(resolution)
-	defer t.Stop()
-	defer close(c.done)
+// refresh stores the time every resolution until halted.
+func (t *coarseTicker) refresh(resolution time.Duration) {
+	tick := time.NewTicker(resolution)
+	defer tick.Stop()
+	defer close(t.done)
 	for {
 		select {
-		case <-t.C:
-			c.ms.Store(SystemClock{}.UnixMilli())
-		case <-c.stop:
-			c.ms.Store(0)
+		case <-tick.C:
+			t.ms.Store(SystemClock{}.UnixMilli())
+		case <-t.stop:
+			t.ms.Store(0)
 			return
 		}
 	}
 }
 
+// halt tells refresh to end, once, without waiting for it.
+func (t *coarseTicker) halt() { t.once.Do(func() { close(t.stop) }) }
+
 // UnixMilli returns the Unix milliseconds stored at the last refresh, or
 // SystemClock's reading when the clock is not refreshing (zero value,
 // stopped).
 func (c *CoarseClock) UnixMilli() int64 {
-	if ms := c.ms.Load(); ms != 0 {
-		return ms
+	if c.t != nil {
+		if ms := c.t.ms.Load(); ms != 0 {
+			return ms
+		}
 	}
 	return SystemClock{}.UnixMilli()
 }
@@ -98,11 +109,9 @@ func (c *CoarseClock) Now() time.Time { return time.UnixMilli(c.UnixMilli()) }
 // Stop ends the refresh goroutine and waits for it; later reads are
 // SystemClock's. Stop on the zero value, or twice, does nothing more.
 func (c *CoarseClock) Stop() {
-	if c.stop == nil {
+	if c.t == nil {
 		return
 	}
-	c.once.Do(func() {
-		close(c.stop)
-		<-c.done
-	})
+	c.t.halt()
+	<-c.t.done
 }

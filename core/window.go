@@ -37,8 +37,10 @@ func (s *WindowState) Roll(idx int64) {
 // the clamped position (RetryAfter, ResetAfter) add lag, so they stay true
 // for the caller's clock.
 func (s *WindowState) windowPos(w, now int64) (idx, elapsed, lag int64) {
-	if start := s.Index * w; now >= start && now-start < w {
-		return s.Index, now - start, 0 // still in the state's window: no division
+	// Still in the state's window: no division. The difference is taken
+	// unsigned so it cannot wrap (now near MaxInt64, start negative).
+	if start := s.Index * w; now >= start && uint64(now)-uint64(start) < uint64(w) {
+		return s.Index, now - start, 0
 	}
 	idx = floorDiv(now, w)
 	if idx < s.Index {
@@ -50,6 +52,7 @@ func (s *WindowState) windowPos(w, now int64) (idx, elapsed, lag int64) {
 // SlidingEstimate is Cloudflare's estimate of the units counted in the last
 // window: cur + prev × (window − elapsed) / window, in float64 with exactly
 // the operation order of the Lua scripts so every backend agrees bit for bit.
+// Its domain is window > 0 and 0 ≤ elapsed ≤ window, as windowPos gives.
 func SlidingEstimate(cur, prev, elapsed, window int64) float64 {
 	if prev == 0 {
 		return float64(cur) // the same bits: the product and quotient are +0

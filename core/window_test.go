@@ -160,25 +160,39 @@ func TestFloorDiv(t *testing.T) {
 
 // TestWindowPosSkipsDivisionExactly: the division-free path for a time in
 // the state's own window gives what dividing gives, at and around every
-// edge of that window, before 1970 too, for windows of 1 ms up.
+// edge of that window, before 1970 too, for windows of 1 ms up, and where
+// now − start would wrap (a state before 1970, now near MaxInt64).
 func TestWindowPosSkipsDivisionExactly(t *testing.T) {
 	for _, w := range []int64{1, 2, 7, 1000, 60_000} {
 		for _, index := range []int64{-3, -1, 0, 1, 28_333_333} {
-			s := WindowState{Index: index}
 			start := index * w
 			for _, now := range []int64{start - 1, start, start + 1, start + w/2, start + w - 1, start + w, start + w + 1} {
-				idx, elapsed, lag := s.windowPos(w, now)
-				want := floorDiv(now, w)
-				wantElapsed, wantLag := now-want*w, int64(0)
-				if want < index {
-					want, wantElapsed, wantLag = index, 0, start-now
-				}
-				if idx != want || elapsed != wantElapsed || lag != wantLag {
-					t.Fatalf("w %d, state window %d, now %d: windowPos = (%d, %d, %d), want (%d, %d, %d)",
-						w, index, now, idx, elapsed, lag, want, wantElapsed, wantLag)
-				}
+				checkWindowPos(t, w, index, now)
 			}
 		}
+	}
+	for _, w := range []int64{1000, 60_000} {
+		for _, now := range []int64{math.MaxInt64, math.MaxInt64 - w + 1, math.MinInt64 + w} {
+			checkWindowPos(t, w, -1, now)
+			checkWindowPos(t, w, floorDiv(math.MinInt64, w)+1, now)
+		}
+	}
+}
+
+// checkWindowPos fails t unless windowPos of a state in window index gives
+// for now what dividing gives.
+func checkWindowPos(t *testing.T, w, index, now int64) {
+	t.Helper()
+	s := WindowState{Index: index}
+	idx, elapsed, lag := s.windowPos(w, now)
+	want := floorDiv(now, w)
+	wantElapsed, wantLag := now-want*w, int64(0)
+	if want < index {
+		want, wantElapsed, wantLag = index, 0, index*w-now
+	}
+	if idx != want || elapsed != wantElapsed || lag != wantLag {
+		t.Fatalf("w %d, state window %d, now %d: windowPos = (%d, %d, %d), want (%d, %d, %d)",
+			w, index, now, idx, elapsed, lag, want, wantElapsed, wantLag)
 	}
 }
 

@@ -39,7 +39,7 @@ func New(limit core.Limit, opts ...Option) (*Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	milli, _ := cfg.clock.(core.MilliClock)
+	milli := core.MilliClockOf(cfg.clock)
 	return &Limiter{limit: limit, clock: cfg.clock, milli: milli, eng: eng}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/clocktest"
 	"github.com/edgelimit/edgelimit/internal/keybuf"
 )
 
@@ -159,21 +160,39 @@ type nowOnly struct{ c *core.ManualClock }
 func (n nowOnly) Now() time.Time { return n.c.Now() }
 
 // TestAllowUsesClock: Allow reads the Clock option, through UnixMilli for a
-// core.MilliClock and through Now for any other Clock.
+// core.MilliClock whose UnixMilli agrees with its Now, and through Now for
+// any other Clock, including one that embeds a MilliClock but overrides Now.
 func TestAllowUsesClock(t *testing.T) {
 	eachAlgorithm(t, func(t *testing.T, a core.Algorithm) {
-		t.Run("MilliClock", func(t *testing.T) { allowUsesClock(t, a, false) })
-		t.Run("Clock", func(t *testing.T) { allowUsesClock(t, a, true) })
+		t.Run("MilliClock", func(t *testing.T) {
+			clk := &clocktest.Counting{ManualClock: core.NewManualClock(epoch)}
+			l := mustNew(t, core.Limit{Max: 1, Window: time.Minute, Algorithm: a}, WithClock(clk))
+			before := clk.Reads()
+			allowUsesClock(t, l, clk.ManualClock, 0)
+			if n := clk.Reads() - before; n != 3 {
+				t.Fatalf("3 Allow calls read UnixMilli %d times, want 3", n)
+			}
+		})
+		t.Run("Clock", func(t *testing.T) {
+			clk := core.NewManualClock(epoch)
+			l := mustNew(t, core.Limit{Max: 1, Window: time.Minute, Algorithm: a}, WithClock(nowOnly{clk}))
+			allowUsesClock(t, l, clk, 0)
+		})
+		t.Run("embedded MilliClock, Now overridden", func(t *testing.T) {
+			clk := core.NewManualClock(epoch)
+			skewed := clocktest.Skewed{ManualClock: clk, Skew: time.Hour}
+			l := mustNew(t, core.Limit{Max: 1, Window: time.Minute, Algorithm: a}, WithClock(skewed))
+			allowUsesClock(t, l, clk, time.Hour)
+		})
 	})
 }
 
-func allowUsesClock(t *testing.T, a core.Algorithm, hideMillis bool) {
-	clk := core.NewManualClock(epoch)
-	var opt Option = WithClock(clk)
-	if hideMillis {
-		opt = WithClock(nowOnly{clk})
-	}
-	l := mustNew(t, core.Limit{Max: 1, Window: time.Minute, Algorithm: a}, opt)
+// allowUsesClock runs three Allow calls on l, whose clock reads clk plus
+// skew, and checks each against that time: admitted, denied at the same
+// time, admitted RetryAfter later; then that the quota is spent at the
+// clock's time (epoch + skew), where Allow must have counted it.
+func allowUsesClock(t *testing.T, l *Limiter, clk *core.ManualClock, skew time.Duration) {
+	t.Helper()
 	if d, _ := l.Allow(ctx, "k"); !d.Allowed {
 		t.Fatal("first Allow denied")
 	}
@@ -185,8 +204,8 @@ func allowUsesClock(t *testing.T, a core.Algorithm, hideMillis bool) {
 	if d, _ := l.Allow(ctx, "k"); !d.Allowed {
 		t.Fatalf("Allow after the clock moved by RetryAfter %v denied", d.RetryAfter)
 	}
-	if d, _ := l.Peek(ctx, "k", epoch); d.Allowed {
-		t.Fatal("Peek at the explicit epoch should see the spent quota")
+	if d, _ := l.Peek(ctx, "k", epoch.Add(skew)); d.Allowed {
+		t.Fatalf("Peek at the clock's time (epoch + %v) should see the spent quota", skew)
 	}
 }
 

@@ -66,8 +66,10 @@ func WithShards(n int) Option {
 	}
 }
 
-// WithClock sets the clock Allow reads (default core.SystemClock). A nil
-// clock is an error matching core.ErrInvalid.
+// WithClock sets the clock Allow reads (default core.SystemClock). Allow
+// reads it as milliseconds when core.MilliClockOf accepts it, else through
+// Now. The caller owns the clock: a core.CoarseClock is not stopped by the
+// limiter. A nil clock is an error matching core.ErrInvalid.
 func WithClock(clk core.Clock) Option {
 	return func(c *config) error {
 		if clk == nil {

@@ -51,8 +51,11 @@ type Config struct {
 	// ManualGossip queues received gossip for TakeGossip instead of applying
 	// it on arrival.
 	ManualGossip bool
-	Clock        core.Clock // default core.SystemClock
-	Capacity     int        // LRU capacity of the view, in identities, split evenly over its shards (see viewLRU); default 100,000
+	// Clock is the time Allow decides at; default core.SystemClock. It is
+	// read as milliseconds when core.MilliClockOf accepts it, else through
+	// Now. The caller owns it: Close does not stop a core.CoarseClock.
+	Clock    core.Clock
+	Capacity int // LRU capacity of the view, in identities, split evenly over its shards (see viewLRU); default 100,000
 	// RedisRetry is how long Redis-decided requests for the identities of
 	// one Redis node (a cluster master, or the one Redis) are decided
 	// without trying it after it failed; a successful Sync or decision at

@@ -63,7 +63,7 @@ func New(cfg Config) (*Node, error) {
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
 		redisPending: map[string]*entry{}, gossipPending: map[string]*entry{},
 		parked: map[string]*entry{}, sleep: sleepCtx}
-	n.milli, _ = cfg.Clock.(core.MilliClock)
+	n.milli = core.MilliClockOf(cfg.Clock)
 	n.gossipCap = cfg.Limit.Max
 	if cfg.GossipCap < 1 {
 		n.gossipCap = max(1, int64(cfg.GossipCap*float64(cfg.Limit.Max)))
