@@ -17,7 +17,7 @@ import (
 type Limiter struct {
 	limit core.Limit
 	clock core.Clock
-	milli core.MilliClock // clock, when it tells milliseconds directly; else nil
+	milli core.MilliClock // core.MilliClockOf(clock): nil means read Now
 	eng   engine
 }
 
@@ -66,7 +66,7 @@ func (l *Limiter) AllowN(_ context.Context, key string, now time.Time, n int64) 
 }
 
 // Allow is AllowN(ctx, key, clock.Now(), 1) with the limiter's Clock, read
-// as milliseconds when it is a core.MilliClock.
+// as milliseconds when core.MilliClockOf accepted it at New.
 func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) {
 	if l.milli == nil {
 		return l.AllowN(ctx, key, l.clock.Now(), 1)

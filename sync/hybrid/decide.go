@@ -32,7 +32,7 @@ func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (
 }
 
 // Allow is AllowN(ctx, key, clock.Now(), 1), with the Clock read as
-// milliseconds when it is a core.MilliClock.
+// milliseconds when core.MilliClockOf accepted it at New.
 func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
 	if n.milli == nil {
 		return n.AllowN(ctx, key, n.cfg.Clock.Now(), 1)

@@ -19,7 +19,7 @@ import (
 // safe for concurrent use. Build it with New; stop it with Close.
 type Node struct {
 	cfg   Config
-	milli core.MilliClock // cfg.Clock, when it tells milliseconds directly; else nil
+	milli core.MilliClock // core.MilliClockOf(cfg.Clock): nil means read Now
 	id    string          // this PoP counter's field id: PoP#incarnation
 	w     int64           // window ms
 	cache *viewLRU
