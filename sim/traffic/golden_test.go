@@ -1,0 +1,48 @@
+package traffic
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"testing"
+)
+
+// goldenDefault is the SHA-256 of each scenario's trace at DefaultConfig
+// (its requests and duration), taken before -rate existed: the default run's
+// figures depend on these traces staying bit-identical.
+var goldenDefault = map[string]string{
+	"mixed":         "6c6ac73e7ad676f92bb6edcc489020eb5b4d80407f9393d5c2c0a54f8f072951",
+	"spread-attack": "9406990fb90736a3a59e7f88a9bd67c08b0a32ec3436347ba9be710ce23bc5ba",
+	"pinned":        "edaa1e472d6408e39e030d4ec4c4cab7b9f7eb867d10cef5df8a9529d7a7a21d",
+	"flash-crowd":   "790fb766ccb4e1612a8db7c663ae8c1611a9fef5c9c8ed30831c0e95af38a097",
+}
+
+// traceHash hashes tr's duration and every request's fields in order.
+func traceHash(tr *Trace) string {
+	h := sha256.New()
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(tr.Duration))
+	h.Write(b[:8])
+	for _, r := range tr.Requests {
+		binary.LittleEndian.PutUint64(b[0:], uint64(r.At))
+		binary.LittleEndian.PutUint32(b[8:], uint32(r.ID))
+		binary.LittleEndian.PutUint16(b[12:], uint16(r.PoP))
+		binary.LittleEndian.PutUint16(b[14:], uint16(r.N))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func TestDefaultTracesBitIdentical(t *testing.T) {
+	for _, s := range Scenarios {
+		c := DefaultConfig()
+		c.Scenario = s
+		tr, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := traceHash(tr); got != goldenDefault[s] {
+			t.Errorf("%s: default trace hash %s, want %s", s, got, goldenDefault[s])
+		}
+	}
+}
