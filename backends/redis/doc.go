@@ -30,7 +30,10 @@
 // Every key carries a TTL (PEXPIRE) ending when its state stops mattering —
 // sliding: the end of the next window; fixed: the end of the window; log:
 // the newest stamp plus the window; bucket: the TAT — plus WithExpirySlack's
-// slack, so an identity that stops calling leaves nothing behind.
+// slack (by default the timeout, so a request stamped inside a window that
+// runs at Redis late, within the timeout, still finds that window's state
+// instead of counting from zero), so an identity that stops calling leaves
+// nothing behind.
 //
 // # Failure
 //

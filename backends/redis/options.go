@@ -24,6 +24,7 @@ type config struct {
 	failOpen   bool
 	timeout    time.Duration
 	slack      time.Duration
+	slackSet   bool // WithExpirySlack given; otherwise slack is the timeout
 	pipe       bool
 	pipeWindow time.Duration
 	pipeMax    int
@@ -55,12 +56,21 @@ func WithFailOpen() Option { return func(c *config) { c.failOpen = true } }
 // dead Redis never stalls a caller longer than that. d must be positive.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
-// WithExpirySlack adds d to every key's TTL (default 0: keys expire the
-// moment their state stops mattering by the caller's clock). Raise it when
-// callers' clocks disagree, so a caller running behind still finds the
-// count, or when now is a virtual clock slower than the wall clock. d must
-// not be negative.
-func WithExpirySlack(d time.Duration) Option { return func(c *config) { c.slack = d } }
+// WithExpirySlack adds d to every key's TTL (default: the timeout,
+// WithTimeout's d or DefaultTimeout). A decision is stamped with now before
+// its script runs, and a call may run at Redis up to the timeout after it
+// starts (a pipelining window, a queue, a slow network), so a key that
+// expired exactly when its state stops mattering by the stamps would be gone
+// for a request stamped inside its window that arrives late, which would then
+// count from zero and be admitted. With the default, every request that
+// reaches Redis within the timeout of its stamp finds its window's state.
+// Raise d when callers stamp requests earlier than they call (several limits
+// decided in turn with one now), when their clocks disagree, or when now is
+// a virtual clock slower than the wall clock; 0 makes keys expire at the
+// end of their state, the least memory. d must not be negative.
+func WithExpirySlack(d time.Duration) Option {
+	return func(c *config) { c.slack, c.slackSet = d, true }
+}
 
 // WithPipelining turns on implicit pipelining: decisions of concurrent
 // callers share pipelines of EVALSHA calls (each still its own atomic
@@ -75,6 +85,9 @@ func WithPipelining(window time.Duration, maxBatch int) Option {
 }
 
 func (c *config) validate() error {
+	if !c.slackSet {
+		c.slack = c.timeout
+	}
 	switch {
 	case !validPrefix(c.prefix):
 		return fmt.Errorf("%w: prefix %q must not contain braces", core.ErrInvalid, c.prefix)

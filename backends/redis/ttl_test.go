@@ -59,25 +59,31 @@ func TestTTLOnEveryKey(t *testing.T) {
 	}
 }
 
-// TestIdleIdentitiesLeaveNothing: with a 50 ms window, every algorithm's key
-// is gone 300 ms after the last request.
+// TestIdleIdentitiesLeaveNothing: with a 50 ms window and no expiry slack,
+// every algorithm's key is gone 300 ms after the last request; with the
+// default slack (the timeout, here 100 ms), 400 ms after.
 func TestIdleIdentitiesLeaveNothing(t *testing.T) {
 	c, _ := redistest.Client(t)
 	ctx := context.Background()
-	for _, lim := range everyLimit(core.PerWindow(5, 50*time.Millisecond)) {
-		l := newLimiter(t, c, lim)
-		for i := 0; i < 3; i++ {
-			if _, err := l.Allow(ctx, "idle"); err != nil {
-				t.Fatal(err)
+	for _, tc := range []struct {
+		opt  Option
+		wait time.Duration
+	}{{WithExpirySlack(0), 300 * time.Millisecond}, {WithTimeout(100 * time.Millisecond), 400 * time.Millisecond}} {
+		for _, lim := range everyLimit(core.PerWindow(5, 50*time.Millisecond)) {
+			l := newLimiter(t, c, lim, tc.opt)
+			for i := 0; i < 3; i++ {
+				if _, err := l.Allow(ctx, "idle"); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	if n := dbsize(t, c); n != 4 {
-		t.Fatalf("DBSIZE %d after writing, want 4", n)
-	}
-	time.Sleep(300 * time.Millisecond)
-	if n := dbsize(t, c); n != 0 {
-		t.Fatalf("DBSIZE %d after the windows passed, want 0", n)
+		if n := dbsize(t, c); n != 4 {
+			t.Fatalf("DBSIZE %d after writing, want 4", n)
+		}
+		time.Sleep(tc.wait)
+		if n := dbsize(t, c); n != 0 {
+			t.Fatalf("DBSIZE %d %s after the last request, want 0", n, tc.wait)
+		}
 	}
 }
 

@@ -1,0 +1,52 @@
+package redis
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+)
+
+// keyEnd is when, by the stamps alone, the key written by Max units at t0
+// (ms) stops mattering: the end the package doc gives each algorithm's TTL
+// before the slack.
+func keyEnd(lim core.Limit, t0 int64) int64 {
+	return t0 + expectedTTL(lim, t0, lim.Max).Milliseconds()
+}
+
+// TestLateRequestCountsInItsWindow: a request stamped inside a window whose
+// quota is spent, but run at Redis 50 ms after the spent state's key would
+// have expired by the stamps (queueing between reading the clock and the
+// script running), is counted against that state and denied, for every
+// algorithm under the default options. With keys expiring exactly at the
+// end of their state (no slack), the late request found no key and was
+// admitted from zero.
+func TestLateRequestCountsInItsWindow(t *testing.T) {
+	c, _ := redistest.Client(t)
+	limits := everyLimit(core.PerWindow(3, 300*time.Millisecond))
+	limits = append(limits, core.Limit{Max: 3, Window: time.Second, Algorithm: core.FixedWindow}) // the case
+	for _, lim := range limits {
+		t.Run(lim.String(), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			l := newLimiter(t, c, lim)
+			t0 := core.Millis(time.Now())
+			if d, err := l.AllowN(ctx, "late", at(t0), lim.Max); err != nil || !d.Allowed {
+				t.Fatalf("%d units at t0: %+v %v, want allowed", lim.Max, d, err)
+			}
+			if d, err := l.AllowN(ctx, "late", at(t0+1), 1); err != nil || d.Allowed {
+				t.Fatalf("one more at t0+1ms, on time: %+v %v, want denied", d, err)
+			}
+			time.Sleep(time.Until(time.UnixMilli(keyEnd(lim, t0) + 50)))
+			d, err := l.AllowN(ctx, "late", at(t0+1), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed {
+				t.Errorf("stamped t0+1ms, run 50ms after its state's end: admitted (%+v), want denied", d)
+			}
+		})
+	}
+}
