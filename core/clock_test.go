@@ -24,9 +24,9 @@ func TestSystemClockTracksWallClock(t *testing.T) {
 	c.Now() // a fresh offset
 	wallOffset.Add(int64(time.Hour))
 	wallAt.Store(int64(time.Since(monoBase)) - int64(900*time.Millisecond))
-	young := c.Now().Sub(time.Now())
+	young := time.Until(c.Now())
 	wallAt.Store(int64(time.Since(monoBase)) - int64(1100*time.Millisecond))
-	old := c.Now().Sub(time.Now())
+	old := time.Until(c.Now())
 	if young < 59*time.Minute || old.Abs() > time.Millisecond {
 		t.Fatalf("offset an hour off: read %v ahead when 0.9s old, %v when 1.1s old; want about 1h, then within 1ms", young, old)
 	}

@@ -22,7 +22,7 @@ func parseSweep(s string) (sweepSpec, error) {
 	}
 	param, list, ok := strings.Cut(s, "=")
 	if !ok || list == "" {
-		return sweepSpec{}, fmt.Errorf("sweep %q: want param=v1,v2,...", s)
+		return sweepSpec{}, fmt.Errorf("sweep %q: want param=v1[,v2,...]", s)
 	}
 	sp := sweepSpec{param: param, values: strings.Split(list, ",")}
 	for _, v := range sp.values {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,16 +75,41 @@ func slotMaster(addr, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	slots, err := cl.ClusterSlots(ctx).Result()
+	shards, err := cl.ClusterShards(ctx).Result()
 	if err != nil {
 		return "", err
 	}
-	for _, s := range slots {
-		if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
-			return s.Nodes[0].Addr, nil
+	for _, s := range shards {
+		if m, ok := shardMaster(s); ok && shardServes(s, slot) {
+			return m, nil
 		}
 	}
 	return "", fmt.Errorf("%s: slot %d of %q unserved", addr, slot, key)
+}
+
+// shardServes reports whether slot is in one of the shard's slot ranges.
+func shardServes(s redis.ClusterShard, slot int64) bool {
+	for _, r := range s.Slots {
+		if r.Start <= slot && slot <= r.End {
+			return true
+		}
+	}
+	return false
+}
+
+// shardMaster returns the host:port of the shard's master (CLUSTER SHARDS
+// lists it with role "master"), and false when the shard lists none.
+func shardMaster(s redis.ClusterShard) (string, bool) {
+	for _, n := range s.Nodes {
+		if n.Role == "master" {
+			host := n.IP
+			if host == "" {
+				host = n.Endpoint
+			}
+			return net.JoinHostPort(host, strconv.FormatInt(n.Port, 10)), true
+		}
+	}
+	return "", false
 }
 
 // nodeHealthy checks one running node: cluster_state:ok, every slot served
@@ -122,13 +148,13 @@ func servedByLive(addr string, stopped map[string]bool) error {
 	}
 	cl, ctx, done := nodeClient(addr)
 	defer done()
-	slots, err := cl.ClusterSlots(ctx).Result()
+	shards, err := cl.ClusterShards(ctx).Result()
 	if err != nil {
 		return err
 	}
-	for _, s := range slots {
-		if len(s.Nodes) > 0 && stopped[s.Nodes[0].Addr] {
-			return fmt.Errorf("slots %d-%d still served by stopped %s", s.Start, s.End, s.Nodes[0].Addr)
+	for _, s := range shards {
+		if m, ok := shardMaster(s); ok && len(s.Slots) > 0 && stopped[m] {
+			return fmt.Errorf("slots %v still served by stopped %s", s.Slots, m)
 		}
 	}
 	return nil

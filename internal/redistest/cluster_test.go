@@ -3,6 +3,8 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -82,18 +84,33 @@ func ownerOf(t *testing.T, addrs []string, key string) string {
 	for _, a := range addrs {
 		c := redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 		slot, err1 := c.ClusterKeySlot(context.Background(), key).Result()
-		slots, err2 := c.ClusterSlots(context.Background()).Result()
+		shards, err2 := c.ClusterShards(context.Background()).Result()
 		c.Close()
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		for _, s := range slots {
-			if int64(s.Start) <= slot && slot <= int64(s.End) {
-				return s.Nodes[0].Addr
+		for _, s := range shards {
+			for _, r := range s.Slots {
+				if r.Start <= slot && slot <= r.End {
+					if m := shardMasterAddr(s); m != "" {
+						return m
+					}
+				}
 			}
 		}
 	}
 	t.Fatalf("no node knows the owner of %q", key)
+	return ""
+}
+
+// shardMasterAddr is the host:port of the node CLUSTER SHARDS lists as the
+// shard's master, or "" when it lists none.
+func shardMasterAddr(s redis.ClusterShard) string {
+	for _, n := range s.Nodes {
+		if n.Role == "master" {
+			return net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+		}
+	}
 	return ""
 }
 
