@@ -17,7 +17,7 @@ func (g *gen) fillCalm(budget int) {
 	if got == 0 || budget <= 0 {
 		return
 	}
-	counts := zipfCounts(got, budget, int(calmCap*float64(g.c.Limit)*Windows))
+	counts := zipfCounts(got, budget, int(calmCap*float64(g.c.Limit)*g.windows()))
 	for i, n := range counts {
 		g.emit(first+i, n, 0, g.dur, g.pinned())
 	}

@@ -34,8 +34,8 @@ func (g *gen) fill(k class, budget int) {
 // member generates identity id of class k, spending at most budget
 // requests, and returns how many it made.
 func (g *gen) member(k class, id, budget int) int {
-	lim := float64(g.c.Limit)
-	rate := func(lo, hi float64) int { return min(budget, int(g.uniform(lo, hi)*lim*Windows+0.5)) }
+	lim, windows := float64(g.c.Limit), g.windows()
+	rate := func(lo, hi float64) int { return min(budget, int(g.uniform(lo, hi)*lim*windows+0.5)) }
 	var n int
 	switch k {
 	case attackers:
@@ -62,10 +62,11 @@ func (g *gen) member(k class, id, budget int) int {
 }
 
 // burst sends up to a full limit in the last tenth of a window and up to
-// another in the first tenth of the next, at a random boundary.
+// another in the first tenth of the next, at a random boundary with a tenth
+// of a window of trace after it.
 func (g *gen) burst(id, budget int) int {
 	w := g.c.Window
-	b := time.Duration(1+g.rng.IntN(Windows-1)) * w
+	b := time.Duration(1+g.rng.IntN(int((g.dur-w/10)/w))) * w
 	each := min(int(g.c.Limit), budget/2)
 	pops := g.half(g.spread)
 	g.emit(id, each, b-w/10, b, pops)

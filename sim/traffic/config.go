@@ -19,6 +19,7 @@ type Config struct {
 	Limit      int64         // units admitted per window, at least 1
 	Window     time.Duration // at least 1ms
 	Seed       uint64        // same seed, same trace
+	Rate       float64       // requests per second per PoP; 0: the trace lasts Windows windows
 }
 
 // DefaultConfig is the default run of pop-sim: sized so that every mode of
@@ -48,5 +49,5 @@ func (c Config) Validate() error {
 	case c.Window < time.Millisecond:
 		return errors.New("window must be at least 1ms")
 	}
-	return nil
+	return c.validateRate()
 }

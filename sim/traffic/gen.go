@@ -17,8 +17,12 @@ type gen struct {
 
 func newGen(c Config) *gen {
 	return &gen{c: c, rng: rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)),
-		dur: Windows * c.Window, reqs: make([]Request, 0, c.Requests)}
+		dur: c.Duration(), reqs: make([]Request, 0, c.Requests)}
 }
+
+// windows is how many windows of the limit the trace lasts: Windows unless
+// Config.Rate sized it.
+func (g *gen) windows() float64 { return float64(g.dur) / float64(g.c.Window) }
 
 // claim hands out up to n fresh identities and returns the first one and
 // how many were given.
