@@ -14,6 +14,7 @@ const zipfExponent = 1.0
 // home PoP.
 func (g *gen) fillCalm(budget int) {
 	first, got := g.claim(g.c.Identities)
+	g.mark(first, got, calm)
 	if got == 0 || budget <= 0 {
 		return
 	}

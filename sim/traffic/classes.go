@@ -26,6 +26,7 @@ func (g *gen) fill(k class, budget int) {
 		return
 	}
 	first, got := g.claim(max(1, g.c.Identities/classShare))
+	g.mark(first, got, k)
 	for id := first; id < first+got && budget > 0; id++ {
 		budget -= g.member(k, id, budget)
 	}

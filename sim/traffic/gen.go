@@ -8,16 +8,18 @@ import (
 // gen accumulates a trace: the random source, the identities handed out so
 // far and the requests made.
 type gen struct {
-	c      Config
-	rng    *rand.Rand
-	dur    time.Duration
-	nextID int
-	reqs   []Request
+	c       Config
+	rng     *rand.Rand
+	dur     time.Duration
+	nextID  int
+	reqs    []Request
+	classOf []uint8 // by identity
 }
 
 func newGen(c Config) *gen {
 	return &gen{c: c, rng: rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)),
-		dur: c.Duration(), reqs: make([]Request, 0, c.Requests)}
+		dur: c.Duration(), reqs: make([]Request, 0, c.Requests),
+		classOf: make([]uint8, c.Identities)}
 }
 
 // windows is how many windows of the limit the trace lasts: Windows unless

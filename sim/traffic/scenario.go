@@ -37,5 +37,6 @@ func Generate(c Config) (*Trace, error) {
 		return nil, fmt.Errorf("scenario %s made no requests", c.Scenario)
 	}
 	sortRequests(g.reqs)
-	return &Trace{Config: c, Duration: g.dur, Requests: g.reqs}, nil
+	return &Trace{Config: c, Duration: g.dur, Requests: g.reqs,
+		Classes: ClassNames(), ClassOf: g.classOf}, nil
 }

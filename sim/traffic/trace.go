@@ -18,11 +18,14 @@ type Request struct {
 }
 
 // Trace is a scenario's requests sorted by arrival time (ties keep their
-// generation order), with the sizes it was generated for.
+// generation order), with the sizes it was generated for, or a recorded
+// trace read by ReadTrace. A generated trace names each identity's class.
 type Trace struct {
 	Config   Config
 	Duration time.Duration
 	Requests []Request
+	Classes  []string // class names, or nil for a trace without classes
+	ClassOf  []uint8  // by identity: its index in Classes (nil with Classes)
 }
 
 // sortRequests orders rs by arrival, stably, so equal times keep the order

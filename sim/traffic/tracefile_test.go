@@ -1,0 +1,105 @@
+package traffic
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readOpts reads against small's sizes.
+func readOpts() ReadOptions {
+	c := small("mixed")
+	return ReadOptions{PoPs: c.PoPs, Limit: c.Limit, Window: c.Window}
+}
+
+// renumber gives identities numbers in order of first appearance, as
+// ReadTrace does, so a generated trace can be compared with its reading.
+func renumber(tr *Trace) (reqs []Request, classOf []string) {
+	ids := map[int32]int32{}
+	for _, r := range tr.Requests {
+		id, ok := ids[r.ID]
+		if !ok {
+			id = int32(len(ids))
+			ids[r.ID] = id
+			classOf = append(classOf, tr.Classes[tr.ClassOf[r.ID]])
+		}
+		r.ID = id
+		reqs = append(reqs, r)
+	}
+	return reqs, classOf
+}
+
+func TestWriteThenReadIsTheSameTrace(t *testing.T) {
+	for _, f := range []Format{CSV, JSONL} {
+		for _, s := range Scenarios {
+			c := small(s)
+			c.Rate = 77 // a duration that is not a whole number of milliseconds
+			tr, err := Generate(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := WriteTrace(&buf, tr, f, "scenario "+s+"\nseed 7"); err != nil {
+				t.Fatal(err)
+			}
+			o := readOpts()
+			o.PoPs = 99 // the header's pops win
+			got, err := ReadTrace(&buf, f, o)
+			if err != nil {
+				t.Fatalf("%s %s: %v", f, s, err)
+			}
+			want, classOf := renumber(tr)
+			if !reflect.DeepEqual(got.Requests, want) || got.Duration != tr.Duration {
+				t.Fatalf("%s %s: read back a different trace (duration %s, want %s)", f, s, got.Duration, tr.Duration)
+			}
+			if got.Config.PoPs != c.PoPs || got.Config.Requests != len(want) || got.Config.Identities != len(classOf) {
+				t.Fatalf("%s %s: config %+v", f, s, got.Config)
+			}
+			for id, k := range got.ClassOf {
+				if got.Classes[k] != classOf[id] {
+					t.Fatalf("%s %s: identity %d of class %s, want %s", f, s, id, got.Classes[k], classOf[id])
+				}
+			}
+		}
+	}
+}
+
+func TestMsDecimalsAreExact(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 999, time.Millisecond, 1234567891, 60 * time.Second} {
+		s := appendMs(nil, d)
+		got, err := parseMs(s)
+		if err != nil || got != d {
+			t.Errorf("%d ns written %s read %d, %v", d, s, got, err)
+		}
+	}
+	if got, _ := parseMs([]byte("1.23456789")); got != 1234567 {
+		t.Errorf("1.23456789 ms read %d ns, want 1234567", got)
+	}
+}
+
+func TestReadNamedPoPsQuotesAndDefaults(t *testing.T) {
+	file := "# edgelimit-trace v1\r\n# from an nginx log\n# pops: fra, iad,sin\n" +
+		"t_ms,identity,pop,weight\n\n0,\"2001:db8::1\",fra,1\n0.5,\"a,b\",2,3\n# a comment\n7,10.0.0.1,iad,1\n"
+	tr, err := ReadTrace(strings.NewReader(file), CSV, readOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Request{{0, 0, 0, 1}, {500 * time.Microsecond, 1, 2, 3}, {7 * time.Millisecond, 2, 1, 1}}
+	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 3 || tr.Config.Identities != 3 ||
+		tr.Duration != 8*time.Millisecond || tr.Classes != nil || tr.Config.Scenario != "trace" {
+		t.Fatalf("got %+v, duration %s, config %+v", tr.Requests, tr.Duration, tr.Config)
+	}
+	jsonl := `{"edgelimit_trace":"v1","pops":["fra","iad"]}` + "\n" +
+		`{"t_ms":1,"identity":"k","pop":"iad","weight":2,"class":"api"}` + "\n" +
+		`{"t_ms":2,"identity":"k","pop":0,"weight":1}`
+	tr, err = ReadTrace(strings.NewReader(jsonl), JSONL, readOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []Request{{time.Millisecond, 0, 1, 2}, {2 * time.Millisecond, 0, 0, 1}}
+	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 2 || tr.Classes[tr.ClassOf[0]] != "api" {
+		t.Fatalf("got %+v, config %+v, classes %v", tr.Requests, tr.Config, tr.Classes)
+	}
+}
