@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -9,14 +10,34 @@ import (
 
 // outcome is what the limits said about one request. known[i] tells
 // whether limit i was asked at all (a peek that denied spares the others).
+// failed is the first store failure a limit answered with (an error
+// matching core.ErrUnavailable, its decision kept in ds).
 type outcome struct {
 	ds     []core.Decision
 	known  []bool
 	denied bool
+	failed error
+}
+
+// record keeps limit i's answer: a decision, possibly made while its store
+// was down. An error not matching core.ErrUnavailable carries no decision
+// (core.Limiter) and is returned.
+func (o *outcome) record(i int, d core.Decision, err error) error {
+	if err != nil && !errors.Is(err, core.ErrUnavailable) {
+		return err
+	}
+	if err != nil && o.failed == nil {
+		o.failed = err
+	}
+	o.ds[i], o.known[i] = d, true
+	o.denied = o.denied || !d.Allowed
+	return nil
 }
 
 // decide asks every limit about one unit of key at now: peeks first when
-// configured, then AllowN in order until one denies.
+// configured, then AllowN in order until one denies. A decision returned
+// with a store failure counts as any other; the error returned means no
+// decision.
 func (m *Middleware) decide(ctx context.Context, key string, now time.Time) (outcome, error) {
 	n := len(m.cfg.limits)
 	o := outcome{ds: make([]core.Decision, n), known: make([]bool, n)}
@@ -27,12 +48,10 @@ func (m *Middleware) decide(ctx context.Context, key string, now time.Time) (out
 	}
 	for i, l := range m.cfg.limits {
 		d, err := l.limiter.AllowN(ctx, key, now, 1)
-		if err != nil {
+		if err := o.record(i, d, err); err != nil {
 			return o, err
 		}
-		o.ds[i], o.known[i] = d, true
-		if !d.Allowed {
-			o.denied = true
+		if o.denied {
 			return o, nil
 		}
 	}
@@ -44,19 +63,20 @@ func (m *Middleware) decide(ctx context.Context, key string, now time.Time) (out
 func (m *Middleware) peekRest(ctx context.Context, key string, now time.Time, o *outcome) error {
 	for i := 1; i < len(m.cfg.limits); i++ {
 		d, err := m.cfg.limits[i].limiter.Peek(ctx, key, now)
-		if err != nil {
+		if err := o.record(i, d, err); err != nil {
 			return err
 		}
-		o.ds[i], o.known[i] = d, true
-		o.denied = o.denied || !d.Allowed
 	}
 	return nil
 }
 
 // decideWithin runs decide under the configured timeout and returns when it
 // expires even if a limiter ignores its context; the abandoned call finishes
-// in the background and its result is dropped. Under WithTrustedDeadline it
-// only sets the deadline and calls decide directly.
+// in the background and its result is dropped. The limiters' context
+// expires answerMargin before that, so a limiter that honours it (a hybrid
+// node giving up on Redis and falling back) still delivers its decision.
+// Under WithTrustedDeadline it only sets the deadline and calls decide
+// directly.
 func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time) (outcome, error) {
 	if m.cfg.timeout == 0 {
 		return m.decide(ctx, key, now)
@@ -71,8 +91,10 @@ func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time
 		err error
 	}
 	done := make(chan result, 1)
+	lctx, lcancel := context.WithTimeout(ctx, m.cfg.timeout-answerMargin(m.cfg.timeout))
 	go func() {
-		o, err := m.decide(ctx, key, now)
+		defer lcancel()
+		o, err := m.decide(lctx, key, now)
 		done <- result{o, err}
 	}()
 	select {
@@ -81,6 +103,12 @@ func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time
 	case <-ctx.Done():
 		return outcome{}, &core.UnavailableError{Op: "middleware: rate-limit decision", Err: ctx.Err()}
 	}
+}
+
+// answerMargin is how long before the middleware stops waiting the
+// limiters' context expires: a tenth of the timeout, at most 10 ms.
+func answerMargin(timeout time.Duration) time.Duration {
+	return min(timeout/10, 10*time.Millisecond)
 }
 
 // decideInline calls decide on this goroutine; an error after the deadline
@@ -95,7 +123,9 @@ func (m *Middleware) decideInline(ctx context.Context, key string, now time.Time
 
 // pick returns the index of the most restrictive limit: when denied, the
 // denying limit with the longest RetryAfter; otherwise the one with the
-// fewest units remaining, ties broken by the longest ResetAfter.
+// fewest units remaining, ties broken by the longest ResetAfter. A decision
+// made from counted state wins over one a limiter made blind because its
+// store was down (see blind).
 func (o outcome) pick() int {
 	best := -1
 	for i, d := range o.ds {
@@ -110,6 +140,9 @@ func (o outcome) pick() int {
 }
 
 func (o outcome) tighter(a, b core.Decision) bool {
+	if blind(a) != blind(b) {
+		return blind(b)
+	}
 	if o.denied {
 		return a.RetryAfter > b.RetryAfter
 	}
@@ -117,4 +150,11 @@ func (o outcome) tighter(a, b core.Decision) bool {
 		return a.Remaining < b.Remaining
 	}
 	return a.ResetAfter > b.ResetAfter
+}
+
+// blind reports whether d is a fail-mode decision made with the store down
+// and nothing counted (core.SourceFailOpen, core.SourceFailClosed): it says
+// nothing about the identity's quota.
+func blind(d core.Decision) bool {
+	return d.Source == core.SourceFailOpen || d.Source == core.SourceFailClosed
 }

@@ -53,14 +53,40 @@
 //
 // # Store failure
 //
+// This is the one place the middleware's fail modes are described. The
+// limiter's decision stands unless the middleware is told to override it.
+// A limiter whose store is down still decides: core.Limiter returns an
+// error matching core.ErrUnavailable together with the decision its own
+// fail mode prescribes (a hybrid node admits from its local count, or denies
+// with core.SourceFailClosed when its Config.FailClosed is set; a Redis
+// limiter denies, or admits with core.SourceFailOpen under WithFailOpen).
+// WithFailMode chooses what the middleware does with that:
+//
+//	limiter's decision        FailAsLimiter (default)   FailOpen          FailClosed
+//	admitted (counted)        served, RateLimit field   served, field     503
+//	admitted, fail-open       served, no field          served, no field  503
+//	denied (counted)          429, fields               429, fields       503
+//	denied, fail-closed       503, Retry-After          served, no field  503
+//	none by the deadline      503                       served, no field  503
+//
+// So a FailClosed hybrid behind the default middleware enforces its limit
+// during an outage (503 with Retry-After, never more than the limit served),
+// and a hybrid deciding locally keeps counting and answering 429 once its
+// local count is over. 503 means "the limiter could not decide", 429 "over
+// the limit". A fail-mode decision (core.SourceFailOpen,
+// core.SourceFailClosed) counted nothing and says nothing about the quota,
+// so it gets no RateLimit field; with several limits a counted decision is
+// the one reported.
+//
 // Every decision runs under a deadline (WithTimeout, default
-// DefaultTimeout): the limiters get a context that expires then, and the
-// middleware stops waiting at that moment even if a limiter ignores its
-// context (as a go-redis client does unless ContextTimeoutEnabled is set).
-// That guard costs a goroutine per request; WithTrustedDeadline drops it
-// for limiters known to honour their context. A limiter error or the deadline is a store failure: under
-// FailOpen (the default) the request is served without a RateLimit field,
-// under FailClosed it gets 503 Service Unavailable. The error goes to
+// DefaultTimeout): the limiters get a context that expires a little before
+// it (a tenth of the timeout, at most 10 ms), so a limiter that honours its
+// context (a hybrid node, a Redis limiter whose go-redis client has
+// ContextTimeoutEnabled) gives up on its store and its fail-mode decision
+// still arrives; the middleware stops waiting at the deadline even if a
+// limiter ignores its context. Only then is there no decision. That guard
+// costs a goroutine per request; WithTrustedDeadline drops it for limiters
+// known to honour their context. Every limiter error and timeout goes to
 // WithErrorHandler's function. The middleware never panics on a limiter
 // error.
 package middleware

@@ -1,20 +1,44 @@
 package middleware
 
-// FailMode says what happens to a request when a limiter fails or the
-// decision runs past the timeout. The zero value is FailOpen.
+// FailMode says whether the middleware overrides the decision a limiter
+// makes when its store fails. The zero value is FailAsLimiter.
+//
+// A limiter whose store is down still decides (core.Limiter returns an error
+// matching core.ErrUnavailable together with the decision its own fail mode
+// prescribes: a hybrid node's counted local fallback, a Redis limiter's
+// fail-open admission or fail-closed denial). FailAsLimiter keeps that
+// decision; FailOpen and FailClosed override it. When no decision arrives at
+// all (the limiter ran past WithTimeout, or failed with an error not
+// matching core.ErrUnavailable), there is nothing to keep: the request is
+// refused with 503 unless the mode is FailOpen.
 type FailMode uint8
 
 const (
-	// FailOpen serves the request as if it had been allowed.
-	FailOpen FailMode = iota
-	// FailClosed answers 503 Service Unavailable.
+	// FailAsLimiter keeps the limiter's decision: allowed, the request is
+	// served with its RateLimit field; denied by a limiter that counted
+	// (for instance a hybrid node's local fallback over the limit), 429;
+	// denied because its store is down (core.SourceFailClosed), 503 with
+	// the limiter's Retry-After. No decision: 503.
+	FailAsLimiter FailMode = iota
+	// FailOpen serves every request whose decision met a store failure,
+	// even one the limiter denied for it (without a RateLimit field, since
+	// the decision was overridden), and every request with no decision.
+	// Denials made from counted state, with no failure, still get 429.
+	FailOpen
+	// FailClosed answers 503 Service Unavailable to every request whose
+	// decision met a store failure, even one the limiter admitted (and
+	// counted, as a hybrid node's local fallback does), and to every
+	// request with no decision.
 	FailClosed
 )
 
-// String returns "fail-open" or "fail-closed".
+// String returns "as-limiter", "fail-open" or "fail-closed".
 func (m FailMode) String() string {
-	if m == FailClosed {
+	switch m {
+	case FailOpen:
+		return "fail-open"
+	case FailClosed:
 		return "fail-closed"
 	}
-	return "fail-open"
+	return "as-limiter"
 }

@@ -30,17 +30,26 @@ func newStuck(t *testing.T) *stuck {
 	return s
 }
 
-// failing is a limiter whose store is down: every call fails at once.
-type failing struct{ core.Limiter }
+// failing is a limiter whose store is down: every call fails at once, with
+// a fail-closed denial (RetryAfter 2.5 s), or a fail-open admission when
+// open is set.
+type failing struct {
+	core.Limiter
+	open bool
+}
 
 func (f failing) AllowN(context.Context, string, time.Time, int64) (core.Decision, error) {
-	return core.Decision{Source: core.SourceFailClosed},
-		&core.UnavailableError{Op: "test", Err: errors.New("connection refused")}
+	d := core.Decision{Limit: 10, RetryAfter: 2500 * time.Millisecond, Source: core.SourceFailClosed}
+	if f.open {
+		d = core.Decision{Allowed: true, Limit: 10, Source: core.SourceFailOpen}
+	}
+	return d, &core.UnavailableError{Op: "test", Err: errors.New("connection refused")}
 }
 
 func TestStalledLimiterFailsOpenWithinTimeout(t *testing.T) {
 	var errs atomic.Int32
 	h := newHandler(t, middleware.WithLimit("l", newStuck(t)), middleware.WithTimeout(50*time.Millisecond),
+		middleware.WithFailMode(middleware.FailOpen),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) {
 			if errors.Is(err, core.ErrUnavailable) {
 				errs.Add(1)
@@ -60,27 +69,60 @@ func TestStalledLimiterFailsOpenWithinTimeout(t *testing.T) {
 	}
 }
 
-func TestStalledLimiterFailsClosedWithinTimeout(t *testing.T) {
-	h := newHandler(t, middleware.WithLimit("l", newStuck(t)), middleware.WithTimeout(50*time.Millisecond),
-		middleware.WithFailMode(middleware.FailClosed))
-	start := time.Now()
-	wantStatus(t, get(h, "192.0.2.1:1"), http.StatusServiceUnavailable)
-	if took := time.Since(start); took > 500*time.Millisecond {
-		t.Fatalf("answered after %s with a 50ms timeout", took)
+// TestStalledLimiterRefusedWithinTimeout: with no decision by the deadline
+// there is none to keep, so both FailAsLimiter (the default) and
+// FailClosed answer 503.
+func TestStalledLimiterRefusedWithinTimeout(t *testing.T) {
+	for _, mode := range []middleware.FailMode{middleware.FailAsLimiter, middleware.FailClosed} {
+		h := newHandler(t, middleware.WithLimit("l", newStuck(t)), middleware.WithTimeout(50*time.Millisecond),
+			middleware.WithFailMode(mode))
+		start := time.Now()
+		wantStatus(t, get(h, "192.0.2.1:1"), http.StatusServiceUnavailable)
+		if took := time.Since(start); took > 500*time.Millisecond {
+			t.Fatalf("%s: answered after %s with a 50ms timeout", mode, took)
+		}
 	}
 }
 
-func TestFailingLimiterFollowsMiddlewareFailMode(t *testing.T) {
-	l := failing{newLocal(t, 10, time.Second)}
-	open := newHandler(t, middleware.WithLimit("l", l))
-	wantStatus(t, get(open, "192.0.2.1:1"), http.StatusOK)
-	closed := newHandler(t, middleware.WithLimit("l", l), middleware.WithFailMode(middleware.FailClosed))
-	wantStatus(t, get(closed, "192.0.2.1:1"), http.StatusServiceUnavailable)
+// TestFailingLimiterDecisionStandsUnlessOverridden: the limiter's own
+// fail-mode decision is kept by default (a fail-closed denial is 503 with
+// its Retry-After, a fail-open admission is served, neither with a RateLimit
+// field since nothing was counted); FailOpen and FailClosed override it.
+func TestFailingLimiterDecisionStandsUnlessOverridden(t *testing.T) {
+	for _, c := range []struct {
+		open  bool
+		mode  middleware.FailMode
+		want  int
+		retry string
+	}{
+		{false, middleware.FailAsLimiter, http.StatusServiceUnavailable, "3"},
+		{false, middleware.FailOpen, http.StatusOK, ""},
+		{false, middleware.FailClosed, http.StatusServiceUnavailable, ""},
+		{true, middleware.FailAsLimiter, http.StatusOK, ""},
+		{true, middleware.FailOpen, http.StatusOK, ""},
+		{true, middleware.FailClosed, http.StatusServiceUnavailable, ""},
+	} {
+		var errs int
+		h := newHandler(t, middleware.WithLimit("l", failing{newLocal(t, 10, time.Second), c.open}),
+			middleware.WithFailMode(c.mode), middleware.WithErrorHandler(func(_ *http.Request, err error) {
+				if errors.Is(err, core.ErrUnavailable) {
+					errs++
+				}
+			}))
+		w := get(h, "192.0.2.1:1")
+		if w.Code != c.want || w.Header().Get("Retry-After") != c.retry || w.Header().Get("RateLimit") != "" {
+			t.Errorf("limiter open=%v, %s: status %d Retry-After %q RateLimit %q, want %d %q \"\"", c.open, c.mode,
+				w.Code, w.Header().Get("Retry-After"), w.Header().Get("RateLimit"), c.want, c.retry)
+		}
+		if errs != 1 {
+			t.Errorf("limiter open=%v, %s: error handler saw %d ErrUnavailable, want 1", c.open, c.mode, errs)
+		}
+	}
 }
 
 func TestFailingSecondLimitFailsTheRequest(t *testing.T) {
 	h := newHandler(t, middleware.WithLimit("ok", newLocal(t, 10, time.Second)),
-		middleware.WithLimit("down", failing{newLocal(t, 10, time.Second)}),
+		middleware.WithLimit("down", failing{Limiter: newLocal(t, 10, time.Second)}),
 		middleware.WithPeekFirst(false), middleware.WithFailMode(middleware.FailClosed))
 	wantStatus(t, get(h, "192.0.2.1:1"), http.StatusServiceUnavailable)
 }

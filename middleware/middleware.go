@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/edgelimit/edgelimit/core"
 )
@@ -52,16 +53,34 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 	o, err := m.decideWithin(r.Context(), key, m.cfg.clock.Now())
-	if err != nil {
-		m.fail(w, r, next, err)
-		return
-	}
 	i := o.pick()
-	if i < 0 { // no limit answered: cannot happen without an error
-		m.fail(w, r, next, &core.UnavailableError{Op: "middleware: rate-limit decision", Err: errNoAnswer})
+	if err == nil && i < 0 { // no limit answered: cannot happen without an error
+		err = &core.UnavailableError{Op: "middleware: rate-limit decision", Err: errNoAnswer}
+	}
+	if err != nil {
+		m.undecided(w, r, next, err)
 		return
 	}
-	writeDecided(h, m.cfg.limits[i].name, o.ds[i], o.denied, m.cfg.legacy)
+	d := o.ds[i]
+	if o.failed != nil {
+		m.report(r, o.failed)
+		switch {
+		case m.cfg.failMode == FailClosed:
+			unavailable(w)
+			return
+		case m.cfg.failMode == FailOpen && o.denied && blind(d):
+			next.ServeHTTP(w, r) // the override: a denial made only because the store is down
+			return
+		}
+	}
+	if o.denied && blind(d) { // the limiter's own fail-closed denial stands
+		h.Set("Retry-After", strconv.FormatInt(retryAfterSeconds(d), 10))
+		unavailable(w)
+		return
+	}
+	if !blind(d) {
+		writeDecided(h, m.cfg.limits[i].name, d, o.denied, m.cfg.legacy)
+	}
 	if o.denied {
 		m.cfg.denied.ServeHTTP(w, r)
 		return
@@ -79,16 +98,27 @@ func (m *Middleware) key(r *http.Request) (string, bool) {
 	return m.cfg.fallback, m.cfg.fallback != ""
 }
 
-// fail applies the fail mode to a request whose decision failed.
-func (m *Middleware) fail(w http.ResponseWriter, r *http.Request, next http.Handler, err error) {
+// undecided answers a request that got no decision at all: served under
+// FailOpen, 503 otherwise.
+func (m *Middleware) undecided(w http.ResponseWriter, r *http.Request, next http.Handler, err error) {
+	m.report(r, err)
+	if m.cfg.failMode == FailOpen {
+		next.ServeHTTP(w, r)
+		return
+	}
+	unavailable(w)
+}
+
+// report passes a limiter error to WithErrorHandler's function.
+func (m *Middleware) report(r *http.Request, err error) {
 	if m.cfg.onError != nil {
 		m.cfg.onError(r, err)
 	}
-	if m.cfg.failMode == FailClosed {
-		http.Error(w, "503 service unavailable: rate limiter unavailable", http.StatusServiceUnavailable)
-		return
-	}
-	next.ServeHTTP(w, r)
+}
+
+// unavailable writes 503 Service Unavailable.
+func unavailable(w http.ResponseWriter) {
+	http.Error(w, "503 service unavailable: rate limiter unavailable", http.StatusServiceUnavailable)
 }
 
 // tooManyRequests is the default denied handler.

@@ -89,11 +89,13 @@ func WithFallbackKey(key string) Option {
 	}
 }
 
-// WithFailMode sets what a request gets when a limiter fails or times out
-// (default FailOpen). An unknown mode is an error matching core.ErrInvalid.
+// WithFailMode sets whether the middleware overrides a limiter's decision
+// when its store fails, and what a request with no decision gets (default
+// FailAsLimiter: the limiter's decision stands; see FailMode). An unknown
+// mode is an error matching core.ErrInvalid.
 func WithFailMode(m FailMode) Option {
 	return func(c *config) error {
-		if m != FailOpen && m != FailClosed {
+		if m > FailClosed {
 			return fmt.Errorf("%w: fail mode %d", core.ErrInvalid, m)
 		}
 		c.failMode = m

@@ -57,7 +57,8 @@ func TestRedisKilled(t *testing.T) {
 	for _, c := range []struct {
 		mode middleware.FailMode
 		want int
-	}{{middleware.FailOpen, http.StatusOK}, {middleware.FailClosed, http.StatusServiceUnavailable}} {
+	}{{middleware.FailOpen, http.StatusOK}, {middleware.FailClosed, http.StatusServiceUnavailable},
+		{middleware.FailAsLimiter, http.StatusServiceUnavailable}} { // the Redis limiter fails closed
 		t.Run(c.mode.String(), func(t *testing.T) {
 			rdb, proc := redistest.Client(t)
 			l, err := redisbackend.New(rdb, core.PerWindow(100, time.Minute))
@@ -143,11 +144,13 @@ func blackHole(t *testing.T) string {
 }
 
 // TestRedisThatNeverAnswersTrustedDeadline: with WithTrustedDeadline the
-// bound holds when the go-redis client honours context deadlines.
+// bound holds when the go-redis client honours context deadlines, and the
+// limiter's own fail-open decision stands.
 func TestRedisThatNeverAnswersTrustedDeadline(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: blackHole(t), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	l, err := redisbackend.New(rdb, core.PerWindow(100, time.Minute), redisbackend.WithTimeout(5*time.Second))
+	l, err := redisbackend.New(rdb, core.PerWindow(100, time.Minute), redisbackend.WithTimeout(5*time.Second),
+		redisbackend.WithFailOpen())
 	if err != nil {
 		t.Fatal(err)
 	}
