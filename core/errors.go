@@ -12,6 +12,11 @@ var ErrInvalid = errors.New("edgelimit: invalid input")
 // still made in that case is each limiter's documented fail mode.
 var ErrUnavailable = errors.New("edgelimit: store unavailable")
 
+// ErrClosed is returned by every decision of a limiter after its Close: a
+// closed limiter admits nothing, since what it admitted would never be
+// counted where the other nodes can see it. Stop serving first, then Close.
+var ErrClosed = errors.New("edgelimit: limiter closed")
+
 // InputError is a typed error for bad input. It matches ErrInvalid and its
 // own sentinel with errors.Is.
 type InputError struct{ msg string }

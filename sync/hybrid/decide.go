@@ -2,10 +2,15 @@ package hybrid
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 )
+
+// errNotSent is the cause of a Call completed without being made.
+var errNotSent = errors.New("call completed without being sent")
 
 // verdict is what the view says about a request.
 type verdict uint8
@@ -43,8 +48,51 @@ func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
 	return n.allowAt(ctx, key, n.milli.UnixMilli(), 1)
 }
 
-// allowAt is AllowN on checked input at ms.
+// allowAt is AllowN on checked input at ms: begin, and when the view asks
+// Redis, the Call made at once and completed.
 func (n *Node) allowAt(ctx context.Context, key string, ms, w int64) (core.Decision, error) {
+	d, c, err := n.begin(ctx, key, ms, w)
+	if c == nil {
+		return d, err
+	}
+	n.Exec(ctx, c)
+	return n.completeDecide(c)
+}
+
+// Begin is AllowN without the wait for Redis, for drivers that carry the
+// Node's Redis calls themselves (a simulator of the network; see Call).
+// When the view decides, it returns the decision and a nil Call, exactly as
+// AllowN would. When the request must be decided at Redis it returns a
+// Call (and a zero Decision): make it with Exec (or Fail it), then
+// Complete gives the decision. Meanwhile the Node goes on deciding other
+// requests from its view, as concurrent callers of AllowN would. Errors
+// are AllowN's.
+func (n *Node) Begin(ctx context.Context, key string, now time.Time, w int64) (core.Decision, *Call, error) {
+	if err := n.check(key, w); err != nil {
+		return core.Decision{}, nil, err
+	}
+	return n.begin(ctx, key, core.Millis(now), w)
+}
+
+// Complete applies the reply of a Call that Begin returned (made by Exec or
+// failed by Fail) and returns the request's decision, as AllowN would have.
+// A Call from SyncRound.Next goes to SyncRound.Finish instead; a Call not
+// yet made is failed as never sent.
+func (n *Node) Complete(c *Call) (core.Decision, error) {
+	if c.kind != callDecide {
+		return core.Decision{}, fmt.Errorf("%w: Complete of a Sync batch (use SyncRound.Finish)", ErrBadConfig)
+	}
+	if !c.done {
+		n.Fail(c, errNotSent)
+	}
+	return n.completeDecide(c)
+}
+
+// begin decides from the view, or prepares the Redis Call (see Begin).
+func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decision, *Call, error) {
+	if n.isClosed() {
+		return core.Decision{}, nil, core.ErrClosed
+	}
 	e := n.lockLive(n.entry(key, ms, false), ms, false)
 	d, v := n.fromView(e, ms, w, true)
 	audit := v != askRedis && n.sampled()
@@ -63,9 +111,10 @@ func (n *Node) allowAt(ctx context.Context, key string, ms, w int64) (core.Decis
 	case denyCached:
 		n.st.cachedDeny.Add(1)
 	case askRedis:
-		return n.decideAtRedis(ctx, e, ms, w)
+		c, d, err := n.beginDecide(ctx, e, ms, w)
+		return d, c, err
 	}
-	return d, nil
+	return d, nil, nil
 }
 
 // Peek reports, from the view alone (no network call, nothing counted,

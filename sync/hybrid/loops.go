@@ -66,6 +66,7 @@ func (n *Node) Close(ctx context.Context) error {
 		return nil
 	}
 	n.loops.closed = true
+	n.closed.Store(true) // from now on every decision returns core.ErrClosed
 	cancel := n.loops.cancel
 	n.loops.mu.Unlock()
 	if cancel != nil {

@@ -47,6 +47,7 @@ type Node struct {
 	sleep  func(ctx context.Context, d time.Duration) error // Sync's pause between batches; sleepCtx, tests record it
 	st     stats
 	loops  loops
+	closed atomic.Bool // set by Close: every decision then returns core.ErrClosed
 }
 
 // New validates cfg and returns a ready Node (it makes no Redis call). With
@@ -84,6 +85,9 @@ func New(cfg Config) (*Node, error) {
 	}
 	return n, nil
 }
+
+// isClosed reports whether Close has begun.
+func (n *Node) isClosed() bool { return n.closed.Load() }
 
 // ID is this PoP's counter id (the PoP name, '#', a random incarnation): the
 // Redis hash field and the gossip sender of this Node.

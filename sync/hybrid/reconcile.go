@@ -45,69 +45,52 @@ func (n *Node) sync(ctx context.Context, now time.Time, paced bool) error {
 
 // syncOnce is one round of sync; moved reports an identity whose master
 // changed since its last Sync (see byShard), for which resendAll is set.
+// It drives a SyncRound, making each batch's Call at once: the masters'
+// groups concurrently, each group's batches one after the other.
 func (n *Node) syncOnce(ctx context.Context, now time.Time, paced bool) (moved bool, err error) {
-	ms := core.Millis(now)
-	idx, _ := n.position(ms)
-	n.sweepParked(idx)
-	n.maybeResendAll(ms)
-	pending := n.take(true)
-	groups, moved := n.byShard(ctx, pending)
-	if moved {
-		n.mu.Lock()
-		n.resendAll = true
-		n.mu.Unlock()
-	}
-	errs := make([]error, len(groups))
+	r := n.beginSync(ctx, core.Millis(now))
+	errs := make([]error, r.Groups())
 	var wg sync.WaitGroup
-	for i, g := range groups {
+	for g := range r.Groups() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = n.syncGroup(ctx, g, ms, paced)
+			errs[g] = n.syncGroup(ctx, r, g, paced)
 		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return moved, err // the first master's failure, as a *core.UnavailableError
+			return r.moved, err // the first master's failure, as a *core.UnavailableError
 		}
 	}
-	return moved, nil
+	return r.moved, nil
 }
 
-// shardGroup is the pending identities one Redis node serves.
-type shardGroup struct {
-	node    string // as reconcile.Store.Shard names it
-	entries []*entry
-}
-
-// syncGroup sends one node's identities batch after batch, pausing between
-// batches when paced (pauseAfter). On a failure the rest stay pending and
-// the node is marked down; on success its down mark is cleared. A ctx
-// ending during a pause keeps the rest pending and returns a
-// *core.UnavailableError wrapping ctx's error.
-func (n *Node) syncGroup(ctx context.Context, g shardGroup, now int64, paced bool) error {
+// syncGroup sends group g of r batch after batch, pausing between batches
+// when paced (pauseAfter). A ctx ending during a pause keeps the rest
+// pending and returns a *core.UnavailableError wrapping ctx's error; a
+// failed batch ends the group (see SyncRound.Finish).
+func (n *Node) syncGroup(ctx context.Context, r *SyncRound, g int, paced bool) error {
 	var took time.Duration
-	for start := 0; start < len(g.entries); start += n.cfg.BatchSize {
-		if start > 0 && paced {
+	for first := true; ; first = false {
+		if !first && paced && r.more(g) {
 			if err := n.sleep(ctx, n.pauseAfter(took)); err != nil {
-				n.requeue(g.entries[start:])
+				r.abandon(g)
 				return &core.UnavailableError{Op: "redis reconcile", Err: err}
 			}
 		}
+		c := r.Next(g)
+		if c == nil {
+			return nil
+		}
 		t0 := time.Now()
-		batch := g.entries[start:min(start+n.cfg.BatchSize, len(g.entries))]
-		if err := n.flush(ctx, batch, now); err != nil {
-			n.requeue(g.entries[start:])
-			n.markDown(g.node, now)
+		n.Exec(ctx, c)
+		if err := r.Finish(c); err != nil {
 			return err
 		}
 		took = time.Since(t0)
 	}
-	if len(g.entries) > 0 {
-		n.down.clear(g.node)
-	}
-	return nil
 }
 
 // byShard splits pending by the Redis Cluster master serving each identity
@@ -139,33 +122,6 @@ func (n *Node) byShard(ctx context.Context, pending []*entry) (groups []shardGro
 		groups[i] = shardGroup{node: s, entries: by[s]}
 	}
 	return groups, moved
-}
-
-// flush sends one batch and merges the replies.
-func (n *Node) flush(ctx context.Context, batch []*entry, now int64) error {
-	items, acked := n.snapshot(batch, now)
-	n.st.roundTrips.Add(1)
-	res, err := n.store.Flush(ctx, items)
-	if err != nil {
-		n.st.redisErrors.Add(1)
-		return err
-	}
-	lost := false
-	for i, e := range batch {
-		// Redis lost data when it holds less of this PoP's field than it
-		// had acknowledged before the batch was read: acknowledgements
-		// merged since (a Redis-decided reply) may postdate this script.
-		lost = lost || res[i].Prior[0] < acked[i][0] || res[i].Prior[1] < acked[i][1]
-		e.mu.Lock()
-		n.mergeResult(e, items[i].Index, res[i], items[i].Own, now)
-		e.mu.Unlock()
-	}
-	if lost {
-		n.mu.Lock()
-		n.resendAll = true
-		n.mu.Unlock()
-	}
-	return nil
 }
 
 // snapshot reads the batch's own counts, rolled to now, and what Redis had

@@ -12,43 +12,49 @@ import (
 // Redis that failed less than RedisRetry ago.
 var errRedisDown = errors.New("redis failed recently; retrying after RedisRetry")
 
-// decideAtRedis decides w units of e at now (ms) atomically at Redis,
-// sending this PoP's own counts (written) and its view of the others'
+// beginDecide prepares deciding w units of e at now (ms) at Redis: the
+// Call sends this PoP's own counts (written) and its view of the others'
 // (weighed in the estimate, not written: Redis holds only what each PoP
-// wrote itself, so what gossip told this PoP never reaches Redis), and
-// refreshes the view from the reply. On failure it falls back (see fallback).
-func (n *Node) decideAtRedis(ctx context.Context, e *entry, now, w int64) (core.Decision, error) {
+// wrote itself, so what gossip told this PoP never reaches Redis). When
+// Redis failed less than RedisRetry ago it makes no Call and returns the
+// fallback decision instead.
+func (n *Node) beginDecide(ctx context.Context, e *entry, now, w int64) (*Call, core.Decision, error) {
 	node := n.store.Shard(ctx, e.key) // once: a reload may re-route the key meanwhile
 	if n.down.isDown(node, now) {
-		return n.fallback(e, now, w, errRedisDown)
+		d, err := n.fallback(e, now, w, errRedisDown)
+		return nil, d, err
 	}
-	args := n.decideArgs(e, now, w)
-	n.st.roundTrips.Add(1)
-	ok, res, err := n.store.Decide(ctx, args)
-	if err != nil {
-		n.st.redisErrors.Add(1)
-		n.markDown(node, now)
-		return n.fallback(e, now, w, err)
+	return &Call{kind: callDecide, at: now, node: node, e: e, args: n.decideArgs(e, now, w)}, core.Decision{}, nil
+}
+
+// completeDecide applies the reply of a decide Call: it refreshes the view
+// from what Redis holds and counts the units when admitted; on failure it
+// marks the node down and falls back (see fallback).
+func (n *Node) completeDecide(c *Call) (core.Decision, error) {
+	now, w, args := c.at, c.args.N, c.args
+	if c.err != nil {
+		n.markDown(c.node, now)
+		return n.fallback(c.e, now, w, c.err)
 	}
-	n.down.clear(node)
+	n.down.clear(c.node)
 	n.st.redis.Add(1)
-	e = n.lockLive(e, now, false)
-	if ok {
+	e := n.lockLive(c.e, now, false)
+	if c.ok {
 		e.addOwn(args.Index, w)
 	}
-	n.mergeResult(e, args.Index, res, [2]int64{}, now)
+	n.mergeResult(e, args.Index, c.one, [2]int64{}, now)
 	// The script's estimate: what Redis holds merged with this view (the
 	// peers' counts were weighed, not written).
-	cur, prev := res.Total(0), res.Total(1)
+	cur, prev := c.one.Total(0), c.one.Total(1)
 	if e.idx == args.Index {
 		vc, vp := e.totals()
 		cur, prev = max(cur, vc), max(prev, vp)
 	}
 	e.mu.Unlock()
-	if ok {
+	if c.ok {
 		n.enqueue(e, false, true)
 	}
-	return n.decision(ok, cur, prev, args.Elapsed, w, core.SourceRedis, 0), nil
+	return n.decision(c.ok, cur, prev, args.Elapsed, w, core.SourceRedis, 0), nil
 }
 
 // decideArgs are the arguments of deciding w units of e at Redis at now

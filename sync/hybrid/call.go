@@ -1,0 +1,105 @@
+package hybrid
+
+import (
+	"context"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/sync/reconcile"
+)
+
+// The Node's seam between its logic and its I/O ("sans-IO"). Everything the
+// Node decides happens in its own methods, on explicit inputs: a request
+// (Begin), a Redis reply (Complete, SyncRound.Finish), a gossip message
+// (ApplyGossip) and a tick (BeginSync, Gossip). The one thing it does not
+// do itself is wait for Redis: Begin and SyncRound.Next hand back a Call,
+// the driver makes it (Exec, or Fail when it never reaches Redis) and hands
+// the reply back. In production the driver is AllowN and Sync, which make
+// every Call at once in the caller's goroutine; the simulator (sim/engine)
+// instead executes each Call on the real Redis at its modelled arrival and
+// hands the reply back at its modelled delivery, so the same code runs on a
+// network that delays and reorders.
+
+// callKind says what a Call does at Redis.
+type callKind uint8
+
+const (
+	callDecide callKind = iota // one Redis-decided request (reconcile.Store.Decide)
+	callFlush                  // one batch of a Sync (reconcile.Store.Flush)
+)
+
+// Call is one round trip to Redis the Node asked for: a Redis-decided
+// request (from Begin) or a batch of a Sync (from SyncRound.Next). It holds
+// the arguments read from the view when it was made and, once made (Exec)
+// or failed (Fail), the reply. A Call is used once, by one goroutine at a
+// time; its zero value is unusable.
+type Call struct {
+	kind callKind
+	at   int64  // ms the call was made at (the request's or the Sync's now)
+	node string // the Redis node it goes to ("" unless clustered)
+	done bool   // Exec or Fail ran
+
+	// callDecide
+	e    *entry
+	args reconcile.DecideArgs
+	ok   bool
+	one  reconcile.Result
+
+	// callFlush
+	group int // its SyncRound group
+	batch []*entry
+	items []reconcile.Item
+	acked []counts
+	res   []reconcile.Result
+
+	err error
+}
+
+// Batch reports whether c is a Sync's batch (else a Redis-decided request).
+func (c *Call) Batch() bool { return c.kind == callFlush }
+
+// Identities is how many identities c carries (1 for a decision).
+func (c *Call) Identities() int {
+	if c.kind == callFlush {
+		return len(c.items)
+	}
+	return 1
+}
+
+// Exec makes c at Redis (one round trip) and keeps the reply in c for
+// Complete or SyncRound.Finish. It does not touch the Node's view, so a
+// driver may make it at any time after c was handed out; calling it twice
+// does nothing.
+func (n *Node) Exec(ctx context.Context, c *Call) {
+	if c.done {
+		return
+	}
+	c.done = true
+	n.st.roundTrips.Add(1)
+	switch c.kind {
+	case callDecide:
+		c.ok, c.one, c.err = n.store.Decide(ctx, c.args)
+	case callFlush:
+		c.res, c.err = n.store.Flush(ctx, c.items)
+	}
+	if c.err != nil {
+		n.st.redisErrors.Add(1)
+	}
+}
+
+// Fail records that c was sent and got no reply (its driver found Redis
+// unreachable, or the network lost the call or its reply): it is counted
+// like a failed Exec, with err as the cause a *core.UnavailableError
+// reports, and the Node applies it as one. Calling it on a Call already
+// made does nothing.
+func (n *Node) Fail(c *Call, err error) {
+	if c.done {
+		return
+	}
+	c.done = true
+	n.st.roundTrips.Add(1)
+	n.st.redisErrors.Add(1)
+	if _, ok := err.(*core.UnavailableError); !ok {
+		err = &core.UnavailableError{Op: "redis call", Err: err}
+	}
+	c.err = err
+}

@@ -1,0 +1,152 @@
+package hybrid
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// TestClosedNodeAdmitsNothing: after Close every decision returns
+// core.ErrClosed and counts nothing, so no hit can be admitted that would
+// never reach Redis (it kept admitting locally with a nil error before).
+func TestClosedNodeAdmitsNothing(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("a", nil)
+	for range 3 {
+		mustAllow(t, n, "k", t0)
+	}
+	if err := n.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	before := n.Stats()
+	for _, call := range []func() (core.Decision, error){
+		func() (core.Decision, error) { return n.Allow(context.Background(), "k") },
+		func() (core.Decision, error) { return n.AllowN(context.Background(), "k", t0, 1) },
+		func() (core.Decision, error) {
+			d, _, err := n.Begin(context.Background(), "k", t0, 1)
+			return d, err
+		},
+	} {
+		d, err := call()
+		if !errors.Is(err, core.ErrClosed) || d.Allowed {
+			t.Fatalf("after Close: allowed=%v err=%v, want denied with core.ErrClosed", d.Allowed, err)
+		}
+	}
+	after := n.Stats()
+	if after.LocalDecisions != before.LocalDecisions || after.PendingRedis != 0 {
+		t.Fatalf("a closed node counted: local %d→%d, pending %d", before.LocalDecisions, after.LocalDecisions, after.PendingRedis)
+	}
+	if got := e.redisTotal(DefaultNamespace, "k", e.idx(n)); got != 3 {
+		t.Fatalf("Redis holds %d, want the 3 admitted before Close", got)
+	}
+}
+
+// TestBeginDefersRedisDecision: a request Begin sends to Redis changes
+// nothing (view, Redis, round trips) until its Call is made and completed,
+// and then decides as AllowN would.
+func TestBeginDefersRedisDecision(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("a", func(c *Config) { c.Margin = 0.5 })
+	ctx := context.Background()
+	for range 50 {
+		mustAllow(t, n, "k", t0)
+	}
+	d, c, err := n.Begin(ctx, "k", t0, 1)
+	if err != nil || c == nil || d.Allowed {
+		t.Fatalf("Begin at the margin: call %v, allowed %v, err %v; want a Call", c != nil, d.Allowed, err)
+	}
+	if rt := n.Stats().RedisRoundTrips; rt != 0 {
+		t.Fatalf("Begin made %d round trips, want 0", rt)
+	}
+	if p, _ := n.Peek(ctx, "k", t0); p.Remaining != 50 {
+		t.Fatalf("view before Complete: remaining %d, want 50 (the pending unit not counted)", p.Remaining)
+	}
+	n.Exec(ctx, c)
+	if got := e.redisTotal(DefaultNamespace, "k", e.idx(n)); got != 51 {
+		t.Fatalf("Redis after Exec holds %d, want 51 (50 sent + 1 admitted)", got)
+	}
+	if p, _ := n.Peek(ctx, "k", t0); p.Remaining != 50 {
+		t.Fatalf("view after Exec, before Complete: remaining %d, want 50", p.Remaining)
+	}
+	d, err = n.Complete(c)
+	if err != nil || !d.Allowed || d.Source != core.SourceRedis {
+		t.Fatalf("Complete: allowed %v source %v err %v", d.Allowed, d.Source, err)
+	}
+	if p, _ := n.Peek(ctx, "k", t0); p.Remaining != 49 {
+		t.Fatalf("view after Complete: remaining %d, want 49", p.Remaining)
+	}
+}
+
+// TestFailedCallFallsBack: a Call failed by its driver falls back like an
+// unreachable Redis (counted locally, an UnavailableError) and marks Redis
+// down, so the next contested request decides without a Call.
+func TestFailedCallFallsBack(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("a", func(c *Config) { c.Margin = 0.5 })
+	ctx := context.Background()
+	for range 50 {
+		mustAllow(t, n, "k", t0)
+	}
+	_, c, _ := n.Begin(ctx, "k", t0, 1)
+	if c == nil {
+		t.Fatal("Begin at the margin made no Call")
+	}
+	n.Fail(c, errors.New("partitioned"))
+	d, err := n.Complete(c)
+	if !errors.Is(err, core.ErrUnavailable) || !d.Allowed {
+		t.Fatalf("failed call: allowed %v err %v, want a local fallback with ErrUnavailable", d.Allowed, err)
+	}
+	if _, c2, _ := n.Begin(ctx, "k", t0, 1); c2 != nil {
+		t.Fatal("Redis marked down, yet Begin made a Call")
+	}
+	if s := n.Stats(); s.FallbackLocal != 2 || s.RedisErrors != 1 {
+		t.Fatalf("stats: fallback %d errors %d, want 2 and 1", s.FallbackLocal, s.RedisErrors)
+	}
+}
+
+// TestSyncRoundAppliesAtFinish: a batch's reply changes the view only when
+// Finish applies it, and a failed batch puts its identities back in the
+// pending set for the next Sync.
+func TestSyncRoundAppliesAtFinish(t *testing.T) {
+	e := newEnv(t, false)
+	a, b := e.node("a", nil), e.node("b", nil)
+	ctx := context.Background()
+	for range 30 {
+		mustAllow(t, b, "k", t0)
+	}
+	mustSync(t, b, t0)
+	mustAllow(t, a, "k", t0)
+
+	r := a.BeginSync(t0)
+	c := r.Next(0)
+	if c == nil || r.Next(0) != nil {
+		t.Fatal("want one batch out, and no second while it is")
+	}
+	a.Exec(ctx, c)
+	if p, _ := a.Peek(ctx, "k", t0); p.Remaining != 99 {
+		t.Fatalf("before Finish: remaining %d, want 99 (b's 30 not yet known)", p.Remaining)
+	}
+	if err := r.Finish(c); err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	if p, _ := a.Peek(ctx, "k", t0); p.Remaining != 69 {
+		t.Fatalf("after Finish: remaining %d, want 69", p.Remaining)
+	}
+
+	mustAllow(t, a, "k", t0)
+	r = a.BeginSync(t0)
+	c = r.Next(0)
+	a.Fail(c, errors.New("lost"))
+	if err := r.Finish(c); !errors.Is(err, core.ErrUnavailable) {
+		t.Fatalf("failed batch: %v, want ErrUnavailable", err)
+	}
+	if p := a.Stats().PendingRedis; p != 1 {
+		t.Fatalf("after a failed batch %d identities pending, want 1", p)
+	}
+	mustSync(t, a, t0)
+	if got := e.redisTotal(DefaultNamespace, "k", e.idx(a)); got != 32 {
+		t.Fatalf("Redis holds %d after the retry, want 32", got)
+	}
+}

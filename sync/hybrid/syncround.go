@@ -1,0 +1,137 @@
+package hybrid
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// SyncRound is one Sync's work, as the Node's seam hands it to a driver
+// (see Call): the identities with hits not yet in Redis, grouped by the
+// Redis node serving them (one group unless clustered), to be sent batch
+// by batch. Within a group the batches go one after the other: Next hands
+// out the next one only after the previous one's Finish, as Sync sends
+// them, so a group never has two batches in flight. A SyncRound is not
+// safe for concurrent use within one group; different groups may be driven
+// concurrently. Build one with BeginSync.
+type SyncRound struct {
+	n      *Node
+	now    int64 // ms of the Sync
+	groups []shardGroup
+	sent   []int  // per group: entries handed out in batches so far
+	open   []bool // per group: a batch is out and not yet finished
+	ended  []bool // per group: a batch failed, or the group was abandoned
+	moved  bool   // an identity's master changed since its last Sync
+}
+
+// shardGroup is the pending identities one Redis node serves.
+type shardGroup struct {
+	node    string // as reconcile.Store.Shard names it
+	entries []*entry
+}
+
+// BeginSync starts a Sync at now: it drops parked identities whose counts
+// left the live windows, queues every own count when a full re-send is due,
+// and takes the pending identities. Drive the round with Next, Exec (or
+// Fail) and Finish until Next returns nil for every group; Sync does
+// exactly that. Identities whose batch was never handed out when the round
+// is dropped stay out of the pending set until their next hit: a driver
+// must finish what it begins.
+func (n *Node) BeginSync(now time.Time) *SyncRound {
+	return n.beginSync(context.Background(), core.Millis(now))
+}
+
+func (n *Node) beginSync(ctx context.Context, ms int64) *SyncRound {
+	idx, _ := n.position(ms)
+	n.sweepParked(idx)
+	n.maybeResendAll(ms)
+	groups, moved := n.byShard(ctx, n.take(true))
+	if moved {
+		n.mu.Lock()
+		n.resendAll = true
+		n.mu.Unlock()
+	}
+	k := len(groups)
+	return &SyncRound{n: n, now: ms, groups: groups, sent: make([]int, k),
+		open: make([]bool, k), ended: make([]bool, k), moved: moved}
+}
+
+// Groups is how many Redis nodes the round sends to (1 unless clustered).
+func (r *SyncRound) Groups() int { return len(r.groups) }
+
+// Identities is how many identities the round carries in all.
+func (r *SyncRound) Identities() int {
+	t := 0
+	for _, g := range r.groups {
+		t += len(g.entries)
+	}
+	return t
+}
+
+// more reports whether group g has entries not yet handed out.
+func (r *SyncRound) more(g int) bool { return !r.ended[g] && r.sent[g] < len(r.groups[g].entries) }
+
+// Next returns group g's next batch (at most BatchSize identities) as a
+// Call, its counts read from the view now; nil when the group is done,
+// ended by a failure, or still has a batch out.
+func (r *SyncRound) Next(g int) *Call {
+	if !r.more(g) || r.open[g] {
+		return nil
+	}
+	es := r.groups[g].entries
+	batch := es[r.sent[g]:min(r.sent[g]+r.n.cfg.BatchSize, len(es))]
+	r.sent[g] += len(batch)
+	r.open[g] = true
+	items, acked := r.n.snapshot(batch, r.now)
+	return &Call{kind: callFlush, at: r.now, node: r.groups[g].node, group: g,
+		batch: batch, items: items, acked: acked}
+}
+
+// Finish applies a batch's reply: every identity's view is refreshed with
+// every PoP's counts, and a reply holding less of this PoP's field than
+// Redis had acknowledged (a Redis restarted empty) makes the next Sync
+// re-send every own count. On a failed batch (or one never made) it
+// returns the *core.UnavailableError, puts the batch and the rest of its
+// group back in the pending set, ends the group and marks its node down.
+// When a group's last batch succeeds, its node's down mark is cleared.
+func (r *SyncRound) Finish(c *Call) error {
+	n, g := r.n, c.group
+	if !c.done {
+		n.Fail(c, errNotSent)
+	}
+	r.open[g] = false
+	if c.err != nil {
+		n.requeue(r.groups[g].entries[r.sent[g]-len(c.batch):])
+		r.ended[g] = true
+		n.markDown(c.node, r.now)
+		return c.err
+	}
+	lost := false
+	for i, e := range c.batch {
+		// Redis lost data when it holds less of this PoP's field than it
+		// had acknowledged before the batch was read: acknowledgements
+		// merged since (a Redis-decided reply) may postdate this script.
+		res := c.res[i]
+		lost = lost || res.Prior[0] < c.acked[i][0] || res.Prior[1] < c.acked[i][1]
+		e.mu.Lock()
+		n.mergeResult(e, c.items[i].Index, res, c.items[i].Own, r.now)
+		e.mu.Unlock()
+	}
+	if lost {
+		n.mu.Lock()
+		n.resendAll = true
+		n.mu.Unlock()
+	}
+	if !r.more(g) {
+		n.down.clear(r.groups[g].node)
+	}
+	return nil
+}
+
+// abandon ends group g without sending the rest, which goes back to the
+// pending set (a ctx ended during Sync's pause).
+func (r *SyncRound) abandon(g int) {
+	r.n.requeue(r.groups[g].entries[r.sent[g]:])
+	r.ended[g] = true
+}
