@@ -50,6 +50,9 @@ func TestBadTraceFiles(t *testing.T) {
 		{"after duration", "# edgelimit-trace v1\n# duration_ms: 10\n" + csvColumns + "\n10,a,0,1\n", CSV, 4, "not before the header's duration_ms 10"},
 		{"pops count differs", "# edgelimit-trace v1\n# pops: 3\n", CSV, 2, "not the 4 asked for"},
 		{"class changes", "# edgelimit-trace v1\n" + csvColumns + ",class\n0,a,0,1,calm\n1,a,0,1,bursts\n", CSV, 4, `identity "a": class bursts, but calm before`},
+		{"not numbered", "# edgelimit-trace v1\n# identities: 5\n" + csvColumns + "\n0,id4,0,1\n1,id5,0,1\n", CSV, 5, "want id0 to id4"},
+		{"leading zero", "# edgelimit-trace v1\n# identities: 5\n" + csvColumns + "\n0,id01,0,1\n", CSV, 4, "want id0 to id4"},
+		{"bad identities", "# edgelimit-trace v1\n# identities: lots\n", CSV, 2, "want a count"},
 		{"long line", head + strings.Repeat("x", maxLine+10) + "\n", CSV, 3, "longer than"},
 	} {
 		o := readOpts()

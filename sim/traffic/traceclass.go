@@ -29,9 +29,9 @@ func newClasses() classes {
 	return classes{names: []string{""}, index: map[string]uint8{"": 0}}
 }
 
-// note records the class of identity id (isNew on its first request), and
+// note records the class of identity id (the first class it is given), and
 // says what is wrong if it contradicts an earlier one.
-func (c *classes) note(id int32, isNew bool, name []byte, has bool) string {
+func (c *classes) note(id int32, name []byte, has bool) string {
 	k, ok := c.index[string(name)]
 	if !ok {
 		if len(c.names) > 255 {
@@ -41,9 +41,10 @@ func (c *classes) note(id int32, isNew bool, name []byte, has bool) string {
 		c.names = append(c.names, string(name))
 		c.index[string(name)] = k
 	}
+	for len(c.of) <= int(id) {
+		c.of = append(c.of, 0)
+	}
 	switch {
-	case isNew:
-		c.of = append(c.of, k)
 	case c.of[id] == 0:
 		c.of[id] = k
 	case has && len(name) > 0 && c.of[id] != k:
@@ -52,10 +53,14 @@ func (c *classes) note(id int32, isNew bool, name []byte, has bool) string {
 	return ""
 }
 
-// result is the trace's Classes and ClassOf: nil when no request had one.
-func (c *classes) result() ([]string, []uint8) {
+// result is the trace's Classes and ClassOf for identities identities: nil
+// when no request had one.
+func (c *classes) result(identities int) ([]string, []uint8) {
 	if len(c.names) == 1 {
 		return nil, nil
+	}
+	for len(c.of) < identities {
+		c.of = append(c.of, 0)
 	}
 	return c.names, c.of
 }

@@ -17,8 +17,8 @@ func (rd *reader) csvVersion(line []byte) error {
 	return rd.fail("want the header %q first, got %q", csvHeader, clip(s))
 }
 
-// directive reads a "# key: value" line of a CSV header: pops or
-// duration_ms. Any other "#" line is a comment.
+// directive reads a "# key: value" line of a CSV header: pops,
+// duration_ms or identities. Any other "#" line is a comment.
 func (rd *reader) directive(line []byte) error {
 	key, value, ok := strings.Cut(strings.TrimSpace(string(line[1:])), ":")
 	if !ok {
@@ -30,6 +30,8 @@ func (rd *reader) directive(line []byte) error {
 		return rd.setPoPs(value)
 	case "duration_ms":
 		return rd.setEnd([]byte(value))
+	case "identities":
+		return rd.setNumbered(value)
 	}
 	return nil
 }

@@ -24,6 +24,11 @@ func (rd *reader) jsonHeader(line []byte) error {
 			return err
 		}
 	}
+	if h.Identities > 0 {
+		if err := rd.setNumbered(strconv.Itoa(h.Identities)); err != nil {
+			return err
+		}
+	}
 	if h.DurationMs != "" {
 		return rd.setEnd([]byte(h.DurationMs))
 	}

@@ -30,7 +30,8 @@ const maxLine = 1 << 16
 // ReadTrace reads a trace file in format f (docs/trace-format.md) line by
 // line, never holding more of the file than one line, and checks every line
 // as it goes: the first problem is a *LineError. Identities are numbered in
-// order of first appearance (their names are not kept); the Config has the
+// order of first appearance (their names are not kept), or, when the header
+// declares identities: N, named id0 to id<N-1> and numbered so; the Config has the
 // file's PoPs, identities and requests, o's limit and window, and scenario
 // "trace". The trace lasts until the header's duration_ms, or else to the
 // end of the millisecond of its last request.
@@ -88,16 +89,17 @@ const (
 
 // reader is ReadTrace's state between lines.
 type reader struct {
-	f       Format
-	o       ReadOptions
-	line    int
-	stage   stage
-	columns int // CSV: fields a record has (4, or 5 with a class)
-	pops    int
-	popsSet bool             // the header declared the PoPs
-	popName map[string]int16 // the header's PoP names, if any
-	end     time.Duration    // the header's duration_ms; 0 if none
-	ids     map[string]int32
+	f        Format
+	o        ReadOptions
+	line     int
+	stage    stage
+	columns  int // CSV: fields a record has (4, or 5 with a class)
+	pops     int
+	popsSet  bool             // the header declared the PoPs
+	popName  map[string]int16 // the header's PoP names, if any
+	end      time.Duration    // the header's duration_ms; 0 if none
+	numbered int              // the header's identities: N, all named id<k>; 0 if none
+	ids      map[string]int32 // without numbered: names by order of appearance
 	classes
 	reqs []Request
 }
@@ -145,14 +147,14 @@ func (rd *reader) finish() (*Trace, error) {
 	if len(rd.reqs) == 0 {
 		return nil, rd.fail("end of file before any request")
 	}
-	c := Config{Scenario: "trace", PoPs: rd.pops, Identities: len(rd.ids),
+	c := Config{Scenario: "trace", PoPs: rd.pops, Identities: rd.identities(),
 		Requests: len(rd.reqs), Limit: rd.o.Limit, Window: rd.o.Window}
 	dur := rd.end
 	if dur == 0 {
 		dur = rd.reqs[len(rd.reqs)-1].At.Truncate(time.Millisecond) + time.Millisecond
 	}
 	tr := &Trace{Config: c, Duration: dur, Requests: rd.reqs}
-	tr.Classes, tr.ClassOf = rd.classes.result()
+	tr.Classes, tr.ClassOf = rd.classes.result(c.Identities)
 	return tr, nil
 }
 

@@ -132,15 +132,11 @@ func (rd *reader) identity(f field) (int32, error) {
 	if len(f.identity) == 0 {
 		return 0, rd.fail("empty identity")
 	}
-	id, ok := rd.ids[string(f.identity)]
-	if !ok {
-		if len(rd.ids) >= MaxIdentities {
-			return 0, rd.fail("more than %d identities", MaxIdentities)
-		}
-		id = int32(len(rd.ids))
-		rd.ids[string(f.identity)] = id
+	id, err := rd.number(f.identity)
+	if err != nil {
+		return 0, err
 	}
-	if err := rd.classes.note(id, !ok, f.class, f.hasClass); err != "" {
+	if err := rd.classes.note(id, f.class, f.hasClass); err != "" {
 		return 0, rd.fail("identity %q: %s", clip(string(f.identity)), err)
 	}
 	return id, nil
