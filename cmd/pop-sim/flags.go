@@ -34,6 +34,8 @@ type options struct {
 
 	articleRequests   int64 // table B: requests of the one identity
 	articleIdentities int   // table B: identities for used_memory
+
+	tf traceFiles // -trace, -write-trace (trace.go)
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -49,6 +51,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Int64Var(&c.Limit, "limit", c.Limit, "units admitted per window")
 	fs.DurationVar(&c.Window, "window", c.Window, "the limit's window")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "traffic seed: same seed, same figures")
+	fs.Float64Var(&c.Rate, "rate", 0, "requests per second per PoP: the trace lasts requests/(rate×pops) (default: 6 windows)")
 	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "hybrid: time between a PoP's reconciles with Redis")
 	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
@@ -61,6 +64,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.sweep, "sweep", "", "run the hybrid at each value: sync-interval=10ms,50ms,... or margin=0,0.05,...")
 	fs.StringVar(&o.plot, "plot", "", "with -sweep: write the trade-off curve as a PNG")
 	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV")
+	o.traceFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -68,7 +72,10 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	o.articleSizes(fs)
-	return o, o.validate()
+	if err := o.validate(); err != nil {
+		return o, err
+	}
+	return o, o.loadTrace(fs)
 }
 
 // articleSizes sizes table B: the article's figures unless -requests or

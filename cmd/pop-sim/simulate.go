@@ -13,6 +13,9 @@ import (
 
 // execute does the work the flags ask for and prints the report.
 func (o *options) execute(ctx context.Context, stdout, stderr io.Writer) error {
+	if o.tf.write != "" {
+		return o.writeTrace(stdout)
+	}
 	srv, err := o.startServers()
 	if err != nil {
 		return err
@@ -31,7 +34,7 @@ func (o *options) execute(ctx context.Context, stdout, stderr io.Writer) error {
 // simulate generates the trace once and runs every requested mode, then the
 // sweep, on it.
 func (o *options) simulate(ctx context.Context, srv *servers, stderr io.Writer) (report.Report, error) {
-	tr, err := traffic.Generate(o.cfg)
+	tr, err := o.theTrace()
 	if err != nil {
 		return report.Report{}, err
 	}
@@ -72,6 +75,7 @@ func notes(o *options) []string {
 		fmt.Sprintf("latency: each Redis round trip a decision waits for costs its PoP's modelled RTT (%s..%s); Redis state changes at the request's own instant", o.rttMin, o.rttMax),
 		"round trips saved are against pure-Redis mode on the same trace (one per decision)",
 	}
+	n = append(n, o.traceNotes()...)
 	if o.clustered() {
 		n = append(n, "redis cluster: round trips are counted on each node's client, so a pipeline (the hybrid's reconcile) counts one per node it touches")
 	}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRateFlagSizesTheTrace(t *testing.T) {
+	o, err := parseFlags([]string{"-rate", "400", "-pops", "8", "-requests", "320000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := o.cfg.Duration(); d != 100*time.Second {
+		t.Fatalf("duration %s, want 100s", d)
+	}
+	o, err = parseFlags(nil)
+	if err != nil || o.cfg.Rate != 0 || o.cfg.Duration() != 60*time.Second {
+		t.Fatalf("default: rate %v, duration %s, %v; want unset and 60s", o.cfg.Rate, o.cfg.Duration(), err)
+	}
+}
+
+func TestBadRateFailsFastWithOneLine(t *testing.T) {
+	for _, args := range [][]string{
+		{"-rate", "-1"}, {"-rate", "NaN"}, {"-rate", "fast"}, {"-rate", "1e9"},
+	} {
+		code, out, errOut := popSim(t, args...)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "pop-sim: ") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, out, errOut)
+		}
+	}
+}

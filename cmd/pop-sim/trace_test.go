@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+)
+
+// sizes are smallRun's scenario flags, -identities and -requests being the
+// ones -trace refuses.
+var sizes = []string{"-identities", "200", "-requests", "3000"}
+
+// judged are a run's figures: every result but its wall time.
+func judged(t *testing.T, out string) (jsonReport, string) {
+	t.Helper()
+	r := decode(t, out)
+	for _, res := range r.Results {
+		delete(res, "wall_seconds")
+	}
+	b, _ := json.Marshal(r.Results)
+	return r, string(b)
+}
+
+// TestWrittenTraceReplaysToTheSameFigures: a scenario written with
+// -write-trace (CSV and JSON Lines) and replayed with -trace gives every
+// mode the figures of the scenario itself, on the same Redis.
+func TestWrittenTraceReplaysToTheSameFigures(t *testing.T) {
+	p := redistest.Start(t)
+	args := smallRun(p.Addr, sizes...) // smallRun's own sizes are these too
+	code, out, errOut := popSim(t, args...)
+	if code != 0 {
+		t.Fatalf("scenario: exit %d: %s", code, errOut)
+	}
+	want, wantFigures := judged(t, out)
+	for _, name := range []string{"t.csv", "t.jsonl"} {
+		path := filepath.Join(t.TempDir(), name)
+		code, out, errOut = popSim(t, "-pops", "3", "-identities", "200", "-requests", "3000",
+			"-limit", "10", "-window", "1s", "-seed", "5", "-write-trace", path)
+		if code != 0 || !strings.HasPrefix(out, "wrote 3000 requests of mixed") {
+			t.Fatalf("-write-trace %s: exit %d, %q, %s", name, code, out, errOut)
+		}
+		code, out, errOut = popSim(t, "-redis-addr", p.Addr, "-trace", path, "-limit", "10",
+			"-window", "1s", "-seed", "5", "-json")
+		if code != 0 {
+			t.Fatalf("-trace %s: exit %d: %s", name, code, errOut)
+		}
+		got, gotFigures := judged(t, out)
+		if got.Requests != want.Requests || got.PoPs != want.PoPs || got.Scenario != "trace:"+name {
+			t.Fatalf("-trace %s: header %+v, want %d requests at %d PoPs", name, got, want.Requests, want.PoPs)
+		}
+		if gotFigures != wantFigures {
+			t.Fatalf("-trace %s: figures differ from the scenario's:\n%s\n%s", name, gotFigures, wantFigures)
+		}
+	}
+}
+
+// TestSampleTraceReplays replays the sample that ships with the repository
+// through every mode.
+func TestSampleTraceReplays(t *testing.T) {
+	p := redistest.Start(t)
+	code, out, errOut := popSim(t, "-redis-addr", p.Addr, "-trace", sample, "-limit", "20", "-window", "1s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"scenario trace:sample.csv, seed 1: 4 PoPs,", "note: trace: replayed from", "hybrid-nogossip"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// sample is the sample trace shipped in the repository.
+var sample = filepath.Join("..", "..", "sim", "traffic", "testdata", "sample.csv")
+
+// TestBadTraceFilesFailFastWithOneLine: every bad file ends with one line
+// naming the file and the line, and exit status 2, before any server is
+// contacted (-redis-addr names a closed port, so reaching it would fail
+// differently).
+func TestBadTraceFilesFailFastWithOneLine(t *testing.T) {
+	dir := t.TempDir()
+	head := "# edgelimit-trace v1\nt_ms,identity,pop,weight\n"
+	for _, tc := range []struct{ name, file, want string }{
+		{"unsorted.csv", head + "2,a,0,1\n1,a,0,1\n", "unsorted.csv: line 4: t_ms 1 is before"},
+		{"pop.csv", head + "1,a,8,1\n", "pop.csv: line 3: unknown PoP 8"},
+		{"negative.csv", head + "1,a,0,-1\n", "negative.csv: line 3: weight -1 is negative"},
+		{"heavy.csv", head + "1,a,0,101\n", "heavy.csv: line 3: weight 101 is above the limit 100"},
+		{"truncated.csv", head + "1,a,0,1\n2,a,\n", "truncated.csv: line 4: 3 fields, want 4"},
+		{"truncated.jsonl", `{"edgelimit_trace":"v1"}` + "\n" + `{"t_ms":1,"iden`, "truncated.jsonl: line 2: not a request object"},
+		{"nan.csv", head + "x,a,0,1\n", `nan.csv: line 3: t_ms "x" is not a number`},
+		{"empty.csv", "", "empty.csv: line 1: empty file"},
+		{"v2.csv", "# edgelimit-trace v2\n", `v2.csv: line 1: unknown version "v2"`},
+		{"trace.txt", head + "1,a,0,1\n", "unknown format"},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := popSim(t, "-trace", path)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "pop-sim: ") ||
+			strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", tc.name, code, out, errOut, tc.want)
+		}
+	}
+}
+
+func TestTraceFlagConflictsFailFast(t *testing.T) {
+	for _, args := range [][]string{
+		{"-trace", sample, "-scenario", "pinned"},
+		{"-trace", sample, "-identities", "5"},
+		{"-trace", sample, "-requests", "5"},
+		{"-trace", sample, "-rate", "400"},
+		{"-trace", sample, "-pops", "8"}, // the sample declares 4
+		{"-trace", sample, "-write-trace", "x.csv"},
+		{"-write-trace", "x.txt"},
+		{"-scenario", "article", "-write-trace", "x.csv"},
+		{"-scenario", "article", "-rate", "400"},
+	} {
+		code, out, errOut := popSim(t, args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, out, errOut)
+		}
+	}
+}
+
+// TestWriteTraceNeedsNoServer: -write-trace writes and exits without
+// starting or reaching Redis.
+func TestWriteTraceNeedsNoServer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.csv")
+	code, out, errOut := popSim(t, "-requests", "500", "-rate", "25", "-window", "1s", "-write-trace", path)
+	if code != 0 || out != "wrote 500 requests of mixed (8 PoPs, 2.5s) to "+path+"\n" {
+		t.Fatalf("exit %d, %q, %s", code, out, errOut)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(data, []byte("# edgelimit-trace v1\n")) || bytes.Count(data, []byte("\n")) != 506 {
+		t.Fatalf("file %.200q, %v", data, err)
+	}
+}
