@@ -11,13 +11,15 @@ import (
 // It is safe for concurrent use. The zero value is not usable; build one
 // with New.
 type Collector struct {
-	decisions   *prometheus.CounterVec
-	decisionDur *prometheus.HistogramVec
-	roundTrips  *prometheus.CounterVec
-	roundDur    *prometheus.HistogramVec
-	pipeSize    *prometheus.HistogramVec
-	redisErrs   *prometheus.CounterVec
-	statDesc    *prometheus.Desc
+	decisions    *prometheus.CounterVec
+	decisionDur  *prometheus.HistogramVec
+	decisionErrs *prometheus.CounterVec
+	roundTrips   *prometheus.CounterVec
+	roundDur     *prometheus.HistogramVec
+	pipeSize     *prometheus.HistogramVec
+	redisErrs    *prometheus.CounterVec
+	statDesc     *prometheus.Desc
+	nodeLabel    bool // statDesc has the node label (WithNodeLabel)
 
 	mu    sync.Mutex
 	stats map[string]func() map[string]float64
@@ -35,17 +37,26 @@ func New(opts ...Option) *Collector {
 	c := &Collector{stats: map[string]func() map[string]float64{}}
 	c.initDecisionMetrics(cfg)
 	c.initRedisMetrics(cfg)
+	statLabels := []string{cfg.nodeLabel, "stat"}
+	if cfg.nodeLabel == "" {
+		statLabels = statLabels[1:]
+	}
 	c.statDesc = prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "node", "stat"),
 		"A limiter node's own statistic (see AddStats), read at scrape time.",
-		[]string{"node", "stat"}, cfg.labels)
+		statLabels, cfg.labels)
+	c.nodeLabel = cfg.nodeLabel != ""
 	return c
 }
 
 func (c *Collector) initDecisionMetrics(cfg config) {
 	c.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: cfg.namespace, Name: "decisions_total", ConstLabels: cfg.labels,
-		Help: "Rate-limit decisions by limiter, result (allowed, denied, error) and source.",
+		Help: "Rate-limit decisions by limiter, result (allowed, denied) and source, including those made while the store was down.",
 	}, []string{"limiter", "result", "source"})
+	c.decisionErrs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: cfg.namespace, Name: "decision_errors_total", ConstLabels: cfg.labels,
+		Help: "Errors of rate-limit calls by limiter and type: unavailable (store down; a decision came with it), invalid (bad input), other.",
+	}, []string{"limiter", "type"})
 	c.decisionDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: cfg.namespace, Name: "decision_duration_seconds", ConstLabels: cfg.labels,
 		Help: "Time a limiter took to decide, in seconds.", Buckets: cfg.buckets,
@@ -67,7 +78,8 @@ func (c *Collector) initRedisMetrics(cfg config) {
 	}, []string{"client"})
 	c.redisErrs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: cfg.namespace, Subsystem: "redis", Name: "errors_total", ConstLabels: cfg.labels,
-		Help: "Failed Redis round trips: type=reply for an error reply, type=transport for no answer.",
+		Help: "Failed Redis round trips: type=reply for an error reply, type=transport for no answer, " +
+			"type=noscript for a script Redis had not cached (the caller then sends it).",
 	}, []string{"client", "type"})
 }
 
@@ -75,6 +87,7 @@ func (c *Collector) initRedisMetrics(cfg config) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.decisions.Describe(ch)
 	c.decisionDur.Describe(ch)
+	c.decisionErrs.Describe(ch)
 	c.roundTrips.Describe(ch)
 	c.roundDur.Describe(ch)
 	c.pipeSize.Describe(ch)
@@ -87,6 +100,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.decisions.Collect(ch)
 	c.decisionDur.Collect(ch)
+	c.decisionErrs.Collect(ch)
 	c.roundTrips.Collect(ch)
 	c.roundDur.Collect(ch)
 	c.pipeSize.Collect(ch)

@@ -5,8 +5,9 @@
 // unless this package is imported:
 //
 //   - Wrap decorates any core.Limiter and counts its decisions by limiter
-//     name, result (allowed, denied, error) and core.Source (local, redis,
-//     cached-deny, fail-open, fail-closed), with a latency histogram.
+//     name, result (allowed, denied) and core.Source (local, redis,
+//     cached-deny, fail-open, fail-closed), its errors by type, and its
+//     latency.
 //   - RedisHook returns a go-redis hook (client.AddHook) that counts Redis
 //     round trips — one per command, one per pipeline — with their latency,
 //     pipeline sizes and errors.
@@ -26,15 +27,24 @@
 //
 // With the default namespace "edgelimit":
 //
-//	edgelimit_decisions_total{limiter,result,source}          counter
+//	edgelimit_decisions_total{limiter,result,source}          counter (result: allowed, denied)
+//	edgelimit_decision_errors_total{limiter,type}              counter (type: unavailable, invalid, other)
 //	edgelimit_decision_duration_seconds{limiter}               histogram
 //	edgelimit_redis_roundtrips_total{client,kind}              counter (kind: command, pipeline)
 //	edgelimit_redis_roundtrip_duration_seconds{client,kind}    histogram
 //	edgelimit_redis_pipeline_commands{client}                  histogram
-//	edgelimit_redis_errors_total{client,type}                  counter (type: reply, transport)
-//	edgelimit_node_stat{node,stat}                             gauge
+//	edgelimit_redis_errors_total{client,type}                  counter (type: reply, transport, noscript)
+//	edgelimit_node_stat{node,stat}                             gauge (WithNodeLabel renames or drops node)
 //
-// A decision that returned an error has result "error" and source
-// "fail-open" or "fail-closed" when the limiter said which fail mode it
-// applied, "none" otherwise.
+// During a store outage a limiter still decides and returns its decision
+// with an error matching core.ErrUnavailable: that decision is counted by
+// what it is (a hybrid node's counted local fallback as allowed/local, then
+// denied/cached-deny once its local count is over; a Redis limiter's fail
+// modes as allowed/fail-open or denied/fail-closed), and the error in
+// decision_errors_total{type="unavailable"}. A call that returned no
+// decision (bad input) counts only in decision_errors_total. Series are
+// created when they first move, except those Wrap is told (or a
+// SourceLister says) the limiter can produce, which start at 0; a series no
+// limiter can move (allowed/fail-closed, denied/fail-open,
+// allowed/cached-deny) never exists.
 package metrics

@@ -68,10 +68,13 @@ func TestDecisionCountsOfAKnownRun(t *testing.T) {
 	_, _ = c.Wrap("store", down{l}).AllowN(ctx, "k", epoch, 1)
 	_, _ = c.Wrap("store", invalid{l}).AllowN(ctx, "k", epoch, 1)
 	wantCounters(t, reg, "edgelimit_decisions_total", map[string]float64{
-		"api/allowed/local":       3,
-		"api/denied/local":        2,
-		"store/error/fail-closed": 1,
-		"store/error/none":        1,
+		"api/allowed/local":        3,
+		"api/denied/local":         2,
+		"store/denied/fail-closed": 1, // the decision returned with the error
+	})
+	wantCounters(t, reg, "edgelimit_decision_errors_total", map[string]float64{
+		"store/unavailable": 1,
+		"store/invalid":     1,
 	})
 	if n := histogramCount(t, reg, "edgelimit_decision_duration_seconds", "api"); n != 5 {
 		t.Fatalf("latency histogram of api holds %d samples, want 5", n)
@@ -95,7 +98,8 @@ func TestRedisRoundTripsOfAKnownRun(t *testing.T) {
 
 	rdb.Set(ctx, "a", "1", 0)                                    // command
 	rdb.Get(ctx, "missing")                                      // command, redis.Nil: no error
-	rdb.EvalSha(ctx, strings.Repeat("0", 40), nil)               // command, NOSCRIPT: reply error
+	rdb.EvalSha(ctx, strings.Repeat("0", 40), nil)               // command, NOSCRIPT: counted apart
+	rdb.LPush(ctx, "a", "x")                                     // command, WRONGTYPE: reply error
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // one pipeline of 4
 		for i := 0; i < 4; i++ {
 			p.Incr(ctx, "n")
@@ -112,13 +116,14 @@ func TestRedisRoundTripsOfAKnownRun(t *testing.T) {
 		t.Fatal("GET succeeded on a killed server")
 	}
 	want := `
-# HELP edgelimit_redis_errors_total Failed Redis round trips: type=reply for an error reply, type=transport for no answer.
+# HELP edgelimit_redis_errors_total Failed Redis round trips: type=reply for an error reply, type=transport for no answer, type=noscript for a script Redis had not cached (the caller then sends it).
 # TYPE edgelimit_redis_errors_total counter
+edgelimit_redis_errors_total{client="main",type="noscript"} 1
 edgelimit_redis_errors_total{client="main",type="reply"} 1
 edgelimit_redis_errors_total{client="main",type="transport"} 1
 # HELP edgelimit_redis_roundtrips_total Redis round trips: one per command (kind=command) or pipeline (kind=pipeline).
 # TYPE edgelimit_redis_roundtrips_total counter
-edgelimit_redis_roundtrips_total{client="main",kind="command"} 4
+edgelimit_redis_roundtrips_total{client="main",kind="command"} 5
 edgelimit_redis_roundtrips_total{client="main",kind="pipeline"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
@@ -172,5 +177,29 @@ func TestWrapForwardsEverything(t *testing.T) {
 	}
 	if _, err := l.AllowN(ctx, "", epoch, 1); !errors.Is(err, core.ErrInvalid) {
 		t.Fatalf("bad key: err = %v", err)
+	}
+}
+
+// TestNodeLabelDropped: WithNodeLabel("") exports a node's statistics
+// without the node label, so a PoP already named by a const label is not
+// named twice; WithNodeLabel("pop_node") renames it.
+func TestNodeLabelDropped(t *testing.T) {
+	c := metrics.New(metrics.WithConstLabels(prometheus.Labels{"pop": "fra1"}), metrics.WithNodeLabel(""))
+	reg := register(t, c)
+	c.AddStats("fra1", func() map[string]float64 { return map[string]float64{"pending": 3} })
+	want := `
+# HELP edgelimit_node_stat A limiter node's own statistic (see AddStats), read at scrape time.
+# TYPE edgelimit_node_stat gauge
+edgelimit_node_stat{pop="fra1",stat="pending"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "edgelimit_node_stat"); err != nil {
+		t.Fatal(err)
+	}
+	c = metrics.New(metrics.WithNodeLabel("pop_node"))
+	reg = register(t, c)
+	c.AddStats("fra1", func() map[string]float64 { return map[string]float64{"pending": 3} })
+	want = strings.Replace(want, `pop="fra1"`, `pop_node="fra1"`, 1)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "edgelimit_node_stat"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,10 +21,11 @@ type config struct {
 	namespace string
 	buckets   []float64
 	labels    prometheus.Labels
+	nodeLabel string
 }
 
 func defaultConfig() config {
-	return config{namespace: DefaultNamespace, buckets: DefaultDurationBuckets}
+	return config{namespace: DefaultNamespace, buckets: DefaultDurationBuckets, nodeLabel: "node"}
 }
 
 // WithNamespace sets the metric name prefix (default DefaultNamespace); an
@@ -39,3 +40,11 @@ func WithDurationBuckets(b []float64) Option { return func(c *config) { c.bucket
 // WithConstLabels adds labels with fixed values (for instance
 // {"pop": "fra1"}) to every metric of the collector (default none).
 func WithConstLabels(l prometheus.Labels) Option { return func(c *config) { c.labels = l } }
+
+// WithNodeLabel names the label that carries AddStats' node (default
+// "node"). An empty name drops the label: use it when the collector serves
+// one node whose const labels (WithConstLabels, for instance {"pop": "fra1"})
+// already say which, so the node's name is not exported twice. Without the
+// label, a second node's statistics of the same name collide at scrape
+// time; keep one AddStats per collector then.
+func WithNodeLabel(name string) Option { return func(c *config) { c.nodeLabel = name } }

@@ -3,7 +3,9 @@ package metrics
 import "github.com/prometheus/client_golang/prometheus"
 
 // AddStats exports the statistics f returns, as
-// edgelimit_node_stat{node=node, stat=<name>}, calling f at every scrape.
+// edgelimit_node_stat{node=node, stat=<name>}, calling f at every scrape
+// (WithNodeLabel renames the node label, or drops it when the collector's
+// const labels already name the node).
 // Use it for a hybrid node's counters (gossip sent, received and dropped,
 // pending hits, batch sizes, NATS errors) without this package importing
 // the node's package:
@@ -33,7 +35,11 @@ func (c *Collector) collectStats(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	for node, f := range funcs {
 		for name, v := range f() {
-			ch <- prometheus.MustNewConstMetric(c.statDesc, prometheus.GaugeValue, v, node, name)
+			if c.nodeLabel {
+				ch <- prometheus.MustNewConstMetric(c.statDesc, prometheus.GaugeValue, v, node, name)
+			} else {
+				ch <- prometheus.MustNewConstMetric(c.statDesc, prometheus.GaugeValue, v, name)
+			}
 		}
 	}
 }

@@ -9,41 +9,81 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// sources is every core.Source a decision can carry, in order.
-var sources = []core.Source{core.SourceLocal, core.SourceRedis, core.SourceCachedDeny,
-	core.SourceFailOpen, core.SourceFailClosed}
+// unknownSource is the slot of a core.Source past core.SourceFailClosed,
+// labelled "unknown": the known ones are 0 to 4.
+const unknownSource = int(core.SourceFailClosed) + 1
 
-// limiter is the decorator Wrap returns. Counters are resolved once, so a
-// decision costs two clock reads, one histogram observation and one
-// counter increment.
+// The error types of decision_errors_total.
+const (
+	errUnavailable = iota // matches core.ErrUnavailable: a decision came with it
+	errInvalid            // matches core.ErrInvalid: no decision
+	errOther              // anything else: no decision
+)
+
+var errTypes = [...]string{"unavailable", "invalid", "other"}
+
+// limiter is the decorator Wrap returns. Series are resolved once, at Wrap
+// or at their first use, so a decision costs two clock reads, one histogram
+// observation and one counter increment (two with an error).
 type limiter struct {
 	next    core.Limiter
-	allowed []prometheus.Counter // by Source
-	denied  []prometheus.Counter // by Source
-	errs    map[core.Source]prometheus.Counter
-	errNone prometheus.Counter
+	allowed [unknownSource + 1]lazyCounter // by Source
+	denied  [unknownSource + 1]lazyCounter // by Source
+	errs    [len(errTypes)]lazyCounter
 	dur     prometheus.Observer
 }
 
 var _ core.Limiter = (*limiter)(nil)
 
+// SourceLister is implemented by limiters that say which core.Sources their
+// decisions can carry (backends/redis: redis and its fail mode's). Wrap
+// uses it when not given sources.
+type SourceLister interface {
+	Sources() []core.Source
+}
+
 // Wrap returns a core.Limiter that forwards every call to l and counts the
 // decisions of AllowN and Allow under limiter=name (Peek and Reset are
 // forwarded uncounted). Decisions and errors are returned unchanged. Wrap
-// the same name twice and both feed the same series. All the series of name
-// exist from the start with value 0, so rate() and alerts see them before
-// the first decision.
-func (c *Collector) Wrap(name string, l core.Limiter) core.Limiter {
-	w := &limiter{next: l, errs: map[core.Source]prometheus.Counter{},
-		dur: c.decisionDur.WithLabelValues(name)}
+// the same name twice and both feed the same series.
+//
+// Every decision is counted by result (allowed, denied) and core.Source,
+// including one returned together with an error matching
+// core.ErrUnavailable (a hybrid node's counted local fallback is
+// allowed/local or denied/cached-deny, a Redis limiter's fail modes
+// allowed/fail-open or denied/fail-closed); every error is also counted in
+// decision_errors_total by type: "unavailable" (the store failed, a
+// decision came with it), "invalid" (bad input, no decision), "other".
+//
+// A series exists from the first decision that moves it. sources (or, when
+// none are given, l's Sources() if l is a SourceLister) names the Sources
+// l can produce: their series are created at once with value 0, so rate()
+// and alerts see them before the first decision, and only the pairs that
+// can move (fail-open only allows; cached-deny and fail-closed only deny).
+func (c *Collector) Wrap(name string, l core.Limiter, sources ...core.Source) core.Limiter {
+	w := &limiter{next: l, dur: c.decisionDur.WithLabelValues(name)}
+	for i := range w.allowed {
+		src := core.Source(i).String()
+		w.allowed[i] = lazyCounter{vec: c.decisions, labels: []string{name, "allowed", src}}
+		w.denied[i] = lazyCounter{vec: c.decisions, labels: []string{name, "denied", src}}
+	}
+	for i, typ := range errTypes {
+		w.errs[i] = lazyCounter{vec: c.decisionErrs, labels: []string{name, typ}}
+	}
+	if lister, ok := l.(SourceLister); ok && len(sources) == 0 {
+		sources = lister.Sources()
+	}
 	for _, s := range sources {
-		w.allowed = append(w.allowed, c.decisions.WithLabelValues(name, "allowed", s.String()))
-		w.denied = append(w.denied, c.decisions.WithLabelValues(name, "denied", s.String()))
+		if int(s) >= unknownSource {
+			continue
+		}
+		if s != core.SourceCachedDeny && s != core.SourceFailClosed {
+			w.allowed[s].get()
+		}
+		if s != core.SourceFailOpen {
+			w.denied[s].get()
+		}
 	}
-	for _, s := range []core.Source{core.SourceFailOpen, core.SourceFailClosed} {
-		w.errs[s] = c.decisions.WithLabelValues(name, "error", s.String())
-	}
-	w.errNone = c.decisions.WithLabelValues(name, "error", "none")
 	return w
 }
 
@@ -74,22 +114,35 @@ func (w *limiter) Reset(ctx context.Context, key string) error { return w.next.R
 // Limit returns the wrapped limiter's policy.
 func (w *limiter) Limit() core.Limit { return w.next.Limit() }
 
-func (w *limiter) count(start time.Time, d core.Decision, err error) {
-	w.dur.Observe(time.Since(start).Seconds())
-	w.counter(d, err).Inc()
+// Sources forwards to the wrapped limiter when it is a SourceLister, so a
+// wrapped limiter wrapped again keeps the list; nil otherwise.
+func (w *limiter) Sources() []core.Source {
+	if l, ok := w.next.(SourceLister); ok {
+		return l.Sources()
+	}
+	return nil
 }
 
-func (w *limiter) counter(d core.Decision, err error) prometheus.Counter {
-	switch {
-	case err != nil:
-		if c, ok := w.errs[d.Source]; ok && errors.Is(err, core.ErrUnavailable) {
-			return c
+func (w *limiter) count(start time.Time, d core.Decision, err error) {
+	w.dur.Observe(time.Since(start).Seconds())
+	decided := err == nil
+	if err != nil {
+		typ := errOther
+		switch {
+		case errors.Is(err, core.ErrUnavailable):
+			typ, decided = errUnavailable, true
+		case errors.Is(err, core.ErrInvalid):
+			typ = errInvalid
 		}
-		return w.errNone
-	case int(d.Source) >= len(sources):
-		return w.errNone
-	case d.Allowed:
-		return w.allowed[d.Source]
+		w.errs[typ].get().Inc()
 	}
-	return w.denied[d.Source]
+	if !decided {
+		return
+	}
+	i := min(int(d.Source), unknownSource)
+	if d.Allowed {
+		w.allowed[i].get().Inc()
+		return
+	}
+	w.denied[i].get().Inc()
 }
