@@ -97,7 +97,7 @@ func Decode(b []byte) (Message, error) {
 }
 
 func decodeHeader(r *reader) (m Message, base int64, n uint64) {
-	pl := r.uvarint(MaxPoPLen)
+	pl := r.uvarint(MaxSenderLen)
 	m.PoP = r.bytes(pl)
 	m.SentAt = time.UnixMilli(r.varint())
 	m.WindowMillis = int64(r.uvarint(1 << 62))

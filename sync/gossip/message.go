@@ -12,7 +12,7 @@ type Entry struct {
 
 // Message is one gossip batch. The zero value is invalid (no PoP).
 type Message struct {
-	PoP          string    // sender's counter id (PoP and incarnation), 1..MaxPoPLen bytes
+	PoP          string    // sender's counter id (PoP and incarnation), 1..MaxSenderLen bytes
 	SentAt       time.Time // sender's clock at send, millisecond resolution
 	WindowMillis int64     // window length the counts refer to, ≥ 1
 	Entries      []Entry

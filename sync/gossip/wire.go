@@ -20,7 +20,11 @@ const (
 
 // Limits enforced by Encode and Decode.
 const (
-	MaxPoPLen       = 96        // bytes of Message.PoP
+	// MaxSenderLen bounds Message.PoP, the sender's counter id, in bytes:
+	// what a message may claim, not what a PoP may be called. A hybrid
+	// node's id is its PoP name (at most hybrid.MaxPoPLen, 64 bytes), '#'
+	// and an 8-hex-digit incarnation, 73 bytes at most, within this bound.
+	MaxSenderLen    = 96
 	MaxMessageBytes = 1 << 20   // a longer payload is refused unread
 	MaxCount        = 1 << 53   // counts stay exact in Redis' Lua doubles
 	maxWindowDelta  = 1 << 20   // entries of one message span fewer windows
@@ -38,7 +42,7 @@ var (
 
 // check validates the header fields of m.
 func (m *Message) check() error {
-	if m.PoP == "" || len(m.PoP) > MaxPoPLen || m.WindowMillis < 1 {
+	if m.PoP == "" || len(m.PoP) > MaxSenderLen || m.WindowMillis < 1 {
 		return ErrBadField
 	}
 	return nil

@@ -66,7 +66,7 @@ func TestRoundTripProperty(t *testing.T) {
 }
 
 func randomMessage(r *rand.Rand) Message {
-	m := Message{PoP: randString(r, 1+r.IntN(MaxPoPLen)), WindowMillis: 1 + r.Int64N(1<<40),
+	m := Message{PoP: randString(r, 1+r.IntN(MaxSenderLen)), WindowMillis: 1 + r.Int64N(1<<40),
 		SentAt: time.UnixMilli(r.Int64N(1<<45) - 1<<44)}
 	base := r.Int64N(1<<50) - 1<<49
 	for j := r.IntN(200); j > 0; j-- {
@@ -87,7 +87,7 @@ func randString(r *rand.Rand, n int) string {
 func TestEncodeRejectsInvalid(t *testing.T) {
 	bad := []Message{
 		{PoP: "", WindowMillis: 1},
-		{PoP: strings.Repeat("p", MaxPoPLen+1), WindowMillis: 1},
+		{PoP: strings.Repeat("p", MaxSenderLen+1), WindowMillis: 1},
 		{PoP: "p", WindowMillis: 0},
 		{PoP: "p", WindowMillis: 1, Entries: []Entry{{Key: "", Window: 1, Count: 1}}},
 		{PoP: "p", WindowMillis: 1, Entries: []Entry{{Key: "k", Window: 1, Count: 0}}},
