@@ -21,6 +21,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args)
 	if err == nil {
 		err = o.checkServers(ctx)
+	}
+	var help *usageError
+	if errors.As(err, &help) {
+		fmt.Fprint(stdout, help.text)
+		return 0
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pop-sim: %v\n", oneLine(err))

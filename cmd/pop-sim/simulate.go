@@ -63,7 +63,8 @@ func (o *options) newReport(tr *traffic.Trace) report.Report {
 	return report.Report{Scenario: c.Scenario, Seed: c.Seed, PoPs: c.PoPs,
 		Identities: c.Identities, Requests: len(tr.Requests), Limit: c.Limit,
 		WindowMs: c.Window.Milliseconds(), SyncIntervalMs: o.syncInterval.Milliseconds(),
-		Margin: o.margin, ClockSkewMs: o.clockSkew.Milliseconds(), Notes: notes(o)}
+		Margin: o.margin, ClockSkewMs: o.clockSkew.Milliseconds(), Notes: notes(o),
+		Network: o.net.network, Jitter: o.net.jitter}
 }
 
 // notes explain, under the table and in the JSON, how the figures are
@@ -72,8 +73,11 @@ func notes(o *options) []string {
 	n := []string{
 		"errors are judged against the exact log of what each mode admitted, over all PoPs (BRIEF §5)",
 		"redis: one EVALSHA per decision, counted as one round trip each; the simulator pipelines different identities' calls only to finish sooner",
-		fmt.Sprintf("latency: each Redis round trip a decision waits for costs its PoP's modelled RTT (%s..%s); Redis state changes at the request's own instant", o.rttMin, o.rttMax),
+		latencyNote(o),
 		"round trips saved are against pure-Redis mode on the same trace (one per decision)",
+	}
+	if o.net.network == "honest" {
+		n = append(n, "lost: units admitted that Redis never counted, read back from Redis after the run (hybrid: after each live PoP's final flush; redis: admitted by failing open)")
 	}
 	n = append(n, o.traceNotes()...)
 	if o.clustered() {
@@ -84,6 +88,14 @@ func notes(o *options) []string {
 			"redis-servertime: pure Redis with Redis' clock, modelled as the request's true virtual time (backends/redis WithServerTime reads Redis TIME, the real wall clock, which cannot run in virtual time)")
 	}
 	return n
+}
+
+// latencyNote says how the network model charges latency.
+func latencyNote(o *options) string {
+	if o.net.network == "ideal" {
+		return fmt.Sprintf("latency: each Redis round trip a decision waits for costs its PoP's modelled RTT (%s..%s); Redis state changes at the request's own instant", o.rttMin, o.rttMax)
+	}
+	return fmt.Sprintf("honest network: every Redis call, reply and gossip message arrives one drawn one-way delay after it is sent (base: half the PoP's RTT of %s..%s, or the PoP-to-PoP delay; plus exponential jitter of mean %g × base); Redis executes calls in arrival order; a reply changes a PoP's view when it arrives; latency is the whole round trip", o.rttMin, o.rttMax, o.net.jitter)
 }
 
 // runMode runs one mode with the current options.
@@ -97,6 +109,7 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	e.RedisAddr, e.NATSURL, e.Namespace = srv.redisAddr, srv.natsURL, namespace(mode)
 	e.RedisCluster = o.clustered()
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)
+	o.net.apply(e)
 	e.Progress = bar.start(mode)
 	return engine.Run(ctx, e, mode)
 }

@@ -24,7 +24,15 @@ type Env struct {
 	NATSURL      string          // NATS server for hybrid gossip
 	Namespace    string          // prefix of every Redis key and NATS subject of the run
 	Progress     func(done int)
-	keys         []string
+	// Network is "honest" (the default, also for ""): every Redis call,
+	// reply and gossip message takes its modelled one-way delay, drawn
+	// with Jitter, and Faults apply; or "ideal": a Redis call and its reply
+	// take effect at the request's instant (the model before the honest
+	// one, kept so its cost can be seen).
+	Network string
+	Jitter  float64         // honest: mean jitter of a one-way delay, a fraction of its base
+	Faults  netmodel.Faults // honest: what goes wrong during the run
+	keys    []string
 }
 
 // epoch is the simulated wall clock's origin: 2026-01-01T00:00:00Z.
@@ -95,3 +103,6 @@ func (e *Env) progress(done int) {
 		e.Progress(done)
 	}
 }
+
+// Ideal reports whether e runs on the ideal network.
+func (e *Env) Ideal() bool { return e.Network == "ideal" }

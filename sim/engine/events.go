@@ -3,12 +3,18 @@ package engine
 import (
 	"container/heap"
 	"time"
+
+	"github.com/edgelimit/edgelimit/sync/hybrid"
 )
 
 // Event kinds, in the order they run when due at the same instant: what
-// has arrived over the network first, then reconciles, then requests.
+// has arrived over the network first (at a PoP, then at Redis), then
+// crashes, then reconciles, then requests.
 const (
 	evDelivery = iota // a gossip message reaches a PoP
+	evReply           // a Redis reply (or a call's failure) reaches a PoP (honest network)
+	evArrive          // a call reaches Redis, which executes it (honest network)
+	evCrash           // a PoP's process dies and restarts (honest network)
 	evTick            // a PoP's sync tick: reconcile, then publish gossip
 )
 
@@ -21,6 +27,16 @@ type event struct {
 	pop  int
 	seq  uint64
 	msg  any // the gossip message of a delivery
+
+	// honest network: the call in flight, the Node that made it and its
+	// incarnation, when it was sent, the request it decides (-1 for a
+	// Sync's batch), and whether the network lost it
+	call *hybrid.Call
+	node *hybrid.Node
+	gen  int
+	sent time.Duration
+	req  int
+	lost bool
 }
 
 // agenda is the hybrid loop's queue of ticks and deliveries, soonest first.

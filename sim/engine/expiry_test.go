@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func TestShortWindowRunsSurviveWallClockExpiry(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 		}
 		t.Logf("%s: %+v", mode, rs[0])
-		if rs[0] != rs[1] {
+		if !reflect.DeepEqual(rs[0], rs[1]) {
 			t.Fatalf("%s, one seed, two figures:\n%+v\n%+v", mode, rs[0], rs[1])
 		}
 		if mode == "redis" && rs[0].MaxOveradmission > 1.2 {

@@ -31,6 +31,7 @@ type hybridSim struct {
 	ids    map[string]int // each Node's counter id → its PoP number
 	agenda agenda
 	out    *outcome
+	honest *honest // the honest network's state; nil on the ideal one
 }
 
 func runHybrid(ctx context.Context, e *Env) (*outcome, error) { return e.runHybrid(ctx, true) }
@@ -68,28 +69,41 @@ func (e *Env) runHybrid(ctx context.Context, withGossip bool) (*outcome, error) 
 
 // open builds every PoP's Node.
 func (s *hybridSim) open(withGossip bool) error {
-	c := s.e.Trace.Config
-	for p := range c.PoPs {
+	for p := range s.e.Trace.Config.PoPs {
 		client, trips := s.e.countedClient(4)
 		pp := &pop{redis: client, trips: trips, clock: core.NewManualClock(s.e.Clock(p, 0))}
 		s.pops = append(s.pops, pp)
-		if withGossip {
-			nc, err := nats.Connect(s.e.NATSURL)
-			if err != nil {
-				return &core.UnavailableError{Op: "nats connect", Err: err}
-			}
-			pp.nc = nc
-		}
-		node, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: s.e.Limit,
-			Redis: client, NATS: pp.nc, Namespace: s.e.Namespace, Margin: s.e.Margin,
-			ManualGossip: true, Clock: pp.clock, Capacity: s.e.capacity(), ExpirySlack: s.e.expirySlack()})
+		node, nc, err := s.newNode(p, withGossip)
 		if err != nil {
-			return fmt.Errorf("hybrid node %d: %w", p, err)
+			return err
 		}
-		pp.node = node
+		pp.node, pp.nc = node, nc
 		s.ids[node.ID()] = p
 	}
 	return nil
+}
+
+// newNode builds PoP p's Node (a new incarnation each time) on its Redis
+// client and clock and, with gossip, its own NATS connection.
+func (s *hybridSim) newNode(p int, withGossip bool) (*hybrid.Node, *nats.Conn, error) {
+	pp := s.pops[p]
+	var nc *nats.Conn
+	if withGossip {
+		var err error
+		if nc, err = nats.Connect(s.e.NATSURL); err != nil {
+			return nil, nil, &core.UnavailableError{Op: "nats connect", Err: err}
+		}
+	}
+	node, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: s.e.Limit,
+		Redis: pp.redis, NATS: nc, Namespace: s.e.Namespace, Margin: s.e.Margin,
+		ManualGossip: true, Clock: pp.clock, Capacity: s.e.capacity(), ExpirySlack: s.e.expirySlack()})
+	if err != nil {
+		if nc != nil {
+			nc.Close()
+		}
+		return nil, nil, fmt.Errorf("hybrid node %d: %w", p, err)
+	}
+	return node, nc, nil
 }
 
 func (s *hybridSim) close() {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
@@ -26,7 +27,7 @@ func TestHybridSavesRoundTripsAndGossips(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.WallSeconds = 0
-		if prev, ok := results[mode]; ok && prev != r {
+		if prev, ok := results[mode]; ok && !reflect.DeepEqual(prev, r) {
 			t.Fatalf("%s twice on one seed:\n%+v\n%+v", mode, prev, r)
 		}
 		results[mode] = r

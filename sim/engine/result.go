@@ -27,6 +27,13 @@ type Result struct {
 	AddedLatencyP50Ms     float64 `json:"added_latency_p50_ms"`
 	AddedLatencyP99Ms     float64 `json:"added_latency_p99_ms"`
 	WallSeconds           float64 `json:"wall_seconds"`
+	// LostHits are units admitted that Redis never counted, measured after
+	// the run (hybrid: against each incarnation's field, after every live
+	// PoP's final flush; redis: admitted by failing open); -1 when not
+	// measured (local, the ideal network).
+	LostHits int64         `json:"lost_hits"`
+	Classes  []ClassResult `json:"classes,omitempty"`
+	Faults   []FaultCost   `json:"faults,omitempty"`
 }
 
 // outcome is what a mode hands back: per request (in trace order) whether
@@ -38,10 +45,12 @@ type outcome struct {
 	roundTrips int64
 	natsMsgs   int64
 	natsBytes  int64
+	lost       int64   // units admitted that Redis never counted (-1: not measured)
+	crashLost  []int64 // per crash of Env.Faults: its dead incarnation's share of lost
 }
 
 func newOutcome(n int) *outcome {
-	return &outcome{allowed: make([]bool, n), latency: make([]time.Duration, n)}
+	return &outcome{allowed: make([]bool, n), latency: make([]time.Duration, n), lost: -1}
 }
 
 // score judges o against the exact admitted log and fills a Result.
@@ -49,8 +58,10 @@ func newOutcome(n int) *outcome {
 // are measured against the number of decisions.
 func (e *Env) score(mode string, o *outcome) Result {
 	j := truth.New[int32](e.Limit.Max, e.Limit.Window)
+	by := e.newJudges(o)
 	for i, r := range e.Trace.Requests {
-		j.Observe(r.ID, e.At(i).UnixMilli(), int64(r.N), o.allowed[i])
+		should := j.Observe(r.ID, e.At(i).UnixMilli(), int64(r.N), o.allowed[i])
+		by.observe(e, o, i, should)
 	}
 	v := j.Result()
 	p50, p99 := latencyPercentiles(o.latency)
@@ -58,7 +69,8 @@ func (e *Env) score(mode string, o *outcome) Result {
 		FalseAllows: v.FalseAllows, FalseDenies: v.FalseDenies, DecisionErrorPct: v.ErrorPct(),
 		MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission,
 		RedisRoundTrips: o.roundTrips, NATSMessages: o.natsMsgs, NATSBytes: o.natsBytes,
-		AddedLatencyP50Ms: p50, AddedLatencyP99Ms: p99}
+		AddedLatencyP50Ms: p50, AddedLatencyP99Ms: p99, LostHits: o.lost,
+		Classes: by.classResults(e), Faults: by.faultCosts()}
 	if v.Decisions > 0 {
 		r.RoundTripsPerDecision = float64(o.roundTrips) / float64(v.Decisions)
 		r.RoundTripsSavedPct = 100 * (1 - r.RoundTripsPerDecision)

@@ -17,6 +17,15 @@ var runners = map[string]runner{
 	"hybrid-nogossip":  runHybridNoGossip,
 }
 
+// honestRunners replace runners on the honest network (Env.Network); a
+// mode without one (local: no network) runs the same on both.
+var honestRunners = map[string]runner{
+	"redis":            runRedisHonest,
+	"redis-servertime": runRedisServerTimeHonest,
+	"hybrid":           runHybridHonest,
+	"hybrid-nogossip":  runHybridNoGossipHonest,
+}
+
 // Modes lists the modes in the order "all" runs them.
 var Modes = []string{"redis", "local", "hybrid", "hybrid-nogossip"}
 
@@ -36,6 +45,12 @@ func Run(ctx context.Context, e *Env, mode string) (Result, error) {
 	run, ok := runners[mode]
 	if !ok {
 		return Result{}, fmt.Errorf("unknown mode %q", mode)
+	}
+	if h, ok := honestRunners[mode]; ok && !e.Ideal() {
+		run = h
+	}
+	if e.Ideal() && e.Faults.Any() {
+		return Result{}, fmt.Errorf("faults need the honest network (not -network ideal)")
 	}
 	began := time.Now()
 	o, err := run(ctx, e)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -62,10 +63,10 @@ func TestSkewedHybridIsDeterministic(t *testing.T) {
 		r.WallSeconds = 0
 		rs = append(rs, r)
 	}
-	if rs[0] != rs[1] {
+	if !reflect.DeepEqual(rs[0], rs[1]) {
 		t.Fatalf("one seed, two figures:\n%+v\n%+v", rs[0], rs[1])
 	}
-	if rs[0] == rs[2] {
+	if reflect.DeepEqual(rs[0], rs[2]) {
 		t.Fatalf("skew changed nothing: %+v", rs[0])
 	}
 }

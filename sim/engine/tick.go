@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"time"
+
+	"github.com/edgelimit/edgelimit/sync/gossip"
 )
 
 // gossipWait bounds how long a published batch may take to reach every
@@ -37,7 +39,7 @@ func (s *hybridSim) tick(ev event) error {
 
 // collect waits until each PoP other than the sender has taken sent
 // messages from it off NATS (counting them, never sleeping a fixed time),
-// and schedules each at its arrival: send time plus the one-way delay.
+// and schedules each at its arrival (see deliver).
 func (s *hybridSim) collect(ev event, sent int) error {
 	deadline := time.Now().Add(gossipWait)
 	for q, p := range s.pops {
@@ -47,7 +49,7 @@ func (s *hybridSim) collect(ev event, sent int) error {
 				if from, ok := s.ids[m.PoP]; !ok || from != ev.pop {
 					return fmt.Errorf("pop %d got gossip from %q while waiting for pop %d", q, m.PoP, ev.pop)
 				}
-				s.agenda.add(event{at: ev.at + s.e.Net.OneWay[ev.pop][q], kind: evDelivery, pop: q, msg: m})
+				s.deliver(ev.pop, q, ev.at, m)
 				got++
 			}
 			if got < sent && time.Now().After(deadline) {
@@ -59,4 +61,16 @@ func (s *hybridSim) collect(ev event, sent int) error {
 		}
 	}
 	return nil
+}
+
+// deliver schedules gossip message m, sent by PoP from at at, at PoP to:
+// on the ideal network at the link's fixed one-way delay; on the honest
+// one (honest.deliver) with a drawn delay, lost or duplicated by chance,
+// and lost when either end is partitioned.
+func (s *hybridSim) deliver(from, to int, at time.Duration, m gossip.Message) {
+	if s.honest != nil {
+		s.honest.deliver(from, to, at, m)
+		return
+	}
+	s.agenda.add(event{at: at + s.e.Net.OneWay[from][to], kind: evDelivery, pop: to, msg: m})
 }

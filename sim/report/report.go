@@ -20,6 +20,8 @@ type Report struct {
 	SyncIntervalMs int64           `json:"sync_interval_ms"`
 	Margin         float64         `json:"margin"`
 	ClockSkewMs    int64           `json:"clock_skew_ms"` // PoP clocks spread over ±this
+	Network        string          `json:"network"`       // honest or ideal (see engine.Env.Network)
+	Jitter         float64         `json:"jitter"`        // honest: mean jitter of a one-way delay, a fraction of its base
 	Results        []engine.Result `json:"results"`
 	Sweep          []Point         `json:"sweep,omitempty"`
 	Notes          []string        `json:"notes,omitempty"`

@@ -11,14 +11,14 @@ import (
 // header names the table's columns, in the order row fills them.
 var header = []string{"mode", "decisions", "allowed", "denied", "false allow", "false deny",
 	"error %", "over max", "over p99", "redis RTs", "RT/dec", "saved %", "nats msgs",
-	"nats bytes", "lat p50 ms", "lat p99 ms", "wall s"}
+	"nats bytes", "lat p50 ms", "lat p99 ms", "lost", "wall s"}
 
 func row(r engine.Result) []any {
 	return []any{r.Mode, r.Decisions, r.Allowed, r.Denied, r.FalseAllows, r.FalseDenies,
 		f(r.DecisionErrorPct, 3), f(r.MaxOveradmission, 2), f(r.P99Overadmission, 2),
 		r.RedisRoundTrips, f(r.RoundTripsPerDecision, 4), f(r.RoundTripsSavedPct, 2),
 		r.NATSMessages, r.NATSBytes, f(r.AddedLatencyP50Ms, 1), f(r.AddedLatencyP99Ms, 1),
-		f(r.WallSeconds, 1)}
+		count(r.LostHits), f(r.WallSeconds, 1)}
 }
 
 func f(v float64, prec int) string { return fmt.Sprintf("%.*f", prec, v) }
@@ -33,6 +33,12 @@ func WriteTable(w io.Writer, rep Report) error {
 	if rep.ClockSkewMs != 0 {
 		fmt.Fprintf(w, ", clock skew ±%dms", rep.ClockSkewMs)
 	}
+	if rep.Network != "" {
+		fmt.Fprintf(w, ", %s network", rep.Network)
+		if rep.Network == "honest" {
+			fmt.Fprintf(w, " (jitter %g)", rep.Jitter)
+		}
+	}
 	fmt.Fprintln(w)
 	rows := rep.Results
 	for _, p := range rep.Sweep {
@@ -41,6 +47,12 @@ func WriteTable(w io.Writer, rep Report) error {
 		rows = append(rows, r)
 	}
 	if err := writeAligned(w, header, rows); err != nil {
+		return err
+	}
+	if err := writeClasses(w, rep.Results); err != nil {
+		return err
+	}
+	if err := writeFaults(w, rep.Results); err != nil {
 		return err
 	}
 	for _, n := range rep.Notes {

@@ -15,6 +15,10 @@ type Tally struct {
 	Units       int64 // units admitted
 }
 
+// Count adds one decision on n units to t: allowed is the decision,
+// shouldAllow the exact log's verdict (what Judge.Observe returns).
+func (t *Tally) Count(allowed, shouldAllow bool, n int64) { t.count(allowed, shouldAllow, n) }
+
 func (t *Tally) count(allowed, right bool, n int64) {
 	t.Decisions++
 	switch {

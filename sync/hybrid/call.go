@@ -33,10 +33,11 @@ const (
 // or failed (Fail), the reply. A Call is used once, by one goroutine at a
 // time; its zero value is unusable.
 type Call struct {
-	kind callKind
-	at   int64  // ms the call was made at (the request's or the Sync's now)
-	node string // the Redis node it goes to ("" unless clustered)
-	done bool   // Exec or Fail ran
+	kind   callKind
+	at     int64  // ms the call was made at (the request's or the Sync's now)
+	node   string // the Redis node it goes to ("" unless clustered)
+	done   bool   // Exec or Fail ran
+	failed bool   // Fail ran
 
 	// callDecide
 	e    *entry
@@ -86,18 +87,22 @@ func (n *Node) Exec(ctx context.Context, c *Call) {
 	}
 }
 
-// Fail records that c was sent and got no reply (its driver found Redis
-// unreachable, or the network lost the call or its reply): it is counted
-// like a failed Exec, with err as the cause a *core.UnavailableError
-// reports, and the Node applies it as one. Calling it on a Call already
-// made does nothing.
+// Fail records that c got no reply: its driver found Redis unreachable, or
+// the network lost the call or, after Exec, its reply (whatever the call
+// did at Redis then stays there, unknown to the Node). It is counted as a
+// failed round trip with err as the cause a *core.UnavailableError reports,
+// and the Node applies it as one. Failing a Call twice does nothing.
 func (n *Node) Fail(c *Call, err error) {
-	if c.done {
+	if c.failed {
 		return
 	}
-	c.done = true
-	n.st.roundTrips.Add(1)
-	n.st.redisErrors.Add(1)
+	if !c.done {
+		n.st.roundTrips.Add(1)
+	}
+	if c.err == nil {
+		n.st.redisErrors.Add(1)
+	}
+	c.done, c.failed = true, true
 	if _, ok := err.(*core.UnavailableError); !ok {
 		err = &core.UnavailableError{Op: "redis call", Err: err}
 	}

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/edgelimit/edgelimit/sim/truth"
+)
+
+// ClassResult is one traffic class's share of a mode's row: its decisions
+// judged on their own (the ground truth is per identity, so the class's
+// figures are exact), and how many of them waited for a Redis round trip.
+type ClassResult struct {
+	Class            string  `json:"class"`
+	Decisions        int64   `json:"decisions"`
+	Allowed          int64   `json:"allowed"`
+	FalseAllows      int64   `json:"false_allows"`
+	FalseDenies      int64   `json:"false_denies"`
+	DecisionErrorPct float64 `json:"decision_error_pct"`
+	MaxOveradmission float64 `json:"max_overadmission"`
+	P99Overadmission float64 `json:"p99_overadmission"`
+	Waited           int64   `json:"waited_round_trip"` // decisions that waited for a Redis reply
+}
+
+// FaultCost is what one fault of Env.Faults cost a mode: the decisions of
+// requests made while it lasted and for one window after (when its effect
+// on the counts can still decide), judged, and for a crash the units its
+// dead incarnation admitted that Redis never counted (-1: not measured).
+type FaultCost struct {
+	Fault            string  `json:"fault"`
+	Decisions        int64   `json:"decisions"`
+	FalseAllows      int64   `json:"false_allows"`
+	FalseDenies      int64   `json:"false_denies"`
+	DecisionErrorPct float64 `json:"decision_error_pct"`
+	LostHits         int64   `json:"lost_hits"`
+}
+
+// judges scores a run by class and by fault alongside the whole.
+type judges struct {
+	classes []*truth.Judge[int32]
+	waited  []int64
+	faults  []faultJudge
+}
+
+type faultJudge struct {
+	name       string
+	start, end time.Duration
+	tally      truth.Tally
+	lost       int64
+}
+
+func (e *Env) newJudges(o *outcome) *judges {
+	j := &judges{}
+	for range e.Trace.Classes {
+		j.classes = append(j.classes, truth.New[int32](e.Limit.Max, e.Limit.Window))
+	}
+	j.waited = make([]int64, len(j.classes))
+	w, f := e.Limit.Window, e.Faults
+	add := func(name string, start, end time.Duration, lost int64) {
+		j.faults = append(j.faults, faultJudge{name: name, start: start, end: end + w, lost: lost})
+	}
+	if f.RedisOutage.Dur > 0 {
+		add("redis-outage "+f.RedisOutage.String(), f.RedisOutage.Start, f.RedisOutage.End(), -1)
+	}
+	if f.Partition.Dur > 0 {
+		add(fmt.Sprintf("partition %d@%s", f.Partition.PoP, f.Partition.Span), f.Partition.Start, f.Partition.End(), -1)
+	}
+	for k, c := range f.Crashes {
+		lost := int64(-1)
+		if k < len(o.crashLost) {
+			lost = o.crashLost[k]
+		}
+		add(fmt.Sprintf("crash %d@%s", c.PoP, c.At), c.At, c.At, lost)
+	}
+	return j
+}
+
+// observe scores request i's decision by its class and the faults it fell
+// under; shouldAllow is the exact log's verdict on it.
+func (j *judges) observe(e *Env, o *outcome, i int, shouldAllow bool) {
+	r := e.Trace.Requests[i]
+	if len(j.classes) > 0 && int(r.ID) < len(e.Trace.ClassOf) {
+		c := e.Trace.ClassOf[r.ID]
+		j.classes[c].Observe(r.ID, e.At(i).UnixMilli(), int64(r.N), o.allowed[i])
+		if o.latency[i] > 0 {
+			j.waited[c]++
+		}
+	}
+	for k := range j.faults {
+		if f := &j.faults[k]; r.At >= f.start && r.At < f.end {
+			f.tally.Count(o.allowed[i], shouldAllow, int64(r.N))
+		}
+	}
+}
+
+// classResults returns the classes that made decisions, in ClassNames order.
+func (j *judges) classResults(e *Env) []ClassResult {
+	var out []ClassResult
+	for c, jc := range j.classes {
+		v := jc.Result()
+		if v.Decisions == 0 {
+			continue
+		}
+		out = append(out, ClassResult{Class: e.Trace.Classes[c], Decisions: v.Decisions, Allowed: v.Allowed,
+			FalseAllows: v.FalseAllows, FalseDenies: v.FalseDenies, DecisionErrorPct: v.ErrorPct(),
+			MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission, Waited: j.waited[c]})
+	}
+	return out
+}
+
+func (j *judges) faultCosts() []FaultCost {
+	var out []FaultCost
+	for _, f := range j.faults {
+		out = append(out, FaultCost{Fault: f.name, Decisions: f.tally.Decisions, FalseAllows: f.tally.FalseAllows,
+			FalseDenies: f.tally.FalseDenies, DecisionErrorPct: f.tally.ErrorPct(), LostHits: f.lost})
+	}
+	return out
+}

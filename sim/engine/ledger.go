@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/edgelimit/edgelimit/sync/reconcile"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ledger counts the units each hybrid incarnation (its counter id)
+// admitted per identity and window of its own clock, so that after a run
+// lost can compare them with the field Redis holds for that incarnation:
+// units admitted and never counted at Redis.
+type ledger struct {
+	w     int64 // window ms
+	units map[ledgerKey]int64
+}
+
+type ledgerKey struct {
+	node string
+	id   int32
+	win  int64
+}
+
+func newLedger(e *Env) *ledger {
+	return &ledger{w: e.Limit.WindowMillis(), units: map[ledgerKey]int64{}}
+}
+
+// add records n units of identity id admitted by node at now (its clock).
+func (l *ledger) add(node string, id int32, now interface{ UnixMilli() int64 }, n int64) {
+	ms := now.UnixMilli()
+	win := ms / l.w
+	if ms%l.w < 0 {
+		win--
+	}
+	l.units[ledgerKey{node, id, win}] += n
+}
+
+// losses is what lost found: in all, and by counter id.
+type losses struct {
+	total int64
+	by    map[string]int64
+}
+
+// lostBatch bounds one pipeline of lost's reads.
+const lostBatch = 1000
+
+// lost reads, for every (incarnation, identity, window) of the ledger, the
+// incarnation's field in Redis and sums what the ledger holds above it.
+func (l *ledger) lost(ctx context.Context, e *Env) (losses, error) {
+	out := losses{by: map[string]int64{}}
+	keys := make([]ledgerKey, 0, len(l.units))
+	for k := range l.units {
+		keys = append(keys, k)
+	}
+	client, _ := e.countedClient(1)
+	defer client.Close()
+	for start := 0; start < len(keys); start += lostBatch {
+		part := keys[start:min(start+lostBatch, len(keys))]
+		cmds := make([]*goredis.StringCmd, len(part))
+		_, err := client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for i, k := range part {
+				cmds[i] = p.HGet(ctx, reconcile.Key(e.Namespace, e.Key(k.id), k.win), k.node)
+			}
+			return nil
+		})
+		if err != nil && err != goredis.Nil {
+			return out, err
+		}
+		for i, k := range part {
+			held, _ := strconv.ParseInt(cmds[i].Val(), 10, 64)
+			if miss := l.units[k] - held; miss > 0 {
+				out.total += miss
+				out.by[k.node] += miss
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,55 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/edgelimit/edgelimit/sim/engine"
+)
+
+// writeClasses writes each mode's row broken down by traffic class, when
+// the trace has classes.
+func writeClasses(w io.Writer, rs []engine.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	any := false
+	for _, r := range rs {
+		for _, c := range r.Classes {
+			if !any {
+				fmt.Fprintln(w, "by class:")
+				fmt.Fprintln(tw, "mode\tclass\tdecisions\tallowed\tfalse allow\tfalse deny\terror %\tover max\tover p99\twaited RT\t")
+				any = true
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t\n", r.Mode, c.Class, c.Decisions, c.Allowed,
+				c.FalseAllows, c.FalseDenies, f(c.DecisionErrorPct, 3), f(c.MaxOveradmission, 2),
+				f(c.P99Overadmission, 2), c.Waited)
+		}
+	}
+	return tw.Flush()
+}
+
+// writeFaults writes what each fault cost each mode, when there were any.
+func writeFaults(w io.Writer, rs []engine.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	any := false
+	for _, r := range rs {
+		for _, c := range r.Faults {
+			if !any {
+				fmt.Fprintln(w, "faults (decisions of requests made during the fault and one window after):")
+				fmt.Fprintln(tw, "mode\tfault\tdecisions\tfalse allow\tfalse deny\terror %\tlost hits\t")
+				any = true
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", r.Mode, c.Fault, c.Decisions,
+				c.FalseAllows, c.FalseDenies, f(c.DecisionErrorPct, 3), count(c.LostHits))
+		}
+	}
+	return tw.Flush()
+}
+
+// count prints n, or "-" for a figure not measured (negative).
+func count(n int64) string {
+	if n < 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
