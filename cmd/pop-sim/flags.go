@@ -32,6 +32,8 @@ type options struct {
 	csv          string
 	sweepSpec    sweepSpec
 
+	net netOptions // the network model and its faults (netflags.go)
+
 	articleRequests   int64 // table B: requests of the one identity
 	articleIdentities int   // table B: identities for used_memory
 
@@ -65,7 +67,11 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.plot, "plot", "", "with -sweep: write the trade-off curve as a PNG")
 	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV")
 	o.traceFlags(fs)
+	o.net.netFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, usage(fs)
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -100,6 +106,9 @@ func (o *options) validate() error {
 		return err
 	}
 	if err := o.validateKnobs(); err != nil {
+		return err
+	}
+	if err := o.net.validateNet(o.cfg.PoPs); err != nil {
 		return err
 	}
 	var err error
