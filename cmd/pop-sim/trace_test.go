@@ -136,7 +136,7 @@ func TestWriteTraceNeedsNoServer(t *testing.T) {
 		t.Fatalf("exit %d, %q, %s", code, out, errOut)
 	}
 	data, err := os.ReadFile(path)
-	if err != nil || !bytes.HasPrefix(data, []byte("# edgelimit-trace v1\n")) || bytes.Count(data, []byte("\n")) != 506 {
+	if err != nil || !bytes.HasPrefix(data, []byte("# edgelimit-trace v1\n")) || bytes.Count(data, []byte("\n")) != 507 {
 		t.Fatalf("file %.200q, %v", data, err)
 	}
 }

@@ -18,7 +18,7 @@ func (rd *reader) csvVersion(line []byte) error {
 }
 
 // directive reads a "# key: value" line of a CSV header: pops,
-// duration_ms or identities. Any other "#" line is a comment.
+// duration_ms, identities or requests. Any other "#" line is a comment.
 func (rd *reader) directive(line []byte) error {
 	key, value, ok := strings.Cut(strings.TrimSpace(string(line[1:])), ":")
 	if !ok {
@@ -32,6 +32,8 @@ func (rd *reader) directive(line []byte) error {
 		return rd.setEnd([]byte(value))
 	case "identities":
 		return rd.setNumbered(value)
+	case "requests":
+		return rd.setRequests(value)
 	}
 	return nil
 }

@@ -52,3 +52,18 @@ func (rd *reader) identities() int {
 	}
 	return len(rd.ids)
 }
+
+// maxPrealloc bounds the requests a header's count preallocates room for.
+const maxPrealloc = 1 << 26
+
+// setRequests reads the header's requests: N, the count the file must
+// hold, and makes room for them.
+func (rd *reader) setRequests(value string) error {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 {
+		return rd.fail("requests %q: want a positive count", clip(value))
+	}
+	rd.want = n
+	rd.reqs = make([]Request, 0, min(n, maxPrealloc))
+	return nil
+}

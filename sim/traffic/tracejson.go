@@ -29,6 +29,11 @@ func (rd *reader) jsonHeader(line []byte) error {
 			return err
 		}
 	}
+	if h.Requests > 0 {
+		if err := rd.setRequests(strconv.Itoa(h.Requests)); err != nil {
+			return err
+		}
+	}
 	if h.DurationMs != "" {
 		return rd.setEnd([]byte(h.DurationMs))
 	}

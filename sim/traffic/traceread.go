@@ -34,7 +34,8 @@ const maxLine = 1 << 16
 // declares identities: N, named id0 to id<N-1> and numbered so; the Config has the
 // file's PoPs, identities and requests, o's limit and window, and scenario
 // "trace". The trace lasts until the header's duration_ms, or else to the
-// end of the millisecond of its last request.
+// end of the millisecond of its last request. A header's requests: N makes
+// room for them at once and is checked at the end.
 func ReadTrace(r io.Reader, f Format, o ReadOptions) (*Trace, error) {
 	if o.Limit < 1 || o.Window <= 0 {
 		return nil, errors.New("read trace: limit and window must be positive")
@@ -99,6 +100,7 @@ type reader struct {
 	popName  map[string]int16 // the header's PoP names, if any
 	end      time.Duration    // the header's duration_ms; 0 if none
 	numbered int              // the header's identities: N, all named id<k>; 0 if none
+	want     int              // the header's requests: N; 0 if none
 	ids      map[string]int32 // without numbered: names by order of appearance
 	classes
 	reqs []Request
@@ -146,6 +148,9 @@ func (rd *reader) finish() (*Trace, error) {
 	}
 	if len(rd.reqs) == 0 {
 		return nil, rd.fail("end of file before any request")
+	}
+	if rd.want > 0 && len(rd.reqs) != rd.want {
+		return nil, rd.fail("end of file after %d requests, the header declares %d: is the file cut short?", len(rd.reqs), rd.want)
 	}
 	c := Config{Scenario: "trace", PoPs: rd.pops, Identities: rd.identities(),
 		Requests: len(rd.reqs), Limit: rd.o.Limit, Window: rd.o.Window}

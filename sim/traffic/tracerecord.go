@@ -64,6 +64,9 @@ func (rd *reader) add(f field) error {
 	if err != nil {
 		return err
 	}
+	if rd.want > 0 && len(rd.reqs) == rd.want {
+		return rd.fail("more requests than the header's %d", rd.want)
+	}
 	rd.reqs = append(rd.reqs, Request{At: t, ID: id, PoP: pop, N: n})
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // WriteTrace writes tr in format f (docs/trace-format.md): the header with
-// the version, its PoPs, duration and identities, comment as a free comment
+// the version, its PoPs, duration, identities and requests, comment as a free comment
 // when not empty, then one request a line. Identity n is written "id<n>",
 // the key the simulator gives it, so a replay has the same keys; the class
 // column is written when tr has classes.
@@ -53,6 +53,7 @@ func csvHead(tr *Trace, comment string) []byte {
 	b = strconv.AppendInt(append(b, "# pops: "...), int64(tr.Config.PoPs), 10)
 	b = appendMs(append(b, "\n# duration_ms: "...), tr.Duration)
 	b = strconv.AppendInt(append(b, "\n# identities: "...), int64(tr.Config.Identities), 10)
+	b = strconv.AppendInt(append(b, "\n# requests: "...), int64(len(tr.Requests)), 10)
 	b = append(b, "\n"+csvColumns...)
 	if tr.Classes != nil && tr.ClassOf != nil {
 		b = append(b, ",class"...)
@@ -80,11 +81,13 @@ type jsonHead struct {
 	PoPs       json.RawMessage `json:"pops,omitempty"`        // a count, or an array of names
 	DurationMs json.Number     `json:"duration_ms,omitempty"` // exact decimal
 	Identities int             `json:"identities,omitempty"`  // identities are id0..id<N-1>
+	Requests   int             `json:"requests,omitempty"`    // the count of request lines
 	Comment    string          `json:"comment,omitempty"`
 }
 
 func jsonHeader(tr *Trace, comment string) []byte {
 	h := jsonHead{Version: TraceVersion, Comment: comment, Identities: tr.Config.Identities,
+		Requests:   len(tr.Requests),
 		PoPs:       strconv.AppendInt(nil, int64(tr.Config.PoPs), 10),
 		DurationMs: json.Number(appendMs(nil, tr.Duration))}
 	b, _ := json.Marshal(h) // a struct of strings and numbers cannot fail
