@@ -11,9 +11,15 @@
 // client IP from X-Forwarded-For or Forwarded, believed only when the direct
 // peer is a configured trusted proxy, walking the chain from the right and
 // skipping trusted hops, so a client cannot choose its own key) and
-// HeaderKey (a header such as an API key). A key that is empty or longer than
-// core.MaxKeyLen is a bad key: the request gets 400 Bad Request, or is
-// counted under WithFallbackKey's key when one is set.
+// HeaderKey (a header such as an API key; with the header on several lines
+// the first line wins). Keys go verbatim into the limiter's store (Redis key
+// names) and the hybrid's gossip: wrap a secret in HashedKey, which keeps
+// the first 128 bits of its SHA-256 in hex. A key that is empty or longer
+// than core.MaxKeyLen is a bad key: the request is answered by
+// WithBadKeyHandler's function (default DefaultBadKey: 400 Bad Request,
+// with a message saying whether the key was missing or too long; an API
+// may answer 401 to a missing key there), or is counted under
+// WithFallbackKey's key when one is set.
 //
 // # Several limits
 //

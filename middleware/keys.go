@@ -27,9 +27,12 @@ func RemoteAddrKey(r *http.Request) string {
 
 // HeaderKey returns a KeyFunc that uses the value of the request header
 // name (for instance "X-API-Key"), trimmed of surrounding spaces. A missing
-// or blank header gives "", a bad key. The value is used as it is: the key
-// is stored in the limiter's backend, so send a hash instead if the header
-// is a secret.
+// or blank header gives "", a bad key. When the request carries the header
+// on several lines, the first line wins, whole (a comma in it is not a
+// separator): the others are ignored, so a client sending two keys is
+// counted under the first. The value is used as it is: the key is stored
+// in the limiter's backend and sent in gossip, so wrap a secret in
+// HashedKey.
 func HeaderKey(name string) KeyFunc {
 	canon := http.CanonicalHeaderKey(name)
 	return func(r *http.Request) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +143,40 @@ func checkSpoofedForwardedFor(t *testing.T, newLimiter newLimiterFunc) {
 		wantStatus(t, get(h, "10.0.0.1:1", "X-Forwarded-For", "198.51.100.2"), http.StatusOK)
 	}
 	wantStatus(t, get(h, "10.0.0.1:1", "X-Forwarded-For", "198.51.100.1"), http.StatusTooManyRequests)
+}
+
+// TestHeaderKeyFirstLineWins: with the header on two lines, the first line
+// is the key, whole; the second is ignored.
+func TestHeaderKeyFirstLineWins(t *testing.T) {
+	f := middleware.HeaderKey("x-api-key")
+	if got := f(request("192.0.2.1:1", "X-API-Key", " k1, k3 ", "X-API-Key", "k2")); got != "k1, k3" {
+		t.Fatalf("HeaderKey on two lines = %q, want the first line %q", got, "k1, k3")
+	}
+}
+
+// TestHashedKey: a hashed key is HashedKeyLen hex digits, the same for the
+// same input, different for different ones, never contains the secret, and
+// a missing key stays missing.
+func TestHashedKey(t *testing.T) {
+	f := middleware.HashedKey(middleware.HeaderKey("X-API-Key"))
+	a := f(request("192.0.2.1:1", "X-API-Key", "sk_live_secret"))
+	if len(a) != middleware.HashedKeyLen || strings.Contains(a, "secret") {
+		t.Fatalf("hashed key %q: want %d hex digits without the secret", a, middleware.HashedKeyLen)
+	}
+	if want := "49ae2cdbc42204d2fc202281424e72bd"; a != want { // printf sk_live_secret | sha256sum | cut -c1-32
+		t.Fatalf("hashed key %q, want %q", a, want)
+	}
+	if b := f(request("192.0.2.9:1", "X-API-Key", "sk_live_secret")); b != a {
+		t.Fatalf("same key hashed to %q and %q", a, b)
+	}
+	if c := f(request("192.0.2.1:1", "X-API-Key", "sk_live_other")); c == a {
+		t.Fatalf("two keys hashed to %q", c)
+	}
+	if e := f(request("192.0.2.1:1")); e != "" {
+		t.Fatalf("missing key hashed to %q, want empty", e)
+	}
+	long := strings.Repeat("k", core.MaxKeyLen+1)
+	if l := f(request("192.0.2.1:1", "X-API-Key", long)); len(l) != middleware.HashedKeyLen {
+		t.Fatalf("over-long key hashed to %q", l)
+	}
 }

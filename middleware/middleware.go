@@ -47,9 +47,9 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	h := w.Header()
 	h.Set("RateLimit-Policy", m.policy)
-	key, ok := m.key(r)
-	if !ok {
-		http.Error(w, "400 bad request: no rate-limit key in the request", http.StatusBadRequest)
+	key, err := m.key(r)
+	if err != nil {
+		m.cfg.badKey(w, r, err)
 		return
 	}
 	o, err := m.decideWithin(r.Context(), key, m.cfg.clock.Now())
@@ -89,13 +89,14 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 }
 
 // key extracts the request's key, replacing a bad one by the fallback key
-// when configured.
-func (m *Middleware) key(r *http.Request) (string, bool) {
+// when configured; otherwise a bad key gives core.ValidateKey's error.
+func (m *Middleware) key(r *http.Request) (string, error) {
 	k := m.cfg.key(r)
-	if core.ValidateKey(k) == nil {
-		return k, true
+	err := core.ValidateKey(k)
+	if err != nil && m.cfg.fallback != "" {
+		return m.cfg.fallback, nil
 	}
-	return m.cfg.fallback, m.cfg.fallback != ""
+	return k, err
 }
 
 // undecided answers a request that got no decision at all: served under

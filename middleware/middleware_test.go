@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,6 +141,46 @@ func TestBadKeyIs400ByDefault(t *testing.T) {
 	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", "k1"), http.StatusOK)
 }
 
+// TestBadKeyMessagesDiffer: the default 400 says whether the key was
+// missing or too long.
+func TestBadKeyMessagesDiffer(t *testing.T) {
+	h := newHandler(t, middleware.WithLimit("l", newLocal(t, 3, time.Minute)),
+		middleware.WithKeyFunc(middleware.HeaderKey("X-API-Key")))
+	missing := get(h, "192.0.2.1:1")
+	long := get(h, "192.0.2.1:1", "X-API-Key", strings.Repeat("k", core.MaxKeyLen+1))
+	wantStatus(t, missing, http.StatusBadRequest)
+	wantStatus(t, long, http.StatusBadRequest)
+	if !strings.Contains(missing.Body.String(), "no rate-limit key") || !strings.Contains(long.Body.String(), "longer than 512") {
+		t.Fatalf("bodies %q and %q", missing.Body.String(), long.Body.String())
+	}
+}
+
+// TestCustomBadKeyHandler: an API answers 401 to a missing key and 431 to
+// an over-long one, told apart with errors.Is; nothing is counted.
+func TestCustomBadKeyHandler(t *testing.T) {
+	rec := newLocal(t, 3, time.Minute)
+	h := newHandler(t, middleware.WithLimit("l", rec), middleware.WithKeyFunc(middleware.HeaderKey("X-API-Key")),
+		middleware.WithBadKeyHandler(func(w http.ResponseWriter, _ *http.Request, err error) {
+			switch {
+			case errors.Is(err, core.ErrEmptyKey):
+				http.Error(w, "API key required", http.StatusUnauthorized)
+			case errors.Is(err, core.ErrKeyTooLong):
+				http.Error(w, "API key too long", http.StatusRequestHeaderFieldsTooLarge)
+			default:
+				t.Errorf("bad-key handler got %v", err)
+			}
+		}))
+	w := get(h, "192.0.2.1:1")
+	wantStatus(t, w, http.StatusUnauthorized)
+	wantHeader(t, w, "RateLimit-Policy", `"l";q=3;w=60`)
+	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", strings.Repeat("k", core.MaxKeyLen+1)),
+		http.StatusRequestHeaderFieldsTooLarge)
+	if rec.allows != 0 {
+		t.Fatalf("%d limiter calls for bad keys", rec.allows)
+	}
+	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", "k1"), http.StatusOK)
+}
+
 func TestBadKeyUsesFallbackKey(t *testing.T) {
 	h := newHandler(t, middleware.WithLimit("l", newLocal(t, 2, time.Minute)),
 		middleware.WithKeyFunc(middleware.HeaderKey("X-API-Key")), middleware.WithFallbackKey("anonymous"))
@@ -177,6 +218,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"neg timeout":    {middleware.WithLimit("a", l), middleware.WithTimeout(-1)},
 		"nil clock":      {middleware.WithLimit("a", l), middleware.WithClock(nil)},
 		"nil denied":     {middleware.WithLimit("a", l), middleware.WithDeniedHandler(nil)},
+		"nil bad key":    {middleware.WithLimit("a", l), middleware.WithBadKeyHandler(nil)},
 	}
 	for name, opts := range cases {
 		if _, err := middleware.New(opts...); !errors.Is(err, core.ErrInvalid) {

@@ -32,6 +32,7 @@ type config struct {
 	peekFirst bool
 	clock     core.Clock
 	denied    http.Handler
+	badKey    BadKeyHandler
 	onError   func(*http.Request, error)
 }
 
@@ -42,6 +43,7 @@ func defaultConfig() config {
 		peekFirst: true,
 		clock:     core.SystemClock{},
 		denied:    http.HandlerFunc(tooManyRequests),
+		badKey:    DefaultBadKey,
 	}
 }
 
@@ -76,8 +78,8 @@ func WithKeyFunc(f KeyFunc) Option {
 }
 
 // WithFallbackKey counts requests with a bad key (empty, or longer than
-// core.MaxKeyLen) under key instead of refusing them with 400 Bad Request,
-// the default. All such requests then share one quota. key must itself be a
+// core.MaxKeyLen) under key instead of refusing them (WithBadKeyHandler;
+// default 400 Bad Request). All such requests then share one quota. key must itself be a
 // valid key (core.ValidateKey), or New returns its error.
 func WithFallbackKey(key string) Option {
 	return func(c *config) error {
