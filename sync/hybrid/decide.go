@@ -201,8 +201,8 @@ func (n *Node) Reset(ctx context.Context, key string) error {
 	if !ok {
 		e = n.detached(key)
 	}
-	delete(n.redisPending, key)
-	delete(n.gossipPending, key)
+	n.redisPending.del(key)
+	n.gossipPending.del(key)
 	delete(n.parked, key)
 	n.noPark = true
 	n.cache.Remove(key)

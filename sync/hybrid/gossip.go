@@ -57,7 +57,7 @@ func (n *Node) requeueGossip(es []*entry) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, e := range es {
-		n.queue(n.gossipPending, e, &e.queuedGossip)
+		n.queue(&n.gossipPending, e, &e.queuedGossip)
 	}
 }
 

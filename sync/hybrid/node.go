@@ -33,8 +33,8 @@ type Node struct {
 	// Every cache call that can evict (adding an entry, Remove) is made with
 	// mu held, so the eviction callback (evicted) runs with it held too.
 	mu            sync.Mutex
-	redisPending  map[string]*entry
-	gossipPending map[string]*entry
+	redisPending  pendingSet
+	gossipPending pendingSet
 	parked        map[string]*entry // evicted from the LRU with own counts; at most MaxPending
 	noPark        bool              // set while Reset removes an entry: do not park it
 	resendAll     bool
@@ -62,7 +62,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, w: cfg.Limit.WindowMillis(),
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
-		redisPending: map[string]*entry{}, gossipPending: map[string]*entry{},
+		redisPending: newPendingSet(), gossipPending: newPendingSet(),
 		parked: map[string]*entry{}, sleep: sleepCtx}
 	n.milli = core.MilliClockOf(cfg.Clock)
 	n.gossipCap = cfg.Limit.Max
@@ -101,7 +101,7 @@ func (n *Node) Limit() core.Limit { return n.cfg.Limit }
 func (n *Node) Stats() Stats {
 	s := n.st.snapshot()
 	n.mu.Lock()
-	s.PendingRedis, s.PendingGossip = uint64(len(n.redisPending)), uint64(len(n.gossipPending))
+	s.PendingRedis, s.PendingGossip = uint64(n.redisPending.len()), uint64(n.gossipPending.len())
 	s.Parked = uint64(len(n.parked))
 	n.mu.Unlock()
 	return s
@@ -157,10 +157,10 @@ func (n *Node) detached(key string) *entry {
 	if e := n.parked[key]; e != nil {
 		return e
 	}
-	if e := n.redisPending[key]; e != nil {
+	if e := n.redisPending.get(key); e != nil {
 		return e
 	}
-	return n.gossipPending[key]
+	return n.gossipPending.get(key)
 }
 
 // lockLive locks e and returns it or, when e left the view meanwhile
@@ -262,46 +262,44 @@ func (n *Node) enqueue(e *entry, redis, gossip bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if redis {
-		n.queue(n.redisPending, e, &e.queuedRedis)
+		n.queue(&n.redisPending, e, &e.queuedRedis)
 	}
 	if gossip {
-		n.queue(n.gossipPending, e, &e.queuedGossip)
+		n.queue(&n.gossipPending, e, &e.queuedGossip)
 	}
 }
 
 // queue adds e to set unless it is full (then the drop is counted; the
 // entry's next hit tries again). Called with n.mu held.
-func (n *Node) queue(set map[string]*entry, e *entry, flag *atomic.Bool) {
+func (n *Node) queue(set *pendingSet, e *entry, flag *atomic.Bool) {
 	if flag.Load() {
 		return
 	}
-	if len(set) >= n.cfg.MaxPending {
+	if set.len() >= n.cfg.MaxPending {
 		n.st.pendingDropped.Add(1)
 		return
 	}
-	set[e.key] = e
+	set.add(e)
 	flag.Store(true)
 }
 
-// take empties a pending set, clearing its entries' flags first so hits
-// arriving from now on queue them again.
+// take empties a pending set, in queue order, clearing its entries' flags
+// first so hits arriving from now on queue them again.
 func (n *Node) take(redis bool) []*entry {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	set := n.gossipPending
+	set := &n.gossipPending
 	if redis {
-		set = n.redisPending
+		set = &n.redisPending
 	}
-	out := make([]*entry, 0, len(set))
-	for _, e := range set {
+	out := set.take()
+	for _, e := range out {
 		if redis {
 			e.queuedRedis.Store(false)
 		} else {
 			e.queuedGossip.Store(false)
 		}
-		out = append(out, e)
 	}
-	clear(set)
 	return out
 }
 

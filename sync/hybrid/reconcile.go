@@ -3,6 +3,7 @@ package hybrid
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,7 +147,7 @@ func (n *Node) requeue(es []*entry) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, e := range es {
-		n.queue(n.redisPending, e, &e.queuedRedis)
+		n.queue(&n.redisPending, e, &e.queuedRedis)
 	}
 }
 
@@ -165,7 +166,11 @@ func (n *Node) maybeResendAll(now int64) {
 	}
 	n.st.resends.Add(1)
 	idx, _ := n.position(now)
-	for _, e := range append(n.cache.Values(), n.parkedEntries()...) {
+	all := append(n.cache.Values(), n.parkedEntries()...)
+	// In key order, so the re-sent batches do not depend on the view's
+	// shard hashing or map order (a simulator replays them exactly).
+	slices.SortFunc(all, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
+	for _, e := range all {
 		e.mu.Lock()
 		e.roll(idx)
 		has := e.own != counts{}
