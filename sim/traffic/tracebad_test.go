@@ -55,6 +55,7 @@ func TestBadTraceFiles(t *testing.T) {
 		{"bad identities", "# edgelimit-trace v1\n# identities: lots\n", CSV, 2, "want a count"},
 		{"cut short", "# edgelimit-trace v1\n# requests: 3\n" + csvColumns + "\n0,a,0,1\n1,a,0,1\n", CSV, 5, "after 2 requests, the header declares 3"},
 		{"too many", jhead[:len(jhead)-2] + `,"requests":1}` + "\n" + `{"t_ms":0,"identity":"a","pop":0,"weight":1}` + "\n" + `{"t_ms":0,"identity":"a","pop":0,"weight":1}`, JSONL, 3, "more requests than the header's 1"},
+		{"undeclared class", "# edgelimit-trace v1\n# classes: calm,bursts\n" + csvColumns + ",class\n0,a,0,1,bots\n", CSV, 4, `class "bots" is not among the header's classes`},
 		{"long line", head + strings.Repeat("x", maxLine+10) + "\n", CSV, 3, "longer than"},
 	} {
 		o := readOpts()

@@ -39,9 +39,12 @@ func TestWriteThenReadIsTheSameTrace(t *testing.T) {
 			if got.Config.PoPs != c.PoPs || got.Config.Requests != c.Requests || got.Config.Identities != c.Identities {
 				t.Fatalf("%s %s: config %+v", f, s, got.Config)
 			}
+			if !reflect.DeepEqual(got.Classes[:len(tr.Classes)], tr.Classes) {
+				t.Fatalf("%s %s: classes %v, want %v first", f, s, got.Classes, tr.Classes)
+			}
 			for _, r := range tr.Requests {
-				if g, w := got.Classes[got.ClassOf[r.ID]], tr.Classes[tr.ClassOf[r.ID]]; g != w {
-					t.Fatalf("%s %s: identity %d of class %s, want %s", f, s, r.ID, g, w)
+				if g, w := got.ClassOf[r.ID], tr.ClassOf[r.ID]; g != w {
+					t.Fatalf("%s %s: identity %d of class %d, want %d", f, s, r.ID, g, w)
 				}
 			}
 		}
@@ -75,13 +78,15 @@ func TestReadNamedPoPsQuotesAndDefaults(t *testing.T) {
 	}
 	jsonl := `{"edgelimit_trace":"v1","pops":["fra","iad"]}` + "\n" +
 		`{"t_ms":1,"identity":"k","pop":"iad","weight":2,"class":"api"}` + "\n" +
-		`{"t_ms":2,"identity":"k","pop":0,"weight":1}`
+		`{"t_ms":2,"identity":"k","pop":0,"weight":1}` + "\n" +
+		`{"t_ms":2,"identity":"j","pop":0,"weight":1}`
 	tr, err = ReadTrace(strings.NewReader(jsonl), JSONL, readOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []Request{{time.Millisecond, 0, 1, 2}, {2 * time.Millisecond, 0, 0, 1}}
-	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 2 || tr.Classes[tr.ClassOf[0]] != "api" {
+	want = []Request{{time.Millisecond, 0, 1, 2}, {2 * time.Millisecond, 0, 0, 1}, {2 * time.Millisecond, 1, 0, 1}}
+	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 2 ||
+		!reflect.DeepEqual(tr.Classes, []string{"api", "unclassified"}) || !reflect.DeepEqual(tr.ClassOf, []uint8{0, 1}) {
 		t.Fatalf("got %+v, config %+v, classes %v", tr.Requests, tr.Config, tr.Classes)
 	}
 }

@@ -18,7 +18,8 @@ func (rd *reader) csvVersion(line []byte) error {
 }
 
 // directive reads a "# key: value" line of a CSV header: pops,
-// duration_ms, identities or requests. Any other "#" line is a comment.
+// duration_ms, identities, requests or classes. Any other "#" line is a
+// comment.
 func (rd *reader) directive(line []byte) error {
 	key, value, ok := strings.Cut(strings.TrimSpace(string(line[1:])), ":")
 	if !ok {
@@ -34,6 +35,8 @@ func (rd *reader) directive(line []byte) error {
 		return rd.setNumbered(value)
 	case "requests":
 		return rd.setRequests(value)
+	case "classes":
+		return rd.declareClasses(value)
 	}
 	return nil
 }
@@ -103,6 +106,14 @@ func (rd *reader) declarePoPs(n int) error {
 		return rd.fail("pops: the trace has %d PoPs, not the %d asked for", n, rd.o.PoPs)
 	}
 	rd.pops = n
+	return nil
+}
+
+// declareClasses reads the header's classes: the class names in order.
+func (rd *reader) declareClasses(value string) error {
+	if msg := rd.classes.declare(value); msg != "" {
+		return rd.fail("%s", msg)
+	}
 	return nil
 }
 

@@ -29,6 +29,11 @@ func (rd *reader) jsonHeader(line []byte) error {
 			return err
 		}
 	}
+	if len(h.Classes) > 0 {
+		if err := rd.declareClasses(strings.Join(h.Classes, ",")); err != nil {
+			return err
+		}
+	}
 	if h.Requests > 0 {
 		if err := rd.setRequests(strconv.Itoa(h.Requests)); err != nil {
 			return err

@@ -139,7 +139,7 @@ func (rd *reader) identity(f field) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := rd.classes.note(id, f.class, f.hasClass); err != "" {
+	if err := rd.classes.note(id, f.class); err != "" {
 		return 0, rd.fail("identity %q: %s", clip(string(f.identity)), err)
 	}
 	return id, nil

@@ -9,7 +9,7 @@ import (
 )
 
 // WriteTrace writes tr in format f (docs/trace-format.md): the header with
-// the version, its PoPs, duration, identities and requests, comment as a free comment
+// the version, its PoPs, duration, identities, requests and classes, comment as a free comment
 // when not empty, then one request a line. Identity n is written "id<n>",
 // the key the simulator gives it, so a replay has the same keys; the class
 // column is written when tr has classes.
@@ -54,11 +54,23 @@ func csvHead(tr *Trace, comment string) []byte {
 	b = appendMs(append(b, "\n# duration_ms: "...), tr.Duration)
 	b = strconv.AppendInt(append(b, "\n# identities: "...), int64(tr.Config.Identities), 10)
 	b = strconv.AppendInt(append(b, "\n# requests: "...), int64(len(tr.Requests)), 10)
+	if cs := writtenClasses(tr); cs != nil {
+		b = append(append(b, "\n# classes: "...), strings.Join(cs, ",")...)
+	}
 	b = append(b, "\n"+csvColumns...)
 	if tr.Classes != nil && tr.ClassOf != nil {
 		b = append(b, ",class"...)
 	}
 	return append(b, '\n')
+}
+
+// writtenClasses are the class names a written trace declares: nil
+// without classes.
+func writtenClasses(tr *Trace) []string {
+	if tr.Classes == nil || tr.ClassOf == nil {
+		return nil
+	}
+	return tr.Classes
 }
 
 // csvColumns are the columns every CSV trace has, in order.
@@ -82,12 +94,13 @@ type jsonHead struct {
 	DurationMs json.Number     `json:"duration_ms,omitempty"` // exact decimal
 	Identities int             `json:"identities,omitempty"`  // identities are id0..id<N-1>
 	Requests   int             `json:"requests,omitempty"`    // the count of request lines
+	Classes    []string        `json:"classes,omitempty"`     // class names in order
 	Comment    string          `json:"comment,omitempty"`
 }
 
 func jsonHeader(tr *Trace, comment string) []byte {
 	h := jsonHead{Version: TraceVersion, Comment: comment, Identities: tr.Config.Identities,
-		Requests:   len(tr.Requests),
+		Requests: len(tr.Requests), Classes: writtenClasses(tr),
 		PoPs:       strconv.AppendInt(nil, int64(tr.Config.PoPs), 10),
 		DurationMs: json.Number(appendMs(nil, tr.Duration))}
 	b, _ := json.Marshal(h) // a struct of strings and numbers cannot fail
