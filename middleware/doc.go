@@ -40,7 +40,10 @@
 //
 // # Response headers
 //
-// Every response carries the fields of draft-ietf-httpapi-ratelimit-headers-10:
+// Every response carries the fields of draft-ietf-httpapi-ratelimit-headers-12
+// (checked against its field syntax: RateLimit-Policy a List of String items
+// with q and w, RateLimit a List of String items with r and t, all
+// non-negative Integers):
 //
 //	RateLimit-Policy: "per-second";q=10;w=1, "per-day";q=10000;w=86400
 //	RateLimit: "per-second";r=7;t=1
@@ -49,13 +52,17 @@
 // in seconds, is left out when the window is not a whole number of seconds,
 // since the draft has no sub-second windows). RateLimit names the most
 // restrictive limit: when the request passes, the one with the fewest units
-// remaining (ties: the longest reset), with r = Decision.Remaining and t =
-// Decision.ResetAfter in seconds rounded up; when it is denied, the denying
-// limit with the longest wait, with r = 0 and t = Retry-After. A denied
-// response also carries Retry-After: Decision.RetryAfter in seconds, rounded
-// up, at least 1. WithLegacyHeaders adds X-RateLimit-Limit,
-// X-RateLimit-Remaining and X-RateLimit-Reset (the same limit; Reset in
-// seconds from now, not a Unix time).
+// remaining (ties: the longest reset), with r = Decision.Remaining and t the
+// draft's "seconds until additional quota is made available", rounded up,
+// never more than the window: Decision.ResetAfter, except for a sliding
+// window, whose ResetAfter (all counts gone) runs up to 2w while quota
+// starts coming back 1 ms into the next window, so t is the time to that
+// point. When the request is denied, the denying limit with the longest
+// wait, with r = 0 and t = Retry-After. A denied response also carries
+// Retry-After: Decision.RetryAfter in seconds, rounded up, at least 1.
+// WithLegacyHeaders adds X-RateLimit-Limit, X-RateLimit-Remaining and
+// X-RateLimit-Reset (the same limit; Reset is t, in seconds from now, not a
+// Unix time).
 //
 // # Store failure
 //

@@ -39,8 +39,8 @@ func Example() {
 	}
 	// Output:
 	// RateLimit-Policy: "per-minute";q=2;w=60, "per-day";q=1000;w=86400
-	// 200 RateLimit: "per-minute";r=1;t=90 Retry-After: ""
-	// 200 RateLimit: "per-minute";r=0;t=90 Retry-After: ""
+	// 200 RateLimit: "per-minute";r=1;t=31 Retry-After: ""
+	// 200 RateLimit: "per-minute";r=0;t=31 Retry-After: ""
 	// 429 RateLimit: "per-minute";r=0;t=31 Retry-After: "31"
 }
 

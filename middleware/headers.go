@@ -24,9 +24,10 @@ func policyField(limits []namedLimit) string {
 }
 
 // writeDecided sets RateLimit (and, if asked, the legacy fields) from the
-// decision d of the limit named name, and Retry-After when denied.
-func writeDecided(h http.Header, name string, d core.Decision, denied, legacy bool) {
-	r, t := d.Remaining, ceilSeconds(d.ResetAfter)
+// decision d of the limit l, and Retry-After when denied.
+func writeDecided(h http.Header, l namedLimit, d core.Decision, denied, legacy bool) {
+	name := l.name
+	r, t := d.Remaining, ceilSeconds(moreQuotaAfter(d, l.limiter.Limit().Window))
 	if denied {
 		r, t = 0, retryAfterSeconds(d)
 		h.Set("Retry-After", strconv.FormatInt(t, 10))
@@ -37,6 +38,23 @@ func writeDecided(h http.Header, name string, d core.Decision, denied, legacy bo
 		h.Set("X-RateLimit-Remaining", strconv.FormatInt(r, 10))
 		h.Set("X-RateLimit-Reset", strconv.FormatInt(t, 10))
 	}
+}
+
+// moreQuotaAfter is how long until more quota than d.Remaining is
+// available, the draft's "t" for an allowed request, from the decision of a
+// limit of window w. It is d.ResetAfter (all counts gone), except where that
+// exceeds one window: only a sliding window's does, up to 2w, while the
+// previous window's weight still fades; its quota starts coming back one
+// millisecond into the next window, when the current window's count begins
+// to fade, so t is the time to that point, ResetAfter − w + 1 ms, at most w
+// (at the very start of a window that millisecond would round t up past w).
+// For the other algorithms ResetAfter is an upper bound on the draft's t (a
+// fixed window's is exact).
+func moreQuotaAfter(d core.Decision, w time.Duration) time.Duration {
+	if d.ResetAfter > w {
+		return min(d.ResetAfter-w+time.Millisecond, w)
+	}
+	return d.ResetAfter
 }
 
 // retryAfterSeconds is RetryAfter in whole seconds rounded up, at least 1 so

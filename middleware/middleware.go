@@ -79,7 +79,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 	if !blind(d) {
-		writeDecided(h, m.cfg.limits[i].name, d, o.denied, m.cfg.legacy)
+		writeDecided(h, m.cfg.limits[i], d, o.denied, m.cfg.legacy)
 	}
 	if o.denied {
 		m.cfg.denied.ServeHTTP(w, r)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgelimit/edgelimit/backends/local"
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/middleware"
 )
@@ -18,11 +19,17 @@ import (
 func ceilSec(d time.Duration) int64 { return int64(math.Ceil(d.Seconds())) }
 
 // wantRateLimit checks RateLimit (and Retry-After on a denial) against the
-// decision d the limiter returned.
-func wantRateLimit(t *testing.T, w *httptest.ResponseRecorder, name string, d core.Decision) {
+// decision d the limiter of window win returned: t is when more quota comes
+// back, which for a sliding window's ResetAfter past one window (up to 2
+// windows) is 1 ms into the next window.
+func wantRateLimit(t *testing.T, w *httptest.ResponseRecorder, name string, win time.Duration, d core.Decision) {
 	t.Helper()
 	if d.Allowed {
-		wantHeader(t, w, "RateLimit", fmt.Sprintf("%q;r=%d;t=%d", name, d.Remaining, ceilSec(d.ResetAfter)))
+		reset := d.ResetAfter
+		if reset > win {
+			reset = min(reset-win+time.Millisecond, win)
+		}
+		wantHeader(t, w, "RateLimit", fmt.Sprintf("%q;r=%d;t=%d", name, d.Remaining, ceilSec(reset)))
 		wantHeader(t, w, "Retry-After", "")
 		return
 	}
@@ -45,12 +52,12 @@ func checkDeniedAfterLimit(t *testing.T, newLimiter newLimiterFunc) {
 		w := get(h, "192.0.2.1:1234")
 		wantStatus(t, w, http.StatusOK)
 		wantHeader(t, w, "RateLimit-Policy", `"per-minute";q=3;w=60`)
-		wantRateLimit(t, w, "per-minute", rec.lastAllow())
+		wantRateLimit(t, w, "per-minute", time.Minute, rec.lastAllow())
 	}
 	w := get(h, "192.0.2.1:1234")
 	wantStatus(t, w, http.StatusTooManyRequests)
 	wantHeader(t, w, "RateLimit-Policy", `"per-minute";q=3;w=60`)
-	wantRateLimit(t, w, "per-minute", rec.lastAllow())
+	wantRateLimit(t, w, "per-minute", time.Minute, rec.lastAllow())
 	// By hand: 30 s into the minute, 3 counted, nothing before: the next
 	// unit fits 30.001 s from now, when the window rolls.
 	wantHeader(t, w, "RateLimit", `"per-minute";r=0;t=31`)
@@ -62,12 +69,42 @@ func TestFirstResponseHeadersByHand(t *testing.T) {
 	h := newHandler(t, middleware.WithLimit("per-minute", newLocal(t, 3, time.Minute)),
 		middleware.WithClock(core.NewManualClock(epoch)), middleware.WithLegacyHeaders())
 	w := get(h, "192.0.2.1:1234")
-	// One unit counted 30 s into the window: 2 left; empty again when it
-	// has slid out, 90 s from now.
-	wantHeader(t, w, "RateLimit", `"per-minute";r=2;t=90`)
+	// One unit counted 30 s into the window: 2 left. The draft's t is when
+	// more quota comes back: 1 ms into the next window the unit starts to
+	// fade and r is 3 again, 30.001 s from now, so t=31. (The identity is
+	// empty only when the unit has slid out, 90 s from now: a sliding
+	// window's full reset takes up to 2w, and t=90 was sent before.)
+	wantHeader(t, w, "RateLimit", `"per-minute";r=2;t=31`)
 	wantHeader(t, w, "X-RateLimit-Limit", "3")
 	wantHeader(t, w, "X-RateLimit-Remaining", "2")
-	wantHeader(t, w, "X-RateLimit-Reset", "90")
+	wantHeader(t, w, "X-RateLimit-Reset", "31")
+}
+
+// TestResetNeverPastTheWindow: for every algorithm the RateLimit field's t
+// is at most the policy's w; a fixed window's is its end.
+func TestResetNeverPastTheWindow(t *testing.T) {
+	for _, alg := range core.Algorithms {
+		l, err := local.New(core.Limit{Max: 10, Window: 10 * time.Second, Algorithm: alg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk := core.NewManualClock(epoch) // epoch starts a 10-s window
+		h := newHandler(t, middleware.WithLimit("l", l), middleware.WithClock(clk))
+		for step := 0; step < 20; step++ {
+			w := get(h, "192.0.2.1:1")
+			var r, reset int64
+			if _, err := fmt.Sscanf(w.Header().Get("RateLimit"), `"l";r=%d;t=%d`, &r, &reset); err != nil {
+				t.Fatalf("%s: RateLimit %q: %v", alg, w.Header().Get("RateLimit"), err)
+			}
+			if reset > 10 {
+				t.Fatalf("%s step %d: t=%d past w=10 (%q)", alg, step, reset, w.Header().Get("RateLimit"))
+			}
+			clk.Advance(700 * time.Millisecond)
+		}
+	}
+	fixed, _ := local.New(core.Limit{Max: 10, Window: 10 * time.Second, Algorithm: core.FixedWindow})
+	h := newHandler(t, middleware.WithLimit("l", fixed), middleware.WithClock(core.NewManualClock(epoch.Add(3*time.Second))))
+	wantHeader(t, get(h, "192.0.2.1:1"), "RateLimit", `"l";r=9;t=7`)
 }
 
 func TestLegacyHeadersOffByDefault(t *testing.T) {
@@ -85,7 +122,7 @@ func checkMostRestrictive(t *testing.T, newLimiter newLimiterFunc) {
 	w := get(h, "192.0.2.1:1")
 	wantStatus(t, w, http.StatusOK)
 	wantHeader(t, w, "RateLimit-Policy", `"per-second";q=5;w=1, "per-day";q=3;w=86400`)
-	wantRateLimit(t, w, "per-day", day.lastAllow()) // 2 left against 4
+	wantRateLimit(t, w, "per-day", day.Limit().Window, day.lastAllow()) // 2 left against 4
 }
 
 func TestDeniedRequestSpendsNothingOnOtherLimits(t *testing.T) { checkDeniedSpendsNothing(t, newLocal) }
@@ -107,7 +144,7 @@ func checkDeniedSpendsNothing(t *testing.T, newLimiter newLimiterFunc) {
 	}
 	w := get(h, "192.0.2.1:1")
 	wantStatus(t, w, http.StatusTooManyRequests)
-	wantRateLimit(t, w, "small", small.peek)
+	wantRateLimit(t, w, "small", small.Limit().Window, small.peek)
 }
 
 func TestWithoutPeekDeniedRequestsSpendEarlierLimits(t *testing.T) {
