@@ -53,8 +53,9 @@ func (rd *reader) identities() int {
 	return len(rd.ids)
 }
 
-// maxPrealloc bounds the requests a header's count preallocates room for.
-const maxPrealloc = 1 << 26
+// maxPrealloc bounds the requests a header's count preallocates room for
+// (16M, 256 MB): a larger trace grows as it is read.
+const maxPrealloc = 1 << 24
 
 // setRequests reads the header's requests: N, the count the file must
 // hold, and makes room for them.

@@ -1,0 +1,67 @@
+package traffic
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// FuzzReadTrace: any file is refused with a *LineError or read into a
+// trace every later stage can trust (sorted, PoPs and identities in range,
+// weights from 1 to the limit, within its duration); it never panics.
+func FuzzReadTrace(f *testing.F) {
+	for _, s := range []string{
+		head + "0,a,0,1\n1.5,b,3,20\n",
+		"# edgelimit-trace v1\n# pops: fra,iad\n# identities: 3\n# classes: x,y\n" + csvColumns + ",class\n0,id2,iad,1,y\n",
+		"# edgelimit-trace v1\n# requests: 1\n# duration_ms: 5\n" + csvColumns + "\n4.999999,\"q,\"\"r\",0,2\n",
+		jhead + `{"t_ms":0,"identity":"a","pop":1,"weight":1,"class":"c"}`,
+		`{"edgelimit_trace":"v1","pops":["a","b"],"identities":2}` + "\n" + `{"t_ms":1,"identity":"id1","pop":"b","weight":3}`,
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, file string, jsonl bool) {
+		format := CSV
+		if jsonl {
+			format = JSONL
+		}
+		o := readOpts()
+		tr, err := ReadTrace(strings.NewReader(file), format, o)
+		if err != nil {
+			if _, ok := err.(*LineError); !ok || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q: want a one-line *LineError", err)
+			}
+			return
+		}
+		c := tr.Config
+		if c.Requests != len(tr.Requests) || c.Requests == 0 || c.PoPs < 1 || c.Identities < 1 {
+			t.Fatalf("config %+v for %d requests", c, len(tr.Requests))
+		}
+		for i, r := range tr.Requests {
+			if r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At) ||
+				int(r.PoP) >= c.PoPs || r.PoP < 0 || int(r.ID) >= c.Identities || r.ID < 0 ||
+				r.N < 1 || int64(r.N) > o.Limit {
+				t.Fatalf("request %d %+v out of range (duration %s, config %+v)", i, r, tr.Duration, c)
+			}
+			if tr.ClassOf != nil && int(tr.ClassOf[r.ID]) >= len(tr.Classes) {
+				t.Fatalf("identity %d of class %d of %d", r.ID, tr.ClassOf[r.ID], len(tr.Classes))
+			}
+		}
+	})
+}
+
+// TestSampleReads reads the sample trace that ships in testdata.
+func TestSampleReads(t *testing.T) {
+	f, err := os.Open("testdata/sample.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := ReadTrace(f, CSV, ReadOptions{PoPs: 8, Limit: 20, Window: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tr.Config; c.PoPs != 4 || c.Requests != 2000 || c.Identities < 100 || c.Identities > 300 || tr.Classes != nil {
+		t.Fatalf("sample: %+v, classes %v; want 4 PoPs, 2000 requests, 100-300 identities, no classes", c, tr.Classes)
+	}
+}
