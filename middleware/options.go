@@ -172,9 +172,11 @@ func WithDeniedHandler(h http.Handler) Option {
 }
 
 // WithErrorHandler sets a function called with every limiter error and
-// timeout (each matches core.ErrUnavailable or core.ErrInvalid), before the
-// fail mode applies; use it to log. Default: none. It runs on the request's
-// goroutine and must not write the response.
+// timeout, once per request, before the response is written; use it to log.
+// A store failure matches core.ErrUnavailable (whether or not the limiter's
+// decision came with it, see FailMode); other errors are the limiter's own.
+// Default: none. It runs on the request's goroutine and must not write the
+// response.
 func WithErrorHandler(f func(r *http.Request, err error)) Option {
 	return func(c *config) error { c.onError = f; return nil }
 }
