@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -64,9 +65,22 @@ func runHybridNoGossipHonest(ctx context.Context, e *Env) (*outcome, error) {
 // way. After the trace every call in flight lands, each live PoP flushes
 // (Sync, as Close does), and the ledger counts what Redis never got.
 func (e *Env) runHybridHonest(ctx context.Context, withGossip bool) (*outcome, error) {
+	h, err := e.startHonest(ctx, withGossip)
+	if err != nil {
+		return nil, err
+	}
+	defer h.s.close()
+	if err := h.play(); err != nil {
+		return nil, err
+	}
+	return h.finish()
+}
+
+// startHonest builds every PoP's Node and schedules the ticks and crashes.
+func (e *Env) startHonest(ctx context.Context, withGossip bool) (*honest, error) {
 	s := &hybridSim{e: e, ctx: ctx, ids: map[string]int{}, out: newOutcome(len(e.Trace.Requests))}
-	defer s.close()
 	if err := s.open(withGossip); err != nil {
+		s.close()
 		return nil, err
 	}
 	pops := len(s.pops)
@@ -81,26 +95,43 @@ func (e *Env) runHybridHonest(ctx context.Context, withGossip bool) (*outcome, e
 	for _, c := range e.Faults.Crashes {
 		s.agenda.add(event{at: c.At, kind: evCrash, pop: c.PoP})
 	}
-	for i, r := range e.Trace.Requests {
+	return h, nil
+}
+
+// play runs the trace: each request after every event due by its time.
+func (h *honest) play() error {
+	for i, r := range h.s.e.Trace.Requests {
 		if err := h.runUntil(r.At); err != nil {
-			return nil, err
+			return err
 		}
 		if err := h.decide(i); err != nil {
-			return nil, err
+			return err
 		}
-		e.progress(i + 1)
+		h.s.e.progress(i + 1)
 	}
-	if err := h.runUntil(1<<62 - 1); err != nil { // every call and message still in flight lands
+	return nil
+}
+
+// settle runs every event still scheduled: the calls and messages in
+// flight land (no tick is scheduled past the trace).
+func (h *honest) settle() error { return h.runUntil(1<<62 - 1) }
+
+// finish ends the run as Close would end each PoP: what is in flight
+// lands, a last Gossip is delivered, a last Sync flushes; then the round
+// trips are summed and the ledger counts what Redis never got.
+func (h *honest) finish() (*outcome, error) {
+	s := h.s
+	if err := h.settle(); err != nil {
+		return nil, err
+	}
+	h.tally() // the run's traffic; the shutdown's below is not counted (as in the ideal loop)
+	if err := h.lastGossip(); err != nil {
 		return nil, err
 	}
 	if err := h.flush(); err != nil {
 		return nil, err
 	}
-	s.tally()
-	for _, n := range h.dead {
-		s.out.roundTrips += int64(n.Stats().RedisRoundTrips)
-	}
-	lost, err := h.ledger.lost(ctx, e)
+	lost, err := h.ledger.lost(s.ctx, s.e)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +140,45 @@ func (e *Env) runHybridHonest(ctx context.Context, withGossip bool) (*outcome, e
 		s.out.crashLost = append(s.out.crashLost, lost.by[n.ID()])
 	}
 	return s.out, nil
+}
+
+// tally sums the round trips and gossip of every incarnation of every
+// PoP, crashed ones too. Round trips are the Nodes' own count of calls
+// sent (Stats.RedisRoundTrips): a call refused in an outage or lost in a
+// partition was sent, and costs its round trip, as in pure-Redis mode.
+func (h *honest) tally() {
+	nodes := slices.Clone(h.dead)
+	for _, p := range h.s.pops {
+		nodes = append(nodes, p.node)
+	}
+	for _, n := range nodes {
+		st := n.Stats()
+		h.s.out.roundTrips += int64(st.RedisRoundTrips)
+		h.s.out.natsMsgs += int64(st.GossipSent)
+		h.s.out.natsBytes += int64(st.GossipBytes)
+	}
+}
+
+// lastGossip publishes each PoP's last gossip at the end of the trace and
+// delivers it.
+func (h *honest) lastGossip() error {
+	s := h.s
+	end := s.e.Trace.Duration
+	for p, pp := range s.pops {
+		if pp.nc == nil {
+			continue
+		}
+		before := pp.node.Stats().GossipSent
+		if err := pp.node.Gossip(s.now(p, end)); err != nil {
+			return fmt.Errorf("last gossip of pop %d: %w", p, err)
+		}
+		if sent := int(pp.node.Stats().GossipSent - before); sent > 0 {
+			if err := s.collect(event{at: end, pop: p}, sent); err != nil {
+				return err
+			}
+		}
+	}
+	return h.settle()
 }
 
 // runUntil runs every event due at or before t.

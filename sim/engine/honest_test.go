@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/sim/natsembed"
+	"github.com/edgelimit/edgelimit/sim/netmodel"
+	"github.com/edgelimit/edgelimit/sim/traffic"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// handTrace is a trace of one identity (id0) over two PoPs, PoP 0 beside
+// Redis (round trip 0) and PoP 1 across the world (300 ms: 150 ms each
+// way), with no jitter, on a real Redis.
+func handTrace(t *testing.T, limit int64, reqs []traffic.Request) (*Env, *goredis.Client) {
+	t.Helper()
+	rdb, p := redistest.Client(t)
+	c := traffic.Config{Scenario: "hand", PoPs: 2, Identities: 1, Requests: len(reqs),
+		Limit: limit, Window: 10 * time.Second, Seed: 1}
+	tr := &traffic.Trace{Config: c, Duration: 2 * time.Second, Requests: reqs}
+	net, err := netmodel.WorldWide(2, 0, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEnv(tr, net)
+	e.RedisAddr, e.Namespace, e.Jitter = p.Addr, t.Name(), 0
+	return e, rdb
+}
+
+// TestSyncReplyAppliedAtArrival: a Sync's reply from the PoP 150 ms from
+// Redis changes its view 300 ms after its tick (150 ms to Redis, 150 ms
+// back), not before; on the ideal network it would at the tick.
+func TestSyncReplyAppliedAtArrival(t *testing.T) {
+	var reqs []traffic.Request
+	for i := range 50 {
+		reqs = append(reqs, traffic.Request{At: time.Duration(1+i) * time.Millisecond, PoP: 0, N: 1})
+	}
+	reqs = append(reqs, traffic.Request{At: 120 * time.Millisecond, PoP: 1, N: 1})
+	e, _ := handTrace(t, 100, reqs)
+	h, err := e.startHonest(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.s.close()
+	if err := h.play(); err != nil {
+		t.Fatal(err)
+	}
+	// PoP 0 ticks at 0, 100 ms, ... (its batch lands at once); PoP 1 at
+	// 50, 150 ms, ...: its 150 ms batch reaches Redis at 300 and returns at 450.
+	view := func(at time.Duration) int64 {
+		if err := h.runUntil(at); err != nil {
+			t.Fatal(err)
+		}
+		cur, _ := h.s.pops[1].node.Counts(e.Key(0), e.Clock(1, at))
+		return cur
+	}
+	if got := view(449 * time.Millisecond); got != 1 {
+		t.Fatalf("PoP 1's view at 449 ms counts %d, want 1 (its reply still on the way)", got)
+	}
+	if got := view(450 * time.Millisecond); got != 51 {
+		t.Fatalf("PoP 1's view at 450 ms counts %d, want 51 (the reply has arrived)", got)
+	}
+}
+
+// TestRedisOrdersCallsByArrival: with every request decided at Redis, the
+// far PoP's earlier request reaches Redis after the near PoP's later one,
+// so Redis admits the near one (limit 1) and the far one is denied, and
+// answered a whole round trip (300 ms) after it was made.
+func TestRedisOrdersCallsByArrival(t *testing.T) {
+	reqs := []traffic.Request{{At: 0, PoP: 1, N: 1}, {At: 100 * time.Millisecond, PoP: 0, N: 1}}
+	for _, mode := range []string{"hybrid-nogossip", "redis"} {
+		e, _ := handTrace(t, 1, reqs)
+		e.Namespace += mode
+		e.Margin = 0.5 // 1 unit of 1 is always within the margin: every request goes to Redis
+		run := honestRunners[mode]
+		o, err := run(context.Background(), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.allowed[0] || !o.allowed[1] {
+			t.Fatalf("%s: allowed = %v; want the far (earlier) request denied, the near one admitted", mode, o.allowed)
+		}
+		if o.latency[0] != 300*time.Millisecond || o.latency[1] != 0 {
+			t.Fatalf("%s: latencies %v, want 300ms and 0", mode, o.latency)
+		}
+	}
+}
+
+// faultEnv is a small generated trace on the honest network with faults.
+func faultEnv(t *testing.T, f netmodel.Faults) *Env {
+	t.Helper()
+	e := testEnv(t, "mixed")
+	_, p := redistest.Client(t)
+	e.RedisAddr, e.Faults, e.Margin = p.Addr, f, 0.1
+	return e
+}
+
+// TestOutageThenRedisHoldsEveryHit: during a Redis outage the hybrid's
+// calls are refused (each Redis-decided request falls back to a counted
+// local decision), and once it ends Redis holds every unit any PoP
+// admitted, bar the documented loss: the units of windows that closed more
+// than one window before the outage ended had left the views before any
+// Sync could send them (an outage within one window loses nothing). Pure
+// Redis, failing open, admits units it never counts.
+func TestOutageThenRedisHoldsEveryHit(t *testing.T) {
+	for _, out := range []netmodel.Span{
+		{Start: 2100 * time.Millisecond, Dur: 700 * time.Millisecond}, // inside window 2
+		{Start: 2 * time.Second, Dur: 2 * time.Second},                 // windows 2 and 3
+	} {
+		e := faultEnv(t, netmodel.Faults{RedisOutage: out})
+		e.Namespace += out.String()
+		h, err := e.startHonest(context.Background(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.play(); err != nil {
+			t.Fatal(err)
+		}
+		o, err := h.finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errs, fallbacks uint64
+		for _, p := range h.s.pops {
+			st := p.node.Stats()
+			errs, fallbacks = errs+st.RedisErrors, fallbacks+st.FallbackLocal
+		}
+		h.s.close()
+		if errs == 0 || fallbacks == 0 {
+			t.Fatalf("outage %s: %d refused calls, %d local fallbacks; want both > 0", out, errs, fallbacks)
+		}
+		// The bound: units admitted in windows older than the one before
+		// the window the outage ends in.
+		w := e.Limit.Window
+		var bound int64
+		for i, r := range e.Trace.Requests {
+			if o.allowed[i] && r.At/w < out.End()/w-1 && r.At >= out.Start-w {
+				bound += int64(r.N)
+			}
+		}
+		if o.lost > bound || (out.Dur < w && o.lost != 0) {
+			t.Fatalf("outage %s: Redis misses %d admitted units, bound %d", out, o.lost, bound)
+		}
+		r, err := runRedisHonest(context.Background(), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.lost == 0 {
+			t.Fatalf("outage %s: pure Redis failed open through it yet lost nothing", out)
+		}
+	}
+}
+
+// TestCrashLossMatchesReport: the units a crashed PoP admitted and Redis
+// never got, counted here from the decisions and a SCAN of Redis, equal
+// the report's figure for that crash, and are more than none.
+func TestCrashLossMatchesReport(t *testing.T) {
+	crash := netmodel.Crash{PoP: 1, At: 2500 * time.Millisecond}
+	e := faultEnv(t, netmodel.Faults{Crashes: []netmodel.Crash{crash}})
+	e.Margin, e.SyncInterval = 0, time.Second // no Redis-decided request; much unflushed at the crash
+	h, err := e.startHonest(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.s.close()
+	if err := h.play(); err != nil {
+		t.Fatal(err)
+	}
+	o, err := h.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var admitted int64
+	for i, r := range e.Trace.Requests {
+		if int(r.PoP) == crash.PoP && r.At < crash.At && o.allowed[i] {
+			admitted += int64(r.N)
+		}
+	}
+	held := fieldSum(t, e, h.dead[0].ID())
+	if len(o.crashLost) != 1 || o.crashLost[0] != admitted-held || admitted-held <= 0 {
+		t.Fatalf("crash lost: report %v, decisions %d - Redis %d = %d; want equal and > 0",
+			o.crashLost, admitted, held, admitted-held)
+	}
+	if o.lost != o.crashLost[0] {
+		t.Fatalf("lost %d in all, %d by the crash: the live PoPs lost units too", o.lost, o.crashLost[0])
+	}
+}
+
+// fieldSum is field's total over every hash of e's namespace, by SCAN.
+func fieldSum(t *testing.T, e *Env, field string) int64 {
+	t.Helper()
+	client, _ := e.countedClient(1)
+	defer client.Close()
+	ctx := context.Background()
+	var sum int64
+	iter := client.Scan(ctx, 0, e.Namespace+":{*", 1000).Iterator()
+	for iter.Next(ctx) {
+		v, err := client.HGet(ctx, iter.Val(), field).Result()
+		if err == goredis.Nil {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		sum += n
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// TestGossipFaultsLeaveCountsExact: gossip lost, duplicated and reordered
+// (jitter 1) never makes a view count more than was admitted, and once
+// delivery settles (a last gossip and flush, as Close does) every PoP's
+// view of every identity equals what all PoPs admitted in that window.
+func TestGossipFaultsLeaveCountsExact(t *testing.T) {
+	for _, f := range []netmodel.Faults{{GossipDup: 0.5}, {GossipLoss: 0.3, GossipDup: 0.3}} {
+		e := faultEnv(t, f)
+		e.Namespace += strconv.Itoa(int(f.GossipLoss * 10))
+		e.Jitter, e.Margin = 1, 0
+		ns, err := natsembed.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.NATSURL = ns.URL()
+		h, err := e.startHonest(context.Background(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.play(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.finish(); err != nil {
+			t.Fatal(err)
+		}
+		end := e.Trace.Duration // the views are in the window after the trace's last
+		truth := map[int32]int64{}
+		for k, n := range h.ledger.units {
+			if k.win == e.Clock(0, end).UnixMilli()/e.Limit.WindowMillis()-1 {
+				truth[k.id] += n
+			}
+		}
+		checked := 0
+		for p, pp := range h.s.pops {
+			for id, want := range truth {
+				_, got := pp.node.Counts(e.Key(id), e.Clock(p, end))
+				// Where the truth is within the limit, the gossip cap (one limit
+				// above what Redis reported) cannot have clamped a claim.
+				exact := f.GossipLoss == 0 && want <= e.Limit.Max
+				if got > want || (exact && got != want) {
+					t.Fatalf("%+v: PoP %d counts %d of id%d, truth %d", f, p, got, id, want)
+				}
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Fatal("no identity in the last window")
+		}
+		h.s.close()
+		ns.Stop()
+	}
+}
