@@ -109,7 +109,7 @@ func faultEnv(t *testing.T, f netmodel.Faults) *Env {
 func TestOutageThenRedisHoldsEveryHit(t *testing.T) {
 	for _, out := range []netmodel.Span{
 		{Start: 2100 * time.Millisecond, Dur: 700 * time.Millisecond}, // inside window 2
-		{Start: 2 * time.Second, Dur: 2 * time.Second},                 // windows 2 and 3
+		{Start: 2 * time.Second, Dur: 2 * time.Second},                // windows 2 and 3
 	} {
 		e := faultEnv(t, netmodel.Faults{RedisOutage: out})
 		e.Namespace += out.String()
