@@ -14,6 +14,7 @@ const (
 	pinnedNear                   // 0.7–1.3× the limit, on one PoP
 	bursts                       // a full limit on each side of a window boundary
 	crowd                        // 0.5–1.5× the limit in a short spike, all PoPs
+	nearSpread                   // 1.0–1.1× the limit, spread over all PoPs: where approximations are hardest
 )
 
 // classShare caps the identities any one non-calm class may take.
@@ -54,6 +55,9 @@ func (g *gen) member(k class, id, budget int) int {
 	case pinnedNear:
 		n = rate(0.7, 1.3)
 		g.emit(id, n, 0, g.dur, g.pinned())
+	case nearSpread:
+		n = rate(1.0, 1.1)
+		g.emit(id, n, 0, g.dur, g.spread())
 	case bursts:
 		n = g.burst(id, budget)
 	case crowd:

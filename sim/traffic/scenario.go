@@ -3,7 +3,7 @@ package traffic
 import "fmt"
 
 // Scenarios lists the traffic shapes Generate knows, the default first.
-var Scenarios = []string{"mixed", "spread-attack", "pinned", "flash-crowd"}
+var Scenarios = []string{"mixed", "spread-attack", "pinned", "flash-crowd", "near-limit"}
 
 // share is the part of the request budget one class of identities gets.
 type share struct {
@@ -16,6 +16,7 @@ var recipes = map[string][]share{
 	"spread-attack": {{spreadAttackers, 0.70}, {calm, 0.30}},
 	"pinned":        {{pinnedAttackers, 0.25}, {pinnedNear, 0.25}, {calm, 0.50}},
 	"flash-crowd":   {{crowd, 0.60}, {calm, 0.40}},
+	"near-limit":    {{nearSpread, 0.70}, {calm, 0.30}},
 }
 
 func known(s string) bool {

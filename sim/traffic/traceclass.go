@@ -9,7 +9,7 @@ import (
 var classNames = [...]string{
 	calm: "calm", attackers: "attackers", spreadAttackers: "spread-attackers",
 	pinnedAttackers: "pinned-attackers", near: "near", pinnedNear: "pinned-near",
-	bursts: "bursts", crowd: "crowd",
+	bursts: "bursts", crowd: "crowd", nearSpread: "near-spread",
 }
 
 // ClassNames lists the classes a generated trace's Trace.ClassOf indexes.
