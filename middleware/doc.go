@@ -75,12 +75,16 @@
 // limiter denies, or admits with core.SourceFailOpen under WithFailOpen).
 // WithFailMode chooses what the middleware does with that:
 //
-//	limiter's decision        FailAsLimiter (default)   FailOpen          FailClosed
+//	store down, the limiter   FailAsLimiter (default)   FailOpen          FailClosed
 //	admitted (counted)        served, RateLimit field   served, field     503
 //	admitted, fail-open       served, no field          served, no field  503
 //	denied (counted)          429, fields               429, fields       503
 //	denied, fail-closed       503, Retry-After          served, no field  503
-//	none by the deadline      503                       served, no field  503
+//	gave no decision (*)      503                       served, no field  503
+//
+// (*) the deadline passed first, or the error did not match
+// core.ErrUnavailable (such an error carries no decision). Denials made
+// with no error (a hybrid's cached over-limit state) are 429 in every mode.
 //
 // So a FailClosed hybrid behind the default middleware enforces its limit
 // during an outage (503 with Retry-After, never more than the limit served),
