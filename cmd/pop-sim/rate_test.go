@@ -30,3 +30,22 @@ func TestBadRateFailsFastWithOneLine(t *testing.T) {
 		}
 	}
 }
+
+func TestRateNoteSaysWhenTheBudgetIsShort(t *testing.T) {
+	o, err := parseFlags([]string{"-rate", "40000", "-window", "1s", "-limit", "10", "-requests", "640000", "-identities", "20000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := o.theTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := o.rateNote()
+	if len(tr.Requests) >= 640000*99/100 || !strings.Contains(note, "raise -identities") {
+		t.Fatalf("%d requests, note %q: want a short trace and a note saying so", len(tr.Requests), note)
+	}
+	o, _ = parseFlags([]string{"-rate", "40000", "-window", "1s", "-limit", "10", "-requests", "640000", "-identities", "100000"})
+	if tr, _ = o.theTrace(); len(tr.Requests) != 640000 || strings.Contains(o.rateNote(), "raise") {
+		t.Fatalf("%d requests, note %q: want all 640000 and a plain note", len(tr.Requests), o.rateNote())
+	}
+}

@@ -16,6 +16,7 @@ type traceFiles struct {
 	read   string         // -trace: replay this file instead of a scenario
 	write  string         // -write-trace: save the scenario's trace here and exit
 	loaded *traffic.Trace // the -trace file, read and checked by loadTrace
+	made   int            // requests of the generated trace (theTrace)
 }
 
 // traceFlags registers -trace and -write-trace.
@@ -80,7 +81,11 @@ func (o *options) theTrace() (*traffic.Trace, error) {
 	if o.tf.loaded != nil {
 		return o.tf.loaded, nil
 	}
-	return traffic.Generate(o.cfg)
+	tr, err := traffic.Generate(o.cfg)
+	if err == nil {
+		o.tf.made = len(tr.Requests)
+	}
+	return tr, err
 }
 
 // writeTrace generates the scenario's trace, writes it to -write-trace and
@@ -115,10 +120,25 @@ func (o *options) traceNotes() []string {
 		return []string{fmt.Sprintf("trace: replayed from %s (%s): %d requests of %d identities at %d PoPs over %s; limit and window from the flags",
 			o.tf.read, strings.ToUpper(formatName(o.tf.read)), len(tr.Requests), tr.Config.Identities, tr.Config.PoPs, tr.Duration)}
 	case o.cfg.Rate > 0:
-		return []string{fmt.Sprintf("trace: %g requests per second per PoP (-rate), so %d requests last %s",
-			o.cfg.Rate, o.cfg.Requests, o.cfg.Duration())}
+		return []string{o.rateNote()}
 	}
 	return nil
+}
+
+// rateNote says how long -rate made the trace, and the rate reached when
+// the scenario could not spend the whole request budget (each identity's
+// requests are bounded relative to the limit, so a short trace needs more
+// identities).
+func (o *options) rateNote() string {
+	c := o.cfg
+	d := c.Duration()
+	note := fmt.Sprintf("trace: %g requests per second per PoP (-rate), so %d requests last %s", c.Rate, c.Requests, d)
+	if o.tf.made > 0 && o.tf.made < c.Requests*99/100 {
+		got := float64(o.tf.made) / d.Seconds() / float64(c.PoPs)
+		note += fmt.Sprintf("; the scenario's %d identities made only %d of them (%.0f per second per PoP): raise -identities for the full rate",
+			c.Identities, o.tf.made, got)
+	}
+	return note
 }
 
 func formatName(path string) string {
