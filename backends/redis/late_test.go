@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -27,11 +28,12 @@ func TestLateRequestCountsInItsWindow(t *testing.T) {
 	c, _ := redistest.Client(t)
 	limits := everyLimit(core.PerWindow(3, 300*time.Millisecond))
 	limits = append(limits, core.Limit{Max: 3, Window: time.Second, Algorithm: core.FixedWindow}) // the case
-	for _, lim := range limits {
+	for i, lim := range limits {
 		t.Run(lim.String(), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			l := newLimiter(t, c, lim)
+			l := newLimiter(t, c, lim, WithPrefix(fmt.Sprintf("late%d", i))) // two fixed windows must not share a key
+
 			t0 := core.Millis(time.Now())
 			if d, err := l.AllowN(ctx, "late", at(t0), lim.Max); err != nil || !d.Allowed {
 				t.Fatalf("%d units at t0: %+v %v, want allowed", lim.Max, d, err)
