@@ -233,6 +233,10 @@ func (e *entry) ack(win, v int64) {
 	}
 }
 
+// unacked reports whether the view counts more of this PoP's units in a
+// live window than Redis acknowledged holding.
+func (e *entry) unacked() bool { return e.own[0] > e.acked[0] || e.own[1] > e.acked[1] }
+
 // ackedAt is the acknowledged own count of window win (0 when out of view).
 func (e *entry) ackedAt(win int64) int64 {
 	s := e.idx - win

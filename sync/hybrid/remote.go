@@ -50,9 +50,14 @@ func (n *Node) completeDecide(c *Call) (core.Decision, error) {
 		vc, vp := e.totals()
 		cur, prev = max(cur, vc), max(prev, vp)
 	}
+	// Redis holds less of this PoP's field than the view counts when units
+	// admitted locally while this call was out went to Redis in a Sync
+	// that reached it after the call: the script's increment then hid them
+	// under the max-merge. Send the field again.
+	resend := e.unacked()
 	e.mu.Unlock()
-	if c.ok {
-		n.enqueue(e, false, true)
+	if c.ok || resend {
+		n.enqueue(e, resend, c.ok)
 	}
 	return n.decision(c.ok, cur, prev, args.Elapsed, w, core.SourceRedis, 0), nil
 }

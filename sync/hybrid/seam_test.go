@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 )
@@ -148,5 +149,39 @@ func TestSyncRoundAppliesAtFinish(t *testing.T) {
 	mustSync(t, a, t0)
 	if got := e.redisTotal(DefaultNamespace, "k", e.idx(a)); got != 32 {
 		t.Fatalf("Redis holds %d after the retry, want 32", got)
+	}
+}
+
+// TestDecideReplyAfterSyncResends: units admitted locally while a
+// Redis-decided call is out, and sent by a Sync that reaches Redis after
+// the call, are hidden at Redis by the call's increment (max-merge of the
+// field); the call's reply must queue the field again, or Redis keeps one
+// unit fewer than this PoP admitted (the honest simulator found it: lost 1
+// on the pinned scenario).
+func TestDecideReplyAfterSyncResends(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("a", func(c *Config) { c.Margin = 0.5 })
+	ctx := context.Background()
+	for range 60 { // 50 local, 10 decided at Redis, in window k
+		mustAllow(t, n, "k", t0)
+	}
+	mustSync(t, n, t0)
+	t1 := t0.Add(10 * time.Second) // window k+1, 0.5 s in: estimate 57, ask Redis
+	d, c, err := n.Begin(ctx, "k", t1, 1)
+	if err != nil || c == nil {
+		t.Fatalf("Begin at %v: %+v, call %v, err %v; want a Call", t1, d, c != nil, err)
+	}
+	n.Exec(ctx, c) // Redis: field 0 → 1
+	t2 := t0.Add(16 * time.Second)
+	if d := mustAllow(t, n, "k", t2); d.Source != core.SourceLocal { // estimate 21: local, own 1
+		t.Fatalf("at t2 the request went to %v, want local", d.Source)
+	}
+	mustSync(t, n, t2) // max(1, 1): Redis still 1
+	if d, err := n.Complete(c); err != nil || !d.Allowed {
+		t.Fatalf("Complete: %+v %v", d, err)
+	}
+	mustSync(t, n, t2)
+	if got := e.redisTotal(DefaultNamespace, "k", e.idx(n)+1); got != 2 {
+		t.Fatalf("Redis holds %d units of window k+1, want the 2 admitted", got)
 	}
 }
