@@ -360,7 +360,7 @@ func TestAuditBackgroundLoop(t *testing.T) {
 		mustAllow(t, b, "k", now)
 	}
 	mustSync(t, b, now)
-	a.Start(5*time.Millisecond, 0)
+	a.Start(5*time.Millisecond, LoopOff)
 	for i := 0; i < 5; i++ {
 		mustAllow(t, a, "k", now)
 	}
@@ -543,7 +543,7 @@ func BenchmarkAuditHotPath(b *testing.B) {
 			for _, k := range keys {
 				n.AllowN(context.Background(), k, now, 1)
 			}
-			n.Start(10*time.Millisecond, 0)
+			n.Start(10*time.Millisecond, LoopOff)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				n.AllowN(context.Background(), keys[i%benchKeys], now, 1)

@@ -26,6 +26,18 @@ const (
 	maxInbox           = 1 << 16
 )
 
+// Intervals of Start's background loops.
+const (
+	// DefaultSyncInterval is the Sync period Start uses for a zero interval.
+	DefaultSyncInterval = 100 * time.Millisecond
+	// DefaultGossipInterval is the Gossip period Start uses for a zero
+	// interval.
+	DefaultGossipInterval = 100 * time.Millisecond
+	// LoopOff, passed to Start as an interval, leaves that loop off (any
+	// negative interval does).
+	LoopOff time.Duration = -1
+)
+
 // Config configures a Node. The zero value is invalid: PoP, Limit and Redis
 // are required; every other zero field takes the documented default.
 type Config struct {

@@ -122,7 +122,7 @@ func newFailRun(t *testing.T, e *clusterEnv, f *fence) *failRun {
 			c.Limit, c.Margin = core.PerWindow(100, time.Minute), 0.1
 			c.Clock, c.FailClosed = r.clock, pop == "c"
 		})
-		n.Start(0, 50*time.Millisecond)
+		n.Start(LoopOff, 50*time.Millisecond)
 		r.nodes = append(r.nodes, n)
 	}
 	for i := 0; i < coldIDs; i++ {
