@@ -41,11 +41,29 @@ const (
 // Config configures a Node. The zero value is invalid: PoP, Limit and Redis
 // are required; every other zero field takes the documented default.
 type Config struct {
-	PoP       string                  // unique PoP id, 1..64 bytes
-	Limit     core.Limit              // SlidingWindow only; others give core.ErrBadAlgorithm
-	Redis     goredis.UniversalClient // required
-	NATS      *nats.Conn              // nil = gossip off; see natstest.ClientOptions for reconnect options
-	Namespace string                  // Redis key prefix and NATS subject namespace; default "el"; no braces, spaces or wildcards
+	PoP   string     // unique PoP id, 1..64 bytes
+	Limit core.Limit // SlidingWindow only; others give core.ErrBadAlgorithm
+	// Redis is required. The Node sets no timeout of its own: a
+	// Redis-decided Allow waits as long as its ctx allows, Sync and Close
+	// as theirs (Start's loops pass a ctx without deadline), and a call to
+	// a Redis that does not answer at most the client's ReadTimeout. go-redis
+	// applies a ctx deadline to a Redis that accepts connections but does
+	// not answer only when the client has ContextTimeoutEnabled: true;
+	// without it such a call waits the client's ReadTimeout (5 s by
+	// default) whatever the ctx, while a refused connection fails by the
+	// deadline either way (measured on go-redis v9.23 against a stopped
+	// and a killed redis-server, ctx deadline 100 ms: 5.0 s and 0.1 s
+	// without it, 0.1 s and 0.1 s with it). So build the client with
+	// ContextTimeoutEnabled, a short ReadTimeout, DialTimeout and
+	// DialerRetries (see the README), and give Allow a ctx with a deadline.
+	Redis goredis.UniversalClient
+	// NATS carries gossip; nil = gossip off. Build it with gossip.Connect
+	// (or nats.Connect with gossip.ConnectOptions): reconnect forever,
+	// start while NATS is down, buffer publishes while disconnected.
+	// nats.go's defaults give up after 60 reconnects, and a connection
+	// that gave up never gossips again. The caller closes it, after Close.
+	NATS      *nats.Conn
+	Namespace string // Redis key prefix and NATS subject namespace; default "el"; no braces, spaces or wildcards
 	// Margin is the headroom: a request is decided at Redis when the local
 	// estimate + n > (1-Margin)*Max. 0 = pure local-first; must be in [0, 1).
 	Margin    float64
