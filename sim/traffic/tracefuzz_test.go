@@ -2,6 +2,8 @@ package traffic
 
 import (
 	"os"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -64,4 +66,37 @@ func TestSampleReads(t *testing.T) {
 	if c := tr.Config; c.PoPs != 4 || c.Requests != 2000 || c.Identities < 100 || c.Identities > 300 || tr.Classes != nil {
 		t.Fatalf("sample: %+v, classes %v; want 4 PoPs, 2000 requests, 100-300 identities, no classes", c, tr.Classes)
 	}
+}
+
+// FuzzFastJSON: a line the fast path accepts, encoding/json accepts too,
+// with the same fields.
+func FuzzFastJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"t_ms":1.5,"identity":"a","pop":3,"weight":1}`,
+		`{ "pop" : "fra" , "weight":2,"class":"c","identity":"1.2.3.4","t_ms":0 }`,
+		`{"t_ms":1,"identity":"a\"b","pop":0,"weight":1}`,
+		`{"t_ms":1e3,"identity":"","pop":-1,"weight":+1}`,
+		`{"t_ms":1,"identity":"a","pop":0,"weight":1,"t_ms":2}`,
+		`{"t_ms":1,"identity":"a","pop":0,"weight":1} x`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		fast, ok := fastJSON([]byte(line))
+		if !ok {
+			return
+		}
+		slow, err := slowJSON([]byte(line))
+		if err != nil {
+			t.Fatalf("%q: fast path accepted, encoding/json: %v", line, err)
+		}
+		if !reflect.DeepEqual(norm(fast), norm(slow)) {
+			t.Fatalf("%q: fast %+v, slow %+v", line, norm(fast), norm(slow))
+		}
+	})
+}
+
+// norm makes a field comparable: strings for its byte slices.
+func norm(f field) [6]string {
+	return [6]string{string(f.t), string(f.identity), string(f.pop), string(f.weight), string(f.class), strconv.FormatBool(f.hasClass)}
 }

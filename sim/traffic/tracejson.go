@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -71,27 +72,41 @@ type jsonReq struct {
 	Class    *string         `json:"class"`
 }
 
-// jsonRecord decodes one request line and adds it.
+// jsonRecord decodes one request line and adds it: a plain line by
+// fastJSON, any other by encoding/json.
 func (rd *reader) jsonRecord(line []byte) error {
+	if f, ok := fastJSON(line); ok {
+		return rd.add(f)
+	}
+	f, err := slowJSON(line)
+	if err != nil {
+		return rd.fail("%s", err)
+	}
+	return rd.add(f)
+}
+
+// slowJSON decodes a request line with encoding/json; the error says what
+// is wrong with it.
+func slowJSON(line []byte) (field, error) {
 	var q jsonReq
 	if err := strictJSON(line, &q); err != nil {
-		return rd.fail("not a request object: %v", err)
+		return field{}, fmt.Errorf("not a request object: %v", err)
 	}
 	switch {
 	case q.T == "":
-		return rd.fail("missing t_ms")
+		return field{}, errors.New("missing t_ms")
 	case q.Identity == nil:
-		return rd.fail("missing identity")
+		return field{}, errors.New("missing identity")
 	case len(q.PoP) == 0:
-		return rd.fail("missing pop")
+		return field{}, errors.New("missing pop")
 	case q.Weight == "":
-		return rd.fail("missing weight")
+		return field{}, errors.New("missing weight")
 	}
 	pop := []byte(q.PoP)
 	if pop[0] == '"' {
 		var s string
 		if json.Unmarshal(pop, &s) != nil {
-			return rd.fail("pop %s: want an index or a name", clip(string(pop)))
+			return field{}, fmt.Errorf("pop %s: want an index or a name", clip(string(pop)))
 		}
 		pop = []byte(s)
 	}
@@ -99,7 +114,7 @@ func (rd *reader) jsonRecord(line []byte) error {
 	if q.Class != nil {
 		f.class, f.hasClass = []byte(*q.Class), true
 	}
-	return rd.add(f)
+	return f, nil
 }
 
 // strictJSON decodes one JSON object, refusing unknown fields and anything

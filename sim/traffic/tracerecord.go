@@ -16,9 +16,10 @@ type field struct {
 // csvRecord splits a CSV request line (quoted fields only when it has a
 // quote) and adds it.
 func (rd *reader) csvRecord(line []byte) error {
+	var fixed [5][]byte
 	var parts [][]byte
 	if bytes.IndexByte(line, '"') < 0 {
-		parts = bytes.Split(line, []byte{','})
+		parts = splitComma(fixed[:0], line)
 	} else {
 		rec, err := csv.NewReader(bytes.NewReader(line)).Read()
 		if err != nil {
@@ -36,6 +37,17 @@ func (rd *reader) csvRecord(line []byte) error {
 		f.class, f.hasClass = parts[4], true
 	}
 	return rd.add(f)
+}
+
+// splitComma appends line's comma-separated fields to parts.
+func splitComma(parts [][]byte, line []byte) [][]byte {
+	for {
+		i := bytes.IndexByte(line, ',')
+		if i < 0 {
+			return append(parts, line)
+		}
+		parts, line = append(parts, line[:i]), line[i+1:]
+	}
 }
 
 // columnNames are the columns of the file's records.
