@@ -1,7 +1,8 @@
 package traffic
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"time"
 )
 
@@ -29,7 +30,8 @@ type Trace struct {
 }
 
 // sortRequests orders rs by arrival, stably, so equal times keep the order
-// the generator produced them in.
+// the generator produced them in. A stable sort's result is unique, so any
+// stable algorithm gives the same trace.
 func sortRequests(rs []Request) {
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].At < rs[j].At })
+	slices.SortStableFunc(rs, func(a, b Request) int { return cmp.Compare(a.At, b.At) })
 }
