@@ -12,6 +12,10 @@
 //	go run ./cmd/pop-sim -clock-skew 500ms     # PoP clocks spread over ±500ms; adds redis-servertime
 //	go run ./cmd/pop-sim -redis-cluster       # on a private 3-master Redis Cluster
 //
+//	go run ./cmd/pop-sim -trace mine.csv      # your own traffic (docs/trace-format.md)
+//	go run ./cmd/pop-sim -write-trace t.csv   # save the scenario's trace, then exit
+//	go run ./cmd/pop-sim -rate 400            # the trace lasts requests / (400 × pops) seconds
+//
 // It starts a private redis-server (with -redis-cluster, a private
 // 3-master Redis Cluster) and an embedded NATS server unless -redis-addr
 // (one address, or a comma-separated list of Redis Cluster nodes) and
