@@ -76,7 +76,7 @@ func TestReadNamedPoPsQuotesAndDefaults(t *testing.T) {
 		tr.Duration != 8*time.Millisecond || tr.Classes != nil || tr.Config.Scenario != "trace" {
 		t.Fatalf("got %+v, duration %s, config %+v", tr.Requests, tr.Duration, tr.Config)
 	}
-	jsonl := `{"edgelimit_trace":"v1","pops":["fra","iad"]}` + "\n" +
+	jsonl := `{"edgelimit_trace":"v1","pops":["fra","iad"],"recorded_by":"a later v1 key"}` + "\n" +
 		`{"t_ms":1,"identity":"k","pop":"iad","weight":2,"class":"api"}` + "\n" +
 		`{"t_ms":2,"identity":"k","pop":0,"weight":1}` + "\n" +
 		`{"t_ms":2,"identity":"j","pop":0,"weight":1}`
