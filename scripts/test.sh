@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # test.sh is the project's one test command (the README's, and .ci/run's):
 # it installs what the tests need, then checks formatting, vets every
-# module, runs every test with the race detector and shuffled order, and
-# gives each fuzz target a short bounded run.
+# module, runs staticcheck on every module (pinned; go run fetches and
+# builds it through the module proxy, nothing to install first), runs every
+# test with the race detector and shuffled order, and gives each fuzz
+# target a short bounded run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/need-redis.sh
@@ -15,6 +17,9 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 if [ -f bench/go.mod ]; then (cd bench && go vet ./...); fi
+staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+go run "$staticcheck" ./...
+if [ -f bench/go.mod ]; then (cd bench && go run "$staticcheck" ./...); fi
 log=$(mktemp)
 go test -race -shuffle=on -count=1 -timeout 15m ./... 2>&1 | tee "$log"
 scripts/fuzz.sh "${FUZZTIME:-10s}"
