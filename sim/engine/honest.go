@@ -53,6 +53,12 @@ func runHybridNoGossipHonest(ctx context.Context, e *Env) (*outcome, error) {
 	return e.runHybridHonest(ctx, false)
 }
 
+// runHybridEscrowHonest is the hybrid with escrowed allowances
+// (hybrid.Config.Escrow) and gossip.
+func runHybridEscrowHonest(ctx context.Context, e *Env) (*outcome, error) {
+	return e.runHybridHonestWith(ctx, true, true)
+}
+
 // runHybridHonest plays the trace through one sync/hybrid Node per PoP on
 // the honest network. A request the view decides is answered at once; one
 // it sends to Redis (Node.Begin's Call) reaches Redis one drawn one-way
@@ -65,7 +71,12 @@ func runHybridNoGossipHonest(ctx context.Context, e *Env) (*outcome, error) {
 // way. After the trace every call in flight lands, each live PoP flushes
 // (Sync, as Close does), and the ledger counts what Redis never got.
 func (e *Env) runHybridHonest(ctx context.Context, withGossip bool) (*outcome, error) {
-	h, err := e.startHonest(ctx, withGossip)
+	return e.runHybridHonestWith(ctx, withGossip, false)
+}
+
+// runHybridHonestWith is runHybridHonest, with escrow set on every Node.
+func (e *Env) runHybridHonestWith(ctx context.Context, withGossip, escrow bool) (*outcome, error) {
+	h, err := e.startHonestWith(ctx, withGossip, escrow)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +89,11 @@ func (e *Env) runHybridHonest(ctx context.Context, withGossip bool) (*outcome, e
 
 // startHonest builds every PoP's Node and schedules the ticks and crashes.
 func (e *Env) startHonest(ctx context.Context, withGossip bool) (*honest, error) {
-	s := &hybridSim{e: e, ctx: ctx, ids: map[string]int{}, out: newOutcome(len(e.Trace.Requests))}
+	return e.startHonestWith(ctx, withGossip, false)
+}
+
+func (e *Env) startHonestWith(ctx context.Context, withGossip, escrow bool) (*honest, error) {
+	s := &hybridSim{e: e, ctx: ctx, ids: map[string]int{}, out: newOutcome(len(e.Trace.Requests)), escrow: escrow}
 	if err := s.open(withGossip); err != nil {
 		s.close()
 		return nil, err

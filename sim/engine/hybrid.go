@@ -32,6 +32,7 @@ type hybridSim struct {
 	agenda agenda
 	out    *outcome
 	honest *honest // the honest network's state; nil on the ideal one
+	escrow bool    // the Nodes run with Config.Escrow (mode hybrid-escrow)
 }
 
 func runHybrid(ctx context.Context, e *Env) (*outcome, error) { return e.runHybrid(ctx, true) }
@@ -95,7 +96,7 @@ func (s *hybridSim) newNode(p int, withGossip bool) (*hybrid.Node, *nats.Conn, e
 		}
 	}
 	node, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: s.e.Limit,
-		Redis: pp.redis, NATS: nc, Namespace: s.e.Namespace, Margin: s.e.Margin,
+		Redis: pp.redis, NATS: nc, Namespace: s.e.Namespace, Margin: s.e.Margin, Escrow: s.escrow,
 		ManualGossip: true, Clock: pp.clock, Capacity: s.e.capacity(), ExpirySlack: s.e.expirySlack()})
 	if err != nil {
 		if nc != nil {

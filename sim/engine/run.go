@@ -15,6 +15,7 @@ var runners = map[string]runner{
 	"redis-servertime": runRedisServerTime,
 	"hybrid":           runHybrid,
 	"hybrid-nogossip":  runHybridNoGossip,
+	"hybrid-escrow":    nil, // honest network only (honestRunners)
 }
 
 // honestRunners replace runners on the honest network (Env.Network); a
@@ -24,6 +25,7 @@ var honestRunners = map[string]runner{
 	"redis-servertime": runRedisServerTimeHonest,
 	"hybrid":           runHybridHonest,
 	"hybrid-nogossip":  runHybridNoGossipHonest,
+	"hybrid-escrow":    runHybridEscrowHonest,
 }
 
 // Modes lists the modes in the order "all" runs them.
@@ -32,7 +34,7 @@ var Modes = []string{"redis", "local", "hybrid", "hybrid-nogossip"}
 // Variants lists the modes "all" runs only when they can differ from one of
 // Modes: redis-servertime (pure Redis on Redis' clock) equals redis unless
 // the PoPs' clocks are skewed.
-var Variants = []string{"redis-servertime"}
+var Variants = []string{"redis-servertime", "hybrid-escrow"}
 
 // Available reports whether mode can run in this build.
 func Available(mode string) bool {
@@ -48,6 +50,9 @@ func Run(ctx context.Context, e *Env, mode string) (Result, error) {
 	}
 	if h, ok := honestRunners[mode]; ok && !e.Ideal() {
 		run = h
+	}
+	if run == nil {
+		return Result{}, fmt.Errorf("mode %s runs only on the honest network", mode)
 	}
 	if e.Ideal() && e.Faults.Any() {
 		return Result{}, fmt.Errorf("faults need the honest network (not -network ideal)")

@@ -52,6 +52,13 @@ type Call struct {
 	acked []counts
 	res   []reconcile.Result
 
+	// callFlush with Config.Escrow: each identity's want and own-unit
+	// count at the snapshot, and the grants of the reply
+	escrow bool
+	wants  []int64
+	adds   []int64
+	grants []reconcile.Grant
+
 	err error
 }
 
@@ -80,7 +87,11 @@ func (n *Node) Exec(ctx context.Context, c *Call) {
 	case callDecide:
 		c.ok, c.one, c.err = n.store.Decide(ctx, c.args)
 	case callFlush:
-		c.res, c.err = n.store.Flush(ctx, c.items)
+		if c.escrow {
+			n.flushEscrow(ctx, c)
+		} else {
+			c.res, c.err = n.store.Flush(ctx, c.items)
+		}
 	}
 	if c.err != nil {
 		n.st.redisErrors.Add(1)

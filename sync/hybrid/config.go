@@ -17,6 +17,7 @@ var ErrBadConfig = fmt.Errorf("%w: bad hybrid config", core.ErrInvalid)
 // Defaults applied by New to zero fields.
 const (
 	DefaultNamespace   = "el"
+	DefaultLease       = 2 * time.Second
 	DefaultBatchSize   = 256
 	DefaultCapacity    = 100_000
 	DefaultGossipBytes = 64 << 10
@@ -66,7 +67,18 @@ type Config struct {
 	Namespace string // Redis key prefix and NATS subject namespace; default "el"; no braces, spaces or wildcards
 	// Margin is the headroom: a request is decided at Redis when the local
 	// estimate + n > (1-Margin)*Max. 0 = pure local-first; must be in [0, 1).
-	Margin    float64
+	Margin float64
+	// Escrow (experimental) replaces the Redis round trip of a request
+	// within Margin of the limit by escrowed allowances: each Sync asks
+	// Redis for units this PoP may admit without asking, sized by its
+	// demand, and Redis grants only while the global sliding estimate plus
+	// every PoP's outstanding allowance stays within the limit (see the
+	// package doc and lua/hybrid_escrow.lua). A request within the margin
+	// is admitted from the allowance, or else denied locally and its
+	// identity queued so the next Sync asks for one: no decision waits for
+	// Redis. Lease is how long a grant lasts unless renewed (default 2 s).
+	Escrow    bool
+	Lease     time.Duration
 	BatchSize int // identities per reconcile round trip; default 256
 	// SyncShare is the most of one Redis node's time a Sync with several
 	// batches for it may take: after a batch that took d, the next batch
@@ -128,6 +140,9 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.Namespace == "" {
 		c.Namespace = DefaultNamespace
+	}
+	if c.Lease <= 0 {
+		c.Lease = DefaultLease
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = DefaultBatchSize

@@ -19,6 +19,7 @@ const (
 	admitLocal verdict = iota
 	denyCached
 	askRedis
+	denyEscrow // within the margin, no allowance left (Config.Escrow): denied here, queued for a grant
 )
 
 // AllowN decides on w units of key at now. Far below the limit it admits
@@ -110,6 +111,9 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 		n.enqueue(e, true, true)
 	case denyCached:
 		n.st.cachedDeny.Add(1)
+	case denyEscrow:
+		n.st.escrowDenies.Add(1)
+		n.enqueue(e, true, false) // the next Sync asks for an allowance
 	case askRedis:
 		c, d, err := n.beginDecide(ctx, e, ms, w)
 		return d, c, err
@@ -161,8 +165,16 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 	if !core.SlidingAdmits(est, max, w) {
 		return n.decision(false, cur, prev, elapsed, w, core.SourceCachedDeny, stale), denyCached
 	}
-	if n.cfg.Margin > 0 && est+float64(w) > (1-n.cfg.Margin)*float64(max) && commit {
+	contested := n.cfg.Margin > 0 && est+float64(w) > (1-n.cfg.Margin)*float64(max)
+	if contested && commit && n.cfg.Escrow {
+		e.escrow.demand += w
+		if !e.escrow.take(now, w) {
+			return n.decision(false, cur, prev, elapsed, w, core.SourceLocal, stale), denyEscrow
+		}
+	} else if contested && commit {
 		return core.Decision{}, askRedis
+	} else if commit {
+		e.escrow.charge(w)
 	}
 	if commit {
 		e.addOwn(idx, w) // in the request's window, even with the entry ahead

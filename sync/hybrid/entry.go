@@ -63,7 +63,8 @@ type entry struct {
 	own       counts     // this PoP's admitted units
 	acked     counts     // own counts Redis acknowledged holding
 	peers     []peer
-	refreshed int64  // ms of the last Redis refresh (or creation)
+	refreshed int64 // ms of the last Redis refresh (or creation)
+	escrow    escrowState
 	master    string // the Redis Cluster master its last Sync went to; "" before one
 	// gone: evicted from the LRU and not parked (no own counts, no room,
 	// or Reset). A caller that took the entry before that must not count
@@ -221,6 +222,7 @@ func satAdd(a, b int64) int64 {
 // (two or more behind the entry) no longer weigh in any estimate and are
 // not kept, so they never reach Redis (see the package doc).
 func (e *entry) addOwn(win, n int64) {
+	e.escrow.adds += n
 	if s, ok := e.slot(win); ok {
 		e.own[s] += n
 	}

@@ -127,19 +127,25 @@ func (n *Node) byShard(ctx context.Context, pending []*entry) (groups []shardGro
 
 // snapshot reads the batch's own counts, rolled to now, and what Redis had
 // acknowledged of them (acked[i], same windows): a lower prior in the
-// reply means Redis lost data.
-func (n *Node) snapshot(batch []*entry, now int64) ([]reconcile.Item, []counts) {
+// reply means Redis lost data. With Config.Escrow it also reads each
+// identity's want and own-unit count into c.
+func (n *Node) snapshot(c *Call, now int64) {
 	idx, _ := n.position(now)
-	items := make([]reconcile.Item, len(batch))
-	acked := make([]counts, len(batch))
-	for i, e := range batch {
+	c.items = make([]reconcile.Item, len(c.batch))
+	c.acked = make([]counts, len(c.batch))
+	if c.escrow {
+		c.wants, c.adds = make([]int64, len(c.batch)), make([]int64, len(c.batch))
+	}
+	for i, e := range c.batch {
 		e.mu.Lock()
 		e.roll(idx)
-		items[i] = reconcile.Item{Key: e.key, Index: e.idx, Own: e.own}
-		acked[i] = e.acked
+		c.items[i] = reconcile.Item{Key: e.key, Index: e.idx, Own: e.own}
+		c.acked[i] = e.acked
+		if c.escrow {
+			c.wants[i], c.adds[i] = e.escrow.want(), e.escrow.adds
+		}
 		e.mu.Unlock()
 	}
-	return items, acked
 }
 
 // requeue puts entries back in the Redis pending set after a failure.

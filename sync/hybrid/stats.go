@@ -7,6 +7,7 @@ import "sync/atomic"
 type Stats struct {
 	LocalDecisions  uint64 // decided from the view, no network call (allowed)
 	CachedDenies    uint64 // denied from the view's over-limit state
+	EscrowDenies    uint64 // denied within the margin for want of an escrowed allowance (Config.Escrow)
 	RedisDecisions  uint64 // decided atomically at Redis
 	FallbackLocal   uint64 // Redis-decided requests decided locally because Redis was unreachable
 	FailClosed      uint64 // Redis-decided requests denied because Redis was unreachable
@@ -45,6 +46,7 @@ type Stats struct {
 
 type stats struct {
 	local, cachedDeny, redis, fallback, failClosed     atomic.Uint64
+	escrowDenies                                       atomic.Uint64
 	roundTrips, redisErrors, resends, pendingDropped   atomic.Uint64
 	gossipSent, gossipBytes, gossipRecv, gossipDropped atomic.Uint64
 	gossipErrors, gossipClamped                        atomic.Uint64
@@ -55,7 +57,7 @@ type stats struct {
 
 func (s *stats) snapshot() Stats {
 	return Stats{
-		LocalDecisions: s.local.Load(), CachedDenies: s.cachedDeny.Load(),
+		LocalDecisions: s.local.Load(), CachedDenies: s.cachedDeny.Load(), EscrowDenies: s.escrowDenies.Load(),
 		RedisDecisions: s.redis.Load(), FallbackLocal: s.fallback.Load(),
 		FailClosed: s.failClosed.Load(), RedisRoundTrips: s.roundTrips.Load(),
 		RedisErrors: s.redisErrors.Load(), Resends: s.resends.Load(),

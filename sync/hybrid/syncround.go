@@ -83,9 +83,10 @@ func (r *SyncRound) Next(g int) *Call {
 	batch := es[r.sent[g]:min(r.sent[g]+r.n.cfg.BatchSize, len(es))]
 	r.sent[g] += len(batch)
 	r.open[g] = true
-	items, acked := r.n.snapshot(batch, r.now)
-	return &Call{kind: callFlush, at: r.now, node: r.groups[g].node, group: g,
-		batch: batch, items: items, acked: acked}
+	c := &Call{kind: callFlush, at: r.now, node: r.groups[g].node, group: g,
+		batch: batch, escrow: r.n.cfg.Escrow}
+	r.n.snapshot(c, r.now)
+	return c
 }
 
 // Finish applies a batch's reply: every identity's view is refreshed with
@@ -116,6 +117,9 @@ func (r *SyncRound) Finish(c *Call) error {
 		lost = lost || res.Prior[0] < c.acked[i][0] || res.Prior[1] < c.acked[i][1]
 		e.mu.Lock()
 		n.mergeResult(e, c.items[i].Index, res, c.items[i].Own, r.now)
+		if c.escrow {
+			e.escrow.granted(c.grants[i], c.adds[i])
+		}
 		e.mu.Unlock()
 	}
 	if lost {

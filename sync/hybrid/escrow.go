@@ -1,0 +1,66 @@
+package hybrid
+
+import (
+	"context"
+
+	"github.com/edgelimit/edgelimit/sync/reconcile"
+)
+
+// escrowState is one identity's escrowed allowance at this PoP (with
+// Config.Escrow): units it may admit without asking until exp (ms), as
+// Redis granted them less what was admitted since the snapshot the grant
+// answered. Guarded by the entry's mu.
+type escrowState struct {
+	allow  int64 // units left
+	exp    int64 // ms after which allow is void
+	adds   int64 // every own unit ever counted in the entry (monotonic), to charge a grant what came after its snapshot
+	demand int64 // units requested within the margin since the last snapshot: the next Sync's want
+}
+
+// take spends w units of allowance at now, if it holds them.
+func (s *escrowState) take(now, w int64) bool {
+	if s.allow < w || now >= s.exp {
+		return false
+	}
+	s.allow -= w
+	return true
+}
+
+// charge takes w units admitted outside the allowance (far below the
+// limit) out of it too: Redis takes every new unit out of the grant, and
+// the PoP must not believe it holds more than Redis counts.
+func (s *escrowState) charge(w int64) { s.allow = max(s.allow-w, 0) }
+
+// want is the allowance the next Sync asks for: twice the demand seen
+// since the last one (0 when none: calm identities hold no grant).
+func (s *escrowState) want() int64 {
+	w := 2 * s.demand
+	s.demand = 0
+	return w
+}
+
+// granted applies a batch's grant, charged for the units counted since the
+// snapshot it answered (adds then: snapAdds).
+func (s *escrowState) granted(g reconcile.Grant, snapAdds int64) {
+	s.allow = max(g.Units-(s.adds-snapAdds), 0)
+	s.exp = g.Expiry
+}
+
+// escrowItems are a batch's items with their wants, read at the snapshot
+// (which called want under each entry's lock).
+func escrowItems(items []reconcile.Item, wants []int64) []reconcile.EscrowItem {
+	out := make([]reconcile.EscrowItem, len(items))
+	for i, it := range items {
+		out[i] = reconcile.EscrowItem{Item: it, Want: wants[i]}
+	}
+	return out
+}
+
+// flushEscrow makes an escrow batch's call: Store.FlushEscrow with the
+// limit, the window position at the Sync's now and the lease.
+func (n *Node) flushEscrow(ctx context.Context, c *Call) {
+	_, elapsed := n.position(c.at)
+	p := reconcile.EscrowParams{Now: c.at, Elapsed: elapsed, WindowMillis: n.w,
+		Max: n.cfg.Limit.Max, Lease: n.cfg.Lease}
+	c.res, c.grants, c.err = n.store.FlushEscrow(ctx, escrowItems(c.items, c.wants), p)
+}

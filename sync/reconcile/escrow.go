@@ -1,0 +1,126 @@
+package reconcile
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// escrowScript is hybrid_escrow.lua: a reconcile batch that also keeps
+// each PoP's escrowed allowance (see Grant).
+var escrowScript = redis.NewScript(mustSource("hybrid_escrow"))
+
+// GrantKey is the Redis key of identity's allowances in namespace ns:
+// "ns:{k:identity}:g", in the same hash slot as its window hashes (Key).
+func GrantKey(ns, identity string) string {
+	k := Key(ns, identity, 0)
+	return k[:len(k)-1] + "g"
+}
+
+// EscrowItem is one identity of an escrow batch: the Item, and how many
+// units of allowance the caller would like to hold.
+type EscrowItem struct {
+	Item
+	Want int64
+}
+
+// EscrowParams are what an escrow batch's grants are computed against: the
+// caller's time (ms; also the clock of every allowance's expiry), the
+// position in the window, the limit, and how long a grant lasts unless a
+// later batch of the same PoP renews it.
+type EscrowParams struct {
+	Now, Elapsed, WindowMillis, Max int64
+	Lease                           time.Duration
+}
+
+// Grant is the caller's allowance after an escrow batch: Units it may admit
+// without asking, until Expiry (ms, by the caller's clock; 0 with no
+// units). Redis grants only while the global sliding estimate plus every
+// PoP's outstanding allowance stays within the limit.
+type Grant struct {
+	Units, Expiry int64
+}
+
+// FlushEscrow is Flush for escrow batches: it merges items into Redis,
+// takes the units each reports as new out of this PoP's allowance, grants
+// up to Want more where the limit leaves room, and returns, in order, what
+// Redis holds for each and the PoP's allowance. One round trip (one
+// pipeline on a ClusterClient). Errors as Flush.
+func (s *Store) FlushEscrow(ctx context.Context, items []EscrowItem, p EscrowParams) ([]Result, []Grant, error) {
+	if len(items) == 0 {
+		return nil, nil, nil
+	}
+	if s.cluster != nil {
+		return s.escrowCluster(ctx, items, p)
+	}
+	keys, args := s.escrowArgs(items, p)
+	v, err := escrowScript.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return nil, nil, unavailable("redis escrow", err)
+	}
+	return parseEscrow(v, len(items))
+}
+
+func (s *Store) escrowArgs(items []EscrowItem, p EscrowParams) (keys []string, args []any) {
+	keys = make([]string, 0, 3*len(items))
+	args = make([]any, 0, 7+3*len(items))
+	args = append(args, s.id, s.ttl, p.Now, p.Elapsed, p.WindowMillis, p.Max, p.Lease.Milliseconds())
+	for _, it := range items {
+		keys = append(keys, Key(s.ns, it.Key, it.Index), Key(s.ns, it.Key, it.Index-1), GrantKey(s.ns, it.Key))
+		args = append(args, strconv.FormatInt(it.Own[0], 10), strconv.FormatInt(it.Own[1], 10), it.Want)
+	}
+	return keys, args
+}
+
+// escrowCluster sends one script call per identity in one pipeline.
+func (s *Store) escrowCluster(ctx context.Context, items []EscrowItem, p EscrowParams) ([]Result, []Grant, error) {
+	cmds := make([]*redis.Cmd, len(items))
+	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for i, it := range items {
+			keys, args := s.escrowArgs([]EscrowItem{it}, p)
+			cmds[i] = escrowScript.Eval(ctx, pl, keys, args...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, unavailable("redis escrow pipeline", err)
+	}
+	res, grants := make([]Result, 0, len(items)), make([]Grant, 0, len(items))
+	for _, c := range cmds {
+		v, err := c.Slice()
+		if err != nil {
+			return nil, nil, unavailable("redis escrow", err)
+		}
+		r, g, err := parseEscrow(v, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, grants = append(res, r[0]), append(grants, g[0])
+	}
+	return res, grants, nil
+}
+
+func parseEscrow(v []any, n int) ([]Result, []Grant, error) {
+	if len(v) != 6*n {
+		return nil, nil, errReply
+	}
+	res, grants := make([]Result, n), make([]Grant, n)
+	for i := range res {
+		for w := 0; w < 2; w++ {
+			p, f, err := parsePair(v[6*i+2*w], v[6*i+2*w+1])
+			if err != nil {
+				return nil, nil, err
+			}
+			res[i].Prior[w], res[i].Fields[w] = p, f
+		}
+		u, ok1 := v[6*i+4].(int64)
+		e, ok2 := v[6*i+5].(int64)
+		if !ok1 || !ok2 {
+			return nil, nil, errReply
+		}
+		grants[i] = Grant{Units: u, Expiry: e}
+	}
+	return res, grants, nil
+}
