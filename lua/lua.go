@@ -20,8 +20,10 @@
 //
 // The local-first hybrid's scripts are here too, with their own calling
 // conventions documented in package sync/reconcile: hybrid_reconcile.lua
-// (a batch of per-PoP cumulative counts, max-merged) and hybrid_decide.lua
-// (one decision at Redis on the merged global count).
+// (a batch of per-PoP cumulative counts, max-merged), hybrid_decide.lua
+// (one decision at Redis on the merged global count) and hybrid_escrow.lua
+// (a reconcile batch that also keeps and grants each PoP's escrowed
+// allowance).
 //
 // The package has no logic beyond listing and reading the files: a new
 // script is added by dropping a .lua file here.
