@@ -76,7 +76,8 @@ type Config struct {
 	// package doc and lua/hybrid_escrow.lua). A request within the margin
 	// is admitted from the allowance, or else denied locally and its
 	// identity queued so the next Sync asks for one: no decision waits for
-	// Redis. Lease is how long a grant lasts unless renewed (default 2 s).
+	// Redis. It needs Margin > 0 (New refuses Escrow with Margin 0). Lease
+	// is how long a grant lasts unless renewed (default 2 s).
 	Escrow    bool
 	Lease     time.Duration
 	BatchSize int // identities per reconcile round trip; default 256
@@ -186,6 +187,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Redis client required", ErrBadConfig)
 	case !(c.Margin >= 0 && c.Margin < 1):
 		return fmt.Errorf("%w: Margin must be in [0, 1)", ErrBadConfig)
+	case c.Escrow && c.Margin == 0:
+		return fmt.Errorf("%w: Escrow acts within the Margin: set Margin > 0", ErrBadConfig)
 	case !(c.GossipCap > 0 && c.GossipCap <= 1):
 		return fmt.Errorf("%w: GossipCap must be in [0, 1]", ErrBadConfig)
 	case c.ExpirySlack < 0:

@@ -24,6 +24,7 @@ func TestNewValidates(t *testing.T) {
 		{"no redis", func(c *Config) { c.Redis = nil }, ErrBadConfig},
 		{"margin", func(c *Config) { c.Margin = 1 }, ErrBadConfig},
 		{"negative margin", func(c *Config) { c.Margin = -0.1 }, ErrBadConfig},
+		{"escrow without margin", func(c *Config) { c.Escrow = true }, ErrBadConfig},
 		{"brace namespace", func(c *Config) { c.Namespace = "a{b" }, ErrBadConfig},
 		{"wildcard namespace", func(c *Config) { c.Namespace = "a.>" }, ErrBadConfig},
 		{"bucket", func(c *Config) { c.Limit.Algorithm = core.TokenBucket }, core.ErrBadAlgorithm},
