@@ -52,8 +52,12 @@ func WithServerTime() Option { return func(c *config) { c.serverTime = true } }
 // core.SourceFailClosed. Either way the error matches core.ErrUnavailable.
 func WithFailOpen() Option { return func(c *config) { c.failOpen = true } }
 
-// WithTimeout bounds every call to Redis to d (default DefaultTimeout), so a
-// dead Redis never stalls a caller longer than that. d must be positive.
+// WithTimeout bounds every call to Redis to d (default DefaultTimeout). The
+// bound reaches a Redis that accepts connections but does not answer only
+// when the go-redis client has ContextTimeoutEnabled, or with
+// WithPipelining; otherwise such a call lasts the client's ReadTimeout (5 s
+// by default). A refused connection fails within d either way. d must be
+// positive.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // WithExpirySlack adds d to every key's TTL (default: the timeout,

@@ -157,13 +157,15 @@ func (o *options) modes() []string {
 	case o.mode != "all":
 		return []string{o.mode}
 	case o.clockSkew > 0:
-		return knownModes()
+		return append(slices.Clone(engine.Modes), engine.Variants...)
 	}
 	return engine.Modes
 }
 
 // knownModes is every mode -mode accepts besides "all".
-func knownModes() []string { return append(slices.Clone(engine.Modes), engine.Variants...) }
+func knownModes() []string {
+	return append(append(slices.Clone(engine.Modes), engine.Variants...), engine.Experimental...)
+}
 
 // clustered reports whether the run's Redis is a Redis Cluster.
 func (o *options) clustered() bool {

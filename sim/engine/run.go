@@ -34,7 +34,11 @@ var Modes = []string{"redis", "local", "hybrid", "hybrid-nogossip"}
 // Variants lists the modes "all" runs only when they can differ from one of
 // Modes: redis-servertime (pure Redis on Redis' clock) equals redis unless
 // the PoPs' clocks are skewed.
-var Variants = []string{"redis-servertime", "hybrid-escrow"}
+var Variants = []string{"redis-servertime"}
+
+// Experimental lists the modes "all" does not run, asked for by name:
+// hybrid-escrow (hybrid.Config.Escrow, honest network only).
+var Experimental = []string{"hybrid-escrow"}
 
 // Available reports whether mode can run in this build.
 func Available(mode string) bool {
