@@ -177,20 +177,9 @@ func (h *honest) tally() {
 // lastGossip publishes each PoP's last gossip at the end of the trace and
 // delivers it.
 func (h *honest) lastGossip() error {
-	s := h.s
-	end := s.e.Trace.Duration
-	for p, pp := range s.pops {
-		if pp.nc == nil {
-			continue
-		}
-		before := pp.node.Stats().GossipSent
-		if err := pp.node.Gossip(s.now(p, end)); err != nil {
-			return fmt.Errorf("last gossip of pop %d: %w", p, err)
-		}
-		if sent := int(pp.node.Stats().GossipSent - before); sent > 0 {
-			if err := s.collect(event{at: end, pop: p}, sent); err != nil {
-				return err
-			}
+	for p := range h.s.pops {
+		if err := h.s.publish(p, h.s.e.Trace.Duration); err != nil {
+			return err
 		}
 	}
 	return h.settle()
@@ -313,17 +302,8 @@ func (h *honest) reply(ev event) {
 // still in flight, has it start again as soon as that one ends.
 func (h *honest) tick(ev event) error {
 	s := h.s
-	p := s.pops[ev.pop]
-	if p.nc != nil {
-		before := p.node.Stats().GossipSent
-		if err := p.node.Gossip(s.now(ev.pop, ev.at)); err != nil {
-			return fmt.Errorf("gossip at pop %d: %w", ev.pop, err)
-		}
-		if sent := int(p.node.Stats().GossipSent - before); sent > 0 {
-			if err := s.collect(ev, sent); err != nil {
-				return err
-			}
-		}
+	if err := s.publish(ev.pop, ev.at); err != nil {
+		return err
 	}
 	if st := &h.syncs[ev.pop]; st.round != nil {
 		st.again = true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/backends/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // redisWorkers is how many identities' request streams are in flight to
@@ -40,9 +41,7 @@ func runRedisServerTime(ctx context.Context, e *Env) (*outcome, error) {
 func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outcome, error) {
 	client, _ := e.countedClient(redisWorkers)
 	defer client.Close()
-	lim, err := redis.New(client, e.Limit, redis.WithPrefix(e.Namespace),
-		redis.WithPipelining(100*time.Microsecond, redisBatch), redis.WithTimeout(30*time.Second),
-		redis.WithExpirySlack(e.expirySlack()))
+	lim, err := e.redisLimiter(client)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +64,14 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 	}
 	o.roundTrips = int64(len(e.Trace.Requests))
 	return o, nil
+}
+
+// redisLimiter is pure-Redis mode's limiter on client: pipelined across
+// identities, a timeout no simulated run reaches, keys kept for the run.
+func (e *Env) redisLimiter(client goredis.UniversalClient) (*redis.Limiter, error) {
+	return redis.New(client, e.Limit, redis.WithPrefix(e.Namespace),
+		redis.WithPipelining(100*time.Microsecond, redisBatch), redis.WithTimeout(30*time.Second),
+		redis.WithExpirySlack(e.expirySlack()))
 }
 
 // redisWorker decides, in trace order, the requests of the identities

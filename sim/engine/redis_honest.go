@@ -43,9 +43,7 @@ func (e *Env) runRedisHonest(ctx context.Context, clock func(i int) time.Time) (
 	fl, order := e.flights()
 	client, _ := e.countedClient(redisWorkers)
 	defer client.Close()
-	lim, err := redis.New(client, e.Limit, redis.WithPrefix(e.Namespace),
-		redis.WithPipelining(100*time.Microsecond, redisBatch), redis.WithTimeout(30*time.Second),
-		redis.WithExpirySlack(e.expirySlack()))
+	lim, err := e.redisLimiter(client)
 	if err != nil {
 		return nil, err
 	}

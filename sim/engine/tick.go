@@ -20,19 +20,28 @@ func (s *hybridSim) tick(ev event) error {
 	if err := p.node.Sync(s.ctx, now); err != nil {
 		return fmt.Errorf("sync at pop %d: %w", ev.pop, err)
 	}
-	if p.nc != nil {
-		before := p.node.Stats().GossipSent
-		if err := p.node.Gossip(now); err != nil {
-			return fmt.Errorf("gossip at pop %d: %w", ev.pop, err)
-		}
-		if sent := int(p.node.Stats().GossipSent - before); sent > 0 {
-			if err := s.collect(ev, sent); err != nil {
-				return err
-			}
-		}
+	if err := s.publish(ev.pop, ev.at); err != nil {
+		return err
 	}
 	if next := ev.at + s.e.SyncInterval; next < s.e.Trace.Duration {
 		s.agenda.add(event{at: next, kind: evTick, pop: ev.pop})
+	}
+	return nil
+}
+
+// publish has PoP p Gossip at offset at and schedules each copy of what it
+// sent at every other PoP (see collect); without NATS it does nothing.
+func (s *hybridSim) publish(p int, at time.Duration) error {
+	pp := s.pops[p]
+	if pp.nc == nil {
+		return nil
+	}
+	before := pp.node.Stats().GossipSent
+	if err := pp.node.Gossip(s.now(p, at)); err != nil {
+		return fmt.Errorf("gossip at pop %d: %w", p, err)
+	}
+	if sent := int(pp.node.Stats().GossipSent - before); sent > 0 {
+		return s.collect(event{at: at, pop: p}, sent)
 	}
 	return nil
 }
