@@ -279,6 +279,7 @@ func (h *honest) reply(ev event) {
 		return
 	}
 	s := h.s
+	s.now(ev.pop, ev.at) // the PoP's clock reads the reply's arrival (a failure is detected then)
 	if ev.lost {
 		ev.node.Fail(ev.call, errLost)
 	}

@@ -69,6 +69,9 @@ func (l *ledger) lost(ctx context.Context, e *Env) (losses, error) {
 			return out, err
 		}
 		for i, k := range part {
+			if err := cmds[i].Err(); err != nil && err != goredis.Nil {
+				return out, err
+			}
 			held, _ := strconv.ParseInt(cmds[i].Val(), 10, 64)
 			if miss := l.units[k] - held; miss > 0 {
 				out.total += miss

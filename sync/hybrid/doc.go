@@ -74,21 +74,24 @@
 // plus every PoP's outstanding allowance (units it may admit without
 // asking) never exceeds Limit.Max when a grant is made. E never grows
 // without an admission (the previous window's weight only decays, and the
-// roll is continuous), and an admission adds at most 1 to it, so a grant
-// made at one instant stays safe at every later one: units a PoP admits
-// from its allowance were already counted, at full weight, when it was
-// granted. A Sync reports the units admitted since the last one (its
+// roll is continuous), and an admission of w units adds at most w to it, so
+// a grant made at one instant stays safe at every later one: units a PoP
+// admits from its allowance were already counted, at full weight, when it
+// was granted. A Sync reports the units admitted since the last one (its
 // field's growth) and Redis takes them out of the PoP's allowance before
 // granting more (up to twice the PoP's demand within the margin since its
 // last Sync). A grant lasts Config.Lease; the PoP stops spending it then,
 // and Redis counts it one lease longer, so what was spent just before the
 // expiry is reported before the headroom is granted again; a crashed PoP's
-// unspent allowance thus only causes denials, for at most two leases. The
-// bound is broken only by units a PoP admitted and never reported — a
-// crash (the same loss as without escrow) or a partition longer than a
-// lease. Within the margin a request is admitted from the allowance or
-// denied locally (Stats.EscrowDenies) and its identity queued so the next
-// Sync asks for one; no decision waits for Redis.
+// unspent allowance thus only causes denials, for at most two leases.
+// What the invariant does not cover: units admitted below the margin (the
+// far-below rule decides on the view, as without escrow) that Redis has
+// not heard of yet; units a PoP admitted and never reported (a crash, the
+// same loss as without escrow, or a partition longer than a lease); and
+// clocks that disagree by more than a lease (Redis prunes expired grants
+// by the calling PoP's clock). Within the margin a request is admitted from
+// the allowance or denied locally (Stats.EscrowDenies) and its identity
+// queued so the next Sync asks for one; no decision waits for Redis.
 //
 // Live accuracy: with Config.AuditRate set, a sampled fraction of local
 // decisions is checked off the hot path against the Redis hashes (Audit),

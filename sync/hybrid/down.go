@@ -17,14 +17,15 @@ type downSet struct {
 	until map[string]int64
 }
 
-// mark records node down until ms.
+// mark records node down until ms, or until a later time it already had
+// (a failure detected late must not shorten a newer mark).
 func (d *downSet) mark(node string, until int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.until == nil {
 		d.until = map[string]int64{}
 	}
-	d.until[node] = until
+	d.until[node] = max(d.until[node], until)
 	d.n.Store(int64(len(d.until)))
 }
 

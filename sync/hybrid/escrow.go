@@ -46,6 +46,16 @@ func (s *escrowState) granted(g reconcile.Grant, snapAdds int64) {
 	s.exp = g.Expiry
 }
 
+// restoreDemand gives a failed batch's identities back the demand its
+// snapshot took (want), so the next Sync asks for their allowance again.
+func restoreDemand(c *Call) {
+	for i, e := range c.batch {
+		e.mu.Lock()
+		e.escrow.demand += c.wants[i] / 2
+		e.mu.Unlock()
+	}
+}
+
 // escrowItems are a batch's items with their wants, read at the snapshot
 // (which called want under each entry's lock).
 func escrowItems(items []reconcile.Item, wants []int64) []reconcile.EscrowItem {

@@ -33,7 +33,7 @@ func (n *Node) beginDecide(ctx context.Context, e *entry, now, w int64) (*Call, 
 func (n *Node) completeDecide(c *Call) (core.Decision, error) {
 	now, w, args := c.at, c.args.N, c.args
 	if c.err != nil {
-		n.markDown(c.node, now)
+		n.markDown(c.node, n.detected(now))
 		return n.fallback(c.e, now, w, c.err)
 	}
 	n.down.clear(c.node)
@@ -144,6 +144,13 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 	n.st.fallback.Add(1)
 	n.enqueue(e, true, true)
 	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), err
+}
+
+// detected is when a call made at made (ms) is found failed: the Clock's
+// now, at least made. A call can fail a timeout after it was made, and a
+// down mark counted from made would already have run out.
+func (n *Node) detected(made int64) int64 {
+	return max(made, core.Millis(n.cfg.Clock.Now()))
 }
 
 // markDown records a failure of Redis node (see downSet) at now (ms):

@@ -185,3 +185,29 @@ func TestDecideReplyAfterSyncResends(t *testing.T) {
 		t.Fatalf("Redis holds %d units of window k+1, want the 2 admitted", got)
 	}
 }
+
+// TestLateFailureMarksDownFromDetection: a call that fails a timeout after
+// it was made marks Redis down from when the failure is found, not from
+// when the call was made (a mark counted from then would already have run
+// out, and every contested request would pay the timeout again).
+func TestLateFailureMarksDownFromDetection(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("a", func(c *Config) { c.Margin = 0.5 })
+	ctx := context.Background()
+	for range 50 {
+		mustAllow(t, n, "k", t0)
+	}
+	_, c, _ := n.Begin(ctx, "k", t0, 1)
+	if c == nil {
+		t.Fatal("Begin at the margin made no Call")
+	}
+	late := t0.Add(2 * time.Second) // a call timeout later, past RedisRetry
+	e.clock.Set(late)
+	n.Fail(c, errors.New("timed out"))
+	if _, err := n.Complete(c); !errors.Is(err, core.ErrUnavailable) {
+		t.Fatalf("Complete: %v", err)
+	}
+	if _, c2, _ := n.Begin(ctx, "k", late, 1); c2 != nil {
+		t.Fatal("right after a failure found at 2 s, Begin made a Call: the down mark ran from the call's start")
+	}
+}

@@ -105,7 +105,10 @@ func (r *SyncRound) Finish(c *Call) error {
 	if c.err != nil {
 		n.requeue(r.groups[g].entries[r.sent[g]-len(c.batch):])
 		r.ended[g] = true
-		n.markDown(c.node, r.now)
+		n.markDown(c.node, n.detected(r.now))
+		if c.escrow {
+			restoreDemand(c)
+		}
 		return c.err
 	}
 	lost := false
