@@ -19,7 +19,7 @@
 -- ARGV[7] lease ms (how long a grant lasts unless renewed), then per item
 -- ARGV[8+3(i-1)..]: own current, own previous, want.
 -- Reply per item: prior cur, HGETALL cur, prior prev, HGETALL prev,
--- allowance (units), allowance expiry (ms).
+-- allowance (units), allowance expiry (ms); then Redis' clock (TIME) in ms.
 -- The estimate uses the same float operation order as core.SlidingEstimate.
 local id, ttl = ARGV[1], ARGV[2]
 local now, elapsed, w, max, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -84,4 +84,6 @@ for i = 1, #KEYS / 3 do
   out[#out + 1] = mine
   out[#out + 1] = exp
 end
+local t = redis.call('TIME')
+out[#out + 1] = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return out

@@ -8,7 +8,9 @@
 -- ARGV[2]   : PEXPIRE in ms for hashes written (two windows).
 -- ARGV[2+i] : this PoP's cumulative count for KEYS[i] ("0" = read only).
 -- Reply     : for each key, its field's value before the merge (0 when
---             missing) followed by HGETALL of the key after the merge.
+--             missing) followed by HGETALL of the key after the merge; then
+--             Redis' clock (TIME) in ms, for callers that keep their windows
+--             on it.
 local id, ttl = ARGV[1], ARGV[2]
 local out = {}
 for i = 1, #KEYS do
@@ -22,4 +24,6 @@ for i = 1, #KEYS do
   out[#out + 1] = prior
   out[#out + 1] = redis.call('HGETALL', k)
 end
+local t = redis.call('TIME')
+out[#out + 1] = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return out

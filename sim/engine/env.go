@@ -32,7 +32,12 @@ type Env struct {
 	Network string
 	Jitter  float64         // honest: mean jitter of a one-way delay, a fraction of its base
 	Faults  netmodel.Faults // honest: what goes wrong during the run
-	keys    []string
+	// RedisClock runs the hybrid with hybrid.Config.RedisClock: each PoP
+	// learns its offset to Redis' clock from its Syncs. Redis' clock is the
+	// true virtual time at a batch's arrival (honest network only: the real
+	// Redis TIME is the wall clock).
+	RedisClock bool
+	keys       []string
 }
 
 // epoch is the simulated wall clock's origin: 2026-01-01T00:00:00Z.

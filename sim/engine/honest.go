@@ -218,27 +218,30 @@ func (h *honest) decide(i int) error {
 	s, r := h.s, h.s.e.Trace.Requests[i]
 	p := int(r.PoP)
 	now := s.now(p, r.At)
-	d, c, err := s.pops[p].node.Begin(s.ctx, s.e.Key(r.ID), now, int64(r.N))
+	node := s.pops[p].node
+	win := now.Add(node.ClockOffset()) // the time the Node counts in (its window clock)
+	d, c, err := node.Begin(s.ctx, s.e.Key(r.ID), now, int64(r.N))
 	if err != nil && !errors.Is(err, core.ErrUnavailable) {
 		return fmt.Errorf("hybrid decision %d at pop %d: %w", i, p, err)
 	}
 	if c == nil {
-		h.answer(i, p, now, d.Allowed, 0)
+		h.answer(i, p, win, d.Allowed, 0)
 		return nil
 	}
-	h.open[p][i] = now
+	h.open[p][i] = win
 	h.send(p, c, r.At, i)
 	return nil
 }
 
 // answer records request i's decision, and its units in the ledger of the
-// incarnation that admitted them.
-func (h *honest) answer(i, p int, now time.Time, allowed bool, lat time.Duration) {
+// incarnation that admitted them, in the window of win (the time the Node
+// counted them at).
+func (h *honest) answer(i, p int, win time.Time, allowed bool, lat time.Duration) {
 	s := h.s
 	s.out.allowed[i], s.out.latency[i] = allowed, lat
 	if allowed {
 		r := s.e.Trace.Requests[i]
-		h.ledger.add(s.pops[p].node.ID(), r.ID, now, int64(r.N))
+		h.ledger.add(s.pops[p].node.ID(), r.ID, win, int64(r.N))
 	}
 }
 
@@ -264,6 +267,7 @@ func (h *honest) arrive(ev event) {
 		ev.node.Fail(ev.call, errRefused)
 	} else {
 		ev.node.Exec(h.s.ctx, ev.call)
+		ev.call.SetServerTime(h.s.e.Start.Add(ev.at).UnixMilli()) // Redis' clock is true time
 	}
 	ev.kind, ev.at = evReply, ev.at+h.links.Down(ev.pop)
 	if h.faults.Cut(ev.pop, ev.at) {

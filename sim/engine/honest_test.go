@@ -305,3 +305,35 @@ func TestEscrowModeNeverWaits(t *testing.T) {
 		esc.DecisionErrorPct, esc.MaxOveradmission, esc.RoundTripsSavedPct, red.DecisionErrorPct, red.MaxOveradmission,
 		loc.MaxOveradmission)
 }
+
+// TestRedisClockUndoesSkew: PoP clocks spread over ±400 ms on a 1 s
+// window put the hybrid's decisions in the wrong windows; with each PoP
+// learning its offset to Redis' clock from its Syncs
+// (hybrid.Config.RedisClock) its figures come back to those of the same
+// hybrid with no skew at all.
+func TestRedisClockUndoesSkew(t *testing.T) {
+	rs := map[string]Result{}
+	for _, run := range []struct {
+		name  string
+		skew  time.Duration
+		clock bool
+	}{{"skewed", 400 * time.Millisecond, false}, {"redisclock", 400 * time.Millisecond, true}, {"noskew", 0, false}} {
+		e := faultEnv(t, netmodel.Faults{})
+		e.Namespace += run.name
+		e.Skew = netmodel.Skews(e.Trace.Config.PoPs, run.skew, 3)
+		e.RedisClock = run.clock
+		r, err := Run(context.Background(), e, "hybrid-nogossip")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs[run.name] = r
+		t.Logf("%s: error %.2f%%, worst %.2f, lost %d", run.name, r.DecisionErrorPct, r.MaxOveradmission, r.LostHits)
+	}
+	skewed, fixed, none := rs["skewed"], rs["redisclock"], rs["noskew"]
+	if fixed.DecisionErrorPct > none.DecisionErrorPct+0.5 || fixed.DecisionErrorPct >= skewed.DecisionErrorPct ||
+		fixed.MaxOveradmission > none.MaxOveradmission+0.05 || fixed.LostHits != 0 {
+		t.Fatalf("with the Redis clock: error %.2f%%, worst %.2f, lost %d; skewed %.2f%%; no skew %.2f%%, worst %.2f",
+			fixed.DecisionErrorPct, fixed.MaxOveradmission, fixed.LostHits, skewed.DecisionErrorPct,
+			none.DecisionErrorPct, none.MaxOveradmission)
+	}
+}

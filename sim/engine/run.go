@@ -58,6 +58,9 @@ func Run(ctx context.Context, e *Env, mode string) (Result, error) {
 	if run == nil {
 		return Result{}, fmt.Errorf("mode %s runs only on the honest network", mode)
 	}
+	if e.Ideal() && e.RedisClock {
+		return Result{}, fmt.Errorf("the Redis clock needs the honest network (Redis TIME is the wall clock)")
+	}
 	if e.Ideal() && e.Faults.Any() {
 		return Result{}, fmt.Errorf("faults need the honest network (not -network ideal)")
 	}

@@ -115,7 +115,7 @@ func (n *Node) Audit(ctx context.Context, now time.Time) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	idx, _ := n.position(core.Millis(now))
+	idx, _ := n.position(n.ms(now))
 	byTarget := map[auditTarget][]auditSample{}
 	for _, s := range samples {
 		if s.idx < idx {

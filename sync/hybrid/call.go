@@ -46,11 +46,12 @@ type Call struct {
 	one  reconcile.Result
 
 	// callFlush
-	group int // its SyncRound group
-	batch []*entry
-	items []reconcile.Item
-	acked []counts
-	res   []reconcile.Result
+	group   int   // its SyncRound group
+	sentRaw int64 // ms by the Node's own Clock when the batch was handed out (for Config.RedisClock)
+	batch   []*entry
+	items   []reconcile.Item
+	acked   []counts
+	res     []reconcile.Result
 
 	// callFlush with Config.Escrow: each identity's want and own-unit
 	// count at the snapshot, and the grants of the reply

@@ -78,9 +78,20 @@ type Config struct {
 	// identity queued so the next Sync asks for one: no decision waits for
 	// Redis. It needs Margin > 0 (New refuses Escrow with Margin 0). Lease
 	// is how long a grant lasts unless renewed (default 2 s).
-	Escrow    bool
-	Lease     time.Duration
-	BatchSize int // identities per reconcile round trip; default 256
+	Escrow bool
+	Lease  time.Duration
+	// RedisClock keeps the Node's windows on Redis' clock: every Sync
+	// batch reads Redis TIME in its script, and the Node adds the offset it
+	// learns (as NTP does: Redis' reading minus the midpoint of the round
+	// trip, by this PoP's Clock) to every time it is handed, so PoPs whose
+	// clocks disagree still count and decide in the same windows. Until the
+	// first Sync the offset is 0, so Sync once before serving: learning an
+	// offset is a clock step, and units counted before it on a clock off by
+	// more than a window are then behind the view and not kept (see the
+	// package doc on windows). Needs Redis ≥ 5 (TIME in a script that
+	// writes). See ClockOffset.
+	RedisClock bool
+	BatchSize  int // identities per reconcile round trip; default 256
 	// SyncShare is the most of one Redis node's time a Sync with several
 	// batches for it may take: after a batch that took d, the next batch
 	// to that node waits d × (1 − SyncShare) / SyncShare, leaving the node

@@ -34,7 +34,7 @@ func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (
 	if err := n.check(key, w); err != nil {
 		return core.Decision{}, err
 	}
-	return n.allowAt(ctx, key, core.Millis(now), w)
+	return n.allowAt(ctx, key, n.ms(now), w)
 }
 
 // Allow is AllowN(ctx, key, clock.Now(), 1), with the Clock read as
@@ -46,7 +46,7 @@ func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil { // weight 1 always fits a valid limit
 		return core.Decision{}, err
 	}
-	return n.allowAt(ctx, key, n.milli.UnixMilli(), 1)
+	return n.allowAt(ctx, key, n.milli.UnixMilli()+n.offset.Load(), 1)
 }
 
 // allowAt is AllowN on checked input at ms: begin, and when the view asks
@@ -72,7 +72,7 @@ func (n *Node) Begin(ctx context.Context, key string, now time.Time, w int64) (c
 	if err := n.check(key, w); err != nil {
 		return core.Decision{}, nil, err
 	}
-	return n.begin(ctx, key, core.Millis(now), w)
+	return n.begin(ctx, key, n.ms(now), w)
 }
 
 // Complete applies the reply of a Call that Begin returned (made by Exec or
@@ -128,7 +128,7 @@ func (n *Node) Peek(ctx context.Context, key string, now time.Time) (core.Decisi
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
 	}
-	ms := core.Millis(now)
+	ms := n.ms(now)
 	e, ok := n.lookup(key)
 	if !ok {
 		idx, _ := n.position(ms)
@@ -206,7 +206,7 @@ func (n *Node) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
 	}
-	idx, _ := n.position(core.Millis(n.cfg.Clock.Now()))
+	idx, _ := n.position(n.ms(n.cfg.Clock.Now()))
 	windows := []int64{idx}
 	n.mu.Lock()
 	e, ok := n.cache.Peek(key)

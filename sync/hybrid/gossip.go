@@ -38,7 +38,7 @@ func (n *Node) Gossip(now time.Time) error {
 }
 
 func (n *Node) gossipEntries(pending []*entry, now time.Time) []gossip.Entry {
-	idx, _ := n.position(core.Millis(now))
+	idx, _ := n.position(n.ms(now))
 	out := make([]gossip.Entry, 0, 2*len(pending))
 	for _, e := range pending {
 		e.mu.Lock()
@@ -113,7 +113,7 @@ func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
 	if m.PoP == n.id || m.WindowMillis != n.w {
 		return
 	}
-	ms := core.Millis(now)
+	ms := n.ms(now)
 	idx, _ := n.position(ms)
 	for _, g := range m.Entries {
 		if g.Window > idx+1 || g.Window < idx-1 || core.ValidateKey(g.Key) != nil {

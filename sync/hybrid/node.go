@@ -47,7 +47,8 @@ type Node struct {
 	sleep  func(ctx context.Context, d time.Duration) error // Sync's pause between batches; sleepCtx, tests record it
 	st     stats
 	loops  loops
-	closed atomic.Bool // set by Close: every decision then returns core.ErrClosed
+	closed atomic.Bool  // set by Close: every decision then returns core.ErrClosed
+	offset atomic.Int64 // ms added to every time handed in: Redis' clock minus this PoP's (Config.RedisClock; else 0)
 }
 
 // New validates cfg and returns a ready Node (it makes no Redis call). With

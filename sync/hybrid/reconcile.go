@@ -49,7 +49,7 @@ func (n *Node) sync(ctx context.Context, now time.Time, paced bool) error {
 // It drives a SyncRound, making each batch's Call at once: the masters'
 // groups concurrently, each group's batches one after the other.
 func (n *Node) syncOnce(ctx context.Context, now time.Time, paced bool) (moved bool, err error) {
-	r := n.beginSync(ctx, core.Millis(now))
+	r := n.beginSync(ctx, n.ms(now))
 	errs := make([]error, r.Groups())
 	var wg sync.WaitGroup
 	for g := range r.Groups() {

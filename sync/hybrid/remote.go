@@ -150,7 +150,7 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 // now, at least made. A call can fail a timeout after it was made, and a
 // down mark counted from made would already have run out.
 func (n *Node) detected(made int64) int64 {
-	return max(made, core.Millis(n.cfg.Clock.Now()))
+	return max(made, n.ms(n.cfg.Clock.Now()))
 }
 
 // markDown records a failure of Redis node (see downSet) at now (ms):

@@ -211,3 +211,31 @@ func TestLateFailureMarksDownFromDetection(t *testing.T) {
 		t.Fatal("right after a failure found at 2 s, Begin made a Call: the down mark ran from the call's start")
 	}
 }
+
+// TestRedisClockLearnsTheOffset: with RedisClock a Sync learns Redis'
+// clock (its TIME, the wall clock here) against the Node's own (a manual
+// clock set far from it), and the Node then counts in Redis' windows.
+func TestRedisClockLearnsTheOffset(t *testing.T) {
+	e := newEnv(t, false)
+	behind := time.Now().Add(-3 * time.Second).Truncate(time.Millisecond) // this PoP's clock, 3 s behind Redis'
+	e.clock.Set(behind)
+	n := e.node("a", func(c *Config) { c.RedisClock = true; c.Limit = core.PerWindow(100, time.Second) })
+	mustAllow(t, n, "k", behind)
+	if n.ClockOffset() != 0 {
+		t.Fatalf("offset %v before any Sync, want 0", n.ClockOffset())
+	}
+	mustSync(t, n, behind)
+	if d := n.ClockOffset() - 3*time.Second; d < -200*time.Millisecond || d > 200*time.Millisecond {
+		t.Fatalf("offset %v, want about 3s (Redis' clock minus the Node's)", n.ClockOffset())
+	}
+	mustAllow(t, n, "k", behind)
+	mustSync(t, n, behind)
+	wall := time.Now().UnixMilli() / 1000
+	got := e.redisTotal(DefaultNamespace, "k", wall) + e.redisTotal(DefaultNamespace, "k", wall-1)
+	if got != 1 {
+		t.Fatalf("Redis' current windows hold %d units, want the one admitted after the offset was learned", got)
+	}
+	if old := e.redisTotal(DefaultNamespace, "k", behind.UnixMilli()/1000); old != 1 {
+		t.Fatalf("the window of the Node's own clock holds %d, want the first unit", old)
+	}
+}

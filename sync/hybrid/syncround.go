@@ -39,7 +39,7 @@ type shardGroup struct {
 // is dropped stay out of the pending set until their next hit: a driver
 // must finish what it begins.
 func (n *Node) BeginSync(now time.Time) *SyncRound {
-	return n.beginSync(context.Background(), core.Millis(now))
+	return n.beginSync(context.Background(), n.ms(now))
 }
 
 func (n *Node) beginSync(ctx context.Context, ms int64) *SyncRound {
@@ -84,7 +84,7 @@ func (r *SyncRound) Next(g int) *Call {
 	r.sent[g] += len(batch)
 	r.open[g] = true
 	c := &Call{kind: callFlush, at: r.now, node: r.groups[g].node, group: g,
-		batch: batch, escrow: r.n.cfg.Escrow}
+		batch: batch, escrow: r.n.cfg.Escrow, sentRaw: core.Millis(r.n.cfg.Clock.Now())}
 	r.n.snapshot(c, r.now)
 	return c
 }
@@ -110,6 +110,9 @@ func (r *SyncRound) Finish(c *Call) error {
 			restoreDemand(c)
 		}
 		return c.err
+	}
+	if len(c.res) > 0 {
+		n.learnOffset(c.res[0].ServerMillis, c.sentRaw, core.Millis(n.cfg.Clock.Now()))
 	}
 	lost := false
 	for i, e := range c.batch {

@@ -18,7 +18,7 @@ func (n *Node) Counts(key string, now time.Time) (cur, prev int64) {
 	if !ok {
 		return 0, 0
 	}
-	idx, _ := n.position(core.Millis(now))
+	idx, _ := n.position(n.ms(now))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.roll(idx)
@@ -35,6 +35,6 @@ func (n *Node) Counts(key string, now time.Time) (cur, prev int64) {
 // Estimate is core.SlidingEstimate over Counts at now.
 func (n *Node) Estimate(key string, now time.Time) float64 {
 	cur, prev := n.Counts(key, now)
-	_, elapsed := n.position(core.Millis(now))
+	_, elapsed := n.position(n.ms(now))
 	return core.SlidingEstimate(cur, prev, elapsed, n.w)
 }

@@ -103,10 +103,17 @@ func (s *Store) escrowCluster(ctx context.Context, items []EscrowItem, p EscrowP
 }
 
 func parseEscrow(v []any, n int) ([]Result, []Grant, error) {
-	if len(v) != 6*n {
+	if len(v) != 6*n+1 {
+		return nil, nil, errReply
+	}
+	server, ok := v[6*n].(int64)
+	if !ok {
 		return nil, nil, errReply
 	}
 	res, grants := make([]Result, n), make([]Grant, n)
+	for i := range res {
+		res[i].ServerMillis = server
+	}
 	for i := range res {
 		for w := 0; w < 2; w++ {
 			p, f, err := parsePair(v[6*i+2*w], v[6*i+2*w+1])

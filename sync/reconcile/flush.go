@@ -91,10 +91,17 @@ func (s *Store) pipeline(ctx context.Context, items []Item, sha bool) ([]*redis.
 func isNoScript(err error) bool { return strings.HasPrefix(err.Error(), "NOSCRIPT") }
 
 func parseFlush(v []any, n int) ([]Result, error) {
-	if len(v) != 4*n {
+	if len(v) != 4*n+1 {
+		return nil, errReply
+	}
+	server, ok := v[4*n].(int64)
+	if !ok {
 		return nil, errReply
 	}
 	out := make([]Result, n)
+	for i := range out {
+		out[i].ServerMillis = server
+	}
 	for i := range out {
 		for w := 0; w < 2; w++ {
 			p, f, err := parsePair(v[4*i+2*w], v[4*i+2*w+1])

@@ -47,6 +47,9 @@ type Field struct {
 type Result struct {
 	Prior  [2]int64
 	Fields [2][]Field
+	// ServerMillis is Redis' clock (TIME, ms) when the batch's script ran
+	// (Flush and FlushEscrow; 0 from Decide).
+	ServerMillis int64
 }
 
 // Total is the sum of every field of window w (0 current, 1 previous).
