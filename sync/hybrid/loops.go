@@ -74,8 +74,11 @@ func (n *Node) every(ctx context.Context, d time.Duration, f func()) {
 }
 
 // Close stops the loops, unsubscribes from gossip, and flushes what the
-// Node holds: a last Gossip and a last Sync (bounded by ctx). It returns
-// their errors, joined. Calling it again returns nil and does nothing.
+// Node holds: a last Gossip and a last Sync (bounded by ctx), and, 2 ms
+// later, one more Sync if a decision that began before Close counted a
+// unit meanwhile. From its start every decision returns core.ErrClosed, so
+// stop serving first, then Close. It returns the errors, joined. Calling it
+// again returns nil and does nothing.
 func (n *Node) Close(ctx context.Context) error {
 	n.loops.mu.Lock()
 	if n.loops.closed {
@@ -95,5 +98,17 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.sub != nil {
 		_ = n.sub.Unsubscribe()
 	}
-	return errors.Join(gerr, n.sync(ctx, now, false)) // no pauses: a shutdown deadline must not expire in one
+	err := errors.Join(gerr, n.sync(ctx, now, false)) // no pauses: a shutdown deadline must not expire in one
+	// A decision that passed the closed check just before Close set it may
+	// count its unit after that flush: give such stragglers a moment and
+	// flush what they queued.
+	time.Sleep(closeGrace)
+	if n.Stats().PendingRedis > 0 {
+		err = errors.Join(err, n.sync(ctx, n.cfg.Clock.Now(), false))
+	}
+	return err
 }
+
+// closeGrace is how long Close waits after its flush for decisions already
+// past the closed check (a few instructions each) before flushing again.
+const closeGrace = 2 * time.Millisecond
