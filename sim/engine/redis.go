@@ -46,6 +46,31 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 		return nil, err
 	}
 	o := newOutcome(len(e.Trace.Requests))
+	order := make([]int, len(e.Trace.Requests))
+	for i := range order {
+		order[i] = i
+	}
+	err = e.byIdentity(order, func(i int) error {
+		r := e.Trace.Requests[i]
+		d, err := lim.AllowN(ctx, e.Key(r.ID), clock(i), int64(r.N))
+		if err != nil {
+			return fmt.Errorf("redis decision %d: %w", i, err)
+		}
+		o.allowed[i], o.latency[i] = d.Allowed, e.Net.RedisRTT[r.PoP]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	o.roundTrips = int64(len(e.Trace.Requests))
+	return o, nil
+}
+
+// byIdentity calls decide for every request index in order, spread over
+// redisWorkers goroutines by identity (identity modulo redisWorkers), so
+// each identity's requests go one at a time in order while different
+// identities' calls share pipelines. It returns the first error.
+func (e *Env) byIdentity(order []int, decide func(i int) error) error {
 	errs := make([]error, redisWorkers)
 	var done countdown
 	var wg sync.WaitGroup
@@ -53,17 +78,24 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = e.redisWorker(ctx, lim, clock, w, o, &done)
+			for _, i := range order {
+				if int(e.Trace.Requests[i].ID)%redisWorkers != w {
+					continue
+				}
+				if errs[w] = decide(i); errs[w] != nil {
+					return
+				}
+				done.add(e)
+			}
 		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	o.roundTrips = int64(len(e.Trace.Requests))
-	return o, nil
+	return nil
 }
 
 // redisLimiter is pure-Redis mode's limiter on client: pipelined across
@@ -72,25 +104,6 @@ func (e *Env) redisLimiter(client goredis.UniversalClient) (*redis.Limiter, erro
 	return redis.New(client, e.Limit, redis.WithPrefix(e.Namespace),
 		redis.WithPipelining(100*time.Microsecond, redisBatch), redis.WithTimeout(30*time.Second),
 		redis.WithExpirySlack(e.expirySlack()))
-}
-
-// redisWorker decides, in trace order, the requests of the identities
-// whose number is w modulo redisWorkers.
-func (e *Env) redisWorker(ctx context.Context, lim *redis.Limiter, clock func(int) time.Time,
-	w int, o *outcome, done *countdown) error {
-	for i, r := range e.Trace.Requests {
-		if int(r.ID)%redisWorkers != w {
-			continue
-		}
-		d, err := lim.AllowN(ctx, e.Key(r.ID), clock(i), int64(r.N))
-		if err != nil {
-			return fmt.Errorf("redis decision %d: %w", i, err)
-		}
-		o.allowed[i] = d.Allowed
-		o.latency[i] = e.Net.RedisRTT[r.PoP]
-		done.add(e)
-	}
-	return nil
 }
 
 // countdown counts finished decisions across goroutines and reports them

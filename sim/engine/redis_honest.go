@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,29 +48,11 @@ func (e *Env) runRedisHonest(ctx context.Context, clock func(i int) time.Time) (
 	}
 	o := newOutcome(len(e.Trace.Requests))
 	var lost atomic.Int64
-	errs := make([]error, redisWorkers)
-	var done countdown
-	var wg sync.WaitGroup
-	for w := range redisWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, i := range order {
-				if int(e.Trace.Requests[i].ID)%redisWorkers != w {
-					continue
-				}
-				if errs[w] = e.redisHonestCall(ctx, lim, clock, i, fl[i], o, &lost); errs[w] != nil {
-					return
-				}
-				done.add(e)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	err = e.byIdentity(order, func(i int) error {
+		return e.redisHonestCall(ctx, lim, clock, i, fl[i], o, &lost)
+	})
+	if err != nil {
+		return nil, err
 	}
 	o.roundTrips = int64(len(e.Trace.Requests))
 	o.lost = lost.Load()
