@@ -84,16 +84,8 @@ func TestBeginDefersRedisDecision(t *testing.T) {
 // unreachable Redis (counted locally, an UnavailableError) and marks Redis
 // down, so the next contested request decides without a Call.
 func TestFailedCallFallsBack(t *testing.T) {
-	e := newEnv(t, false)
-	n := e.node("a", func(c *Config) { c.Margin = 0.5 })
+	_, n, c := atTheMargin(t)
 	ctx := context.Background()
-	for range 50 {
-		mustAllow(t, n, "k", t0)
-	}
-	_, c, _ := n.Begin(ctx, "k", t0, 1)
-	if c == nil {
-		t.Fatal("Begin at the margin made no Call")
-	}
 	n.Fail(c, errors.New("partitioned"))
 	d, err := n.Complete(c)
 	if !errors.Is(err, core.ErrUnavailable) || !d.Allowed {
@@ -191,16 +183,8 @@ func TestDecideReplyAfterSyncResends(t *testing.T) {
 // when the call was made (a mark counted from then would already have run
 // out, and every contested request would pay the timeout again).
 func TestLateFailureMarksDownFromDetection(t *testing.T) {
-	e := newEnv(t, false)
-	n := e.node("a", func(c *Config) { c.Margin = 0.5 })
+	e, n, c := atTheMargin(t)
 	ctx := context.Background()
-	for range 50 {
-		mustAllow(t, n, "k", t0)
-	}
-	_, c, _ := n.Begin(ctx, "k", t0, 1)
-	if c == nil {
-		t.Fatal("Begin at the margin made no Call")
-	}
 	late := t0.Add(2 * time.Second) // a call timeout later, past RedisRetry
 	e.clock.Set(late)
 	n.Fail(c, errors.New("timed out"))
@@ -238,4 +222,20 @@ func TestRedisClockLearnsTheOffset(t *testing.T) {
 	if old := e.redisTotal(DefaultNamespace, "k", behind.UnixMilli()/1000); old != 1 {
 		t.Fatalf("the window of the Node's own clock holds %d, want the first unit", old)
 	}
+}
+
+// atTheMargin is a Node (margin 0.5) that admitted 50 of 100 units of "k"
+// locally, and the Call Begin returned for the next one.
+func atTheMargin(t *testing.T) (*env, *Node, *Call) {
+	t.Helper()
+	e := newEnv(t, false)
+	n := e.node("a", func(c *Config) { c.Margin = 0.5 })
+	for range 50 {
+		mustAllow(t, n, "k", t0)
+	}
+	_, c, _ := n.Begin(context.Background(), "k", t0, 1)
+	if c == nil {
+		t.Fatal("Begin at the margin made no Call")
+	}
+	return e, n, c
 }
