@@ -3,7 +3,10 @@
 // each PoP alone, and the local-first hybrid with and without gossip — on a
 // real Redis and a real NATS, in virtual time, and reports the global
 // accuracy each mode loses against the exact admitted log and the Redis
-// round trips it saves.
+// round trips it saves. By default the network is honest: every Redis
+// call, reply and gossip message arrives a drawn one-way delay after it is
+// sent (sim/engine); -network ideal applies Redis calls at the request's
+// instant (the older model).
 //
 //	go run ./cmd/pop-sim                      # all modes, mixed traffic
 //	go run ./cmd/pop-sim -scenario article    # the article's tables A and B
@@ -15,6 +18,10 @@
 //	go run ./cmd/pop-sim -trace mine.csv      # your own traffic (docs/trace-format.md)
 //	go run ./cmd/pop-sim -write-trace t.csv   # save the scenario's trace, then exit
 //	go run ./cmd/pop-sim -rate 400            # the trace lasts requests / (400 × pops) seconds
+//
+//	go run ./cmd/pop-sim -redis-outage 20s+5s -partition 3@30s+2s -crash 5@40s -gossip-loss 0.05
+//	go run ./cmd/pop-sim -mode hybrid-escrow  # escrowed allowances (experimental; not in "all")
+//	go run ./cmd/pop-sim -clock-skew 2s -redis-clock  # the hybrid on Redis' clock
 //
 // It starts a private redis-server (with -redis-cluster, a private
 // 3-master Redis Cluster) and an embedded NATS server unless -redis-addr
