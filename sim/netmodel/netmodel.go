@@ -1,5 +1,8 @@
 // Package netmodel is the simulator's modelled network: a round-trip time
-// from each PoP to Redis and a one-way latency between every two PoPs. Only
+// from each PoP to Redis and a one-way latency between every two PoPs
+// (Model), each message's delay drawn from them with seeded jitter (Links),
+// what goes wrong during a run (Faults: a Redis outage, a partitioned PoP,
+// crashes, gossip loss and duplication) and PoP clock skew (Skews). Only
 // the simulated clock ever sees these delays; no real traffic is slowed.
 package netmodel
 
