@@ -48,6 +48,14 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-sweep", "clock-skew=-1s"},
 		{"-no-such-flag"},
 		{"extra"},
+		{"-network", "perfect"},
+		{"-jitter", "-1"},
+		{"-redis-outage", "20s"},
+		{"-partition", "9@1s+1s"},
+		{"-crash", "x@1s"},
+		{"-gossip-loss", "2"},
+		{"-network", "ideal", "-crash", "1@1s"},
+		{"-network", "ideal", "-redis-clock"},
 	} {
 		code, out, errOut := popSim(t, args...)
 		if code != 2 || out != "" {
@@ -197,5 +205,22 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 	}
 	if img, err := os.ReadFile(pngPath); err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 		t.Fatalf("no PNG: %v", err)
+	}
+}
+
+// TestHelpPrintsEveryFlag: -h prints every flag with its default on stdout
+// and exits 0 (it used to print "flag: help requested" and exit 2).
+func TestHelpPrintsEveryFlag(t *testing.T) {
+	for _, arg := range []string{"-h", "-help"} {
+		code, out, errOut := popSim(t, arg)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut)
+		}
+		for _, f := range []string{"-scenario", "-network", "-jitter", "-redis-outage", "-partition", "-crash",
+			"-gossip-loss", "-gossip-dup", "-redis-clock", "-trace", "(default 0.1)"} {
+			if !strings.Contains(out, f) {
+				t.Errorf("%s: no %q in:\n%s", arg, f, out)
+			}
+		}
 	}
 }
