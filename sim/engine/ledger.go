@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/edgelimit/edgelimit/sync/reconcile"
 	goredis "github.com/redis/go-redis/v9"
@@ -28,7 +29,7 @@ func newLedger(e *Env) *ledger {
 }
 
 // add records n units of identity id admitted by node at now (its clock).
-func (l *ledger) add(node string, id int32, now interface{ UnixMilli() int64 }, n int64) {
+func (l *ledger) add(node string, id int32, now time.Time, n int64) {
 	ms := now.UnixMilli()
 	win := ms / l.w
 	if ms%l.w < 0 {

@@ -66,14 +66,6 @@ type Call struct {
 // Batch reports whether c is a Sync's batch (else a Redis-decided request).
 func (c *Call) Batch() bool { return c.kind == callFlush }
 
-// Identities is how many identities c carries (1 for a decision).
-func (c *Call) Identities() int {
-	if c.kind == callFlush {
-		return len(c.items)
-	}
-	return 1
-}
-
 // Exec makes c at Redis (one round trip) and keeps the reply in c for
 // Complete or SyncRound.Finish. It does not touch the Node's view, so a
 // driver may make it at any time after c was handed out; calling it twice

@@ -166,14 +166,16 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 		return n.decision(false, cur, prev, elapsed, w, core.SourceCachedDeny, stale), denyCached
 	}
 	contested := n.cfg.Margin > 0 && est+float64(w) > (1-n.cfg.Margin)*float64(max)
-	if contested && commit && n.cfg.Escrow {
-		e.escrow.demand += w
-		if !e.escrow.take(now, w) {
+	switch {
+	case contested && commit && n.cfg.Escrow:
+		es := escrowOf(e)
+		es.demand += w
+		if !es.take(now, w) {
 			return n.decision(false, cur, prev, elapsed, w, core.SourceLocal, stale), denyEscrow
 		}
-	} else if contested && commit {
+	case contested && commit:
 		return core.Decision{}, askRedis
-	} else if commit {
+	case commit && e.escrow != nil:
 		e.escrow.charge(w)
 	}
 	if commit {

@@ -63,9 +63,9 @@ type entry struct {
 	own       counts     // this PoP's admitted units
 	acked     counts     // own counts Redis acknowledged holding
 	peers     []peer
-	refreshed int64 // ms of the last Redis refresh (or creation)
-	escrow    escrowState
-	master    string // the Redis Cluster master its last Sync went to; "" before one
+	refreshed int64        // ms of the last Redis refresh (or creation)
+	escrow    *escrowState // Config.Escrow only (see Node.escrowOf); nil otherwise, so other views pay 8 bytes for it
+	master    string       // the Redis Cluster master its last Sync went to; "" before one
 	// gone: evicted from the LRU and not parked (no own counts, no room,
 	// or Reset). A caller that took the entry before that must not count
 	// in it (see Node.lockLive); reviving it from a pending set clears it.
@@ -222,7 +222,9 @@ func satAdd(a, b int64) int64 {
 // (two or more behind the entry) no longer weigh in any estimate and are
 // not kept, so they never reach Redis (see the package doc).
 func (e *entry) addOwn(win, n int64) {
-	e.escrow.adds += n
+	if e.escrow != nil {
+		e.escrow.adds += n
+	}
 	if s, ok := e.slot(win); ok {
 		e.own[s] += n
 	}

@@ -17,6 +17,15 @@ type escrowState struct {
 	demand int64 // units requested within the margin since the last snapshot: the next Sync's want
 }
 
+// escrowOf is e's escrow state, made on first use. Called with e.mu held,
+// only with Config.Escrow.
+func escrowOf(e *entry) *escrowState {
+	if e.escrow == nil {
+		e.escrow = &escrowState{}
+	}
+	return e.escrow
+}
+
 // take spends w units of allowance at now, if it holds them.
 func (s *escrowState) take(now, w int64) bool {
 	if s.allow < w || now >= s.exp {
@@ -51,7 +60,7 @@ func (s *escrowState) granted(g reconcile.Grant, snapAdds int64) {
 func restoreDemand(c *Call) {
 	for i, e := range c.batch {
 		e.mu.Lock()
-		e.escrow.demand += c.wants[i] / 2
+		escrowOf(e).demand += c.wants[i] / 2
 		e.mu.Unlock()
 	}
 }

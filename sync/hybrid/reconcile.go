@@ -142,13 +142,13 @@ func (n *Node) snapshot(c *Call, now int64) {
 		c.items[i] = reconcile.Item{Key: e.key, Index: e.idx, Own: e.own}
 		c.acked[i] = e.acked
 		if c.escrow {
-			c.wants[i], c.adds[i] = e.escrow.want(), e.escrow.adds
-			if e.idx > idx {
-				// A view a window ahead of the Sync's clock (gossip from a
-				// clock ahead): Redis would weigh its windows at this
-				// clock's elapsed and underestimate; ask for no grant.
-				e.escrow.demand += c.wants[i] / 2
-				c.wants[i] = 0
+			es := escrowOf(e)
+			c.adds[i] = es.adds
+			// A view a window ahead of the Sync's clock (gossip from a clock
+			// ahead) would have Redis weigh its windows at this clock's
+			// elapsed and underestimate: ask no grant, keep the demand.
+			if e.idx <= idx {
+				c.wants[i] = es.want()
 			}
 		}
 		e.mu.Unlock()

@@ -60,15 +60,6 @@ func (n *Node) beginSync(ctx context.Context, ms int64) *SyncRound {
 // Groups is how many Redis nodes the round sends to (1 unless clustered).
 func (r *SyncRound) Groups() int { return len(r.groups) }
 
-// Identities is how many identities the round carries in all.
-func (r *SyncRound) Identities() int {
-	t := 0
-	for _, g := range r.groups {
-		t += len(g.entries)
-	}
-	return t
-}
-
 // more reports whether group g has entries not yet handed out.
 func (r *SyncRound) more(g int) bool { return !r.ended[g] && r.sent[g] < len(r.groups[g].entries) }
 
@@ -124,7 +115,7 @@ func (r *SyncRound) Finish(c *Call) error {
 		e.mu.Lock()
 		n.mergeResult(e, c.items[i].Index, res, c.items[i].Own, r.now)
 		if c.escrow {
-			e.escrow.granted(c.grants[i], c.adds[i])
+			escrowOf(e).granted(c.grants[i], c.adds[i])
 		}
 		e.mu.Unlock()
 	}
