@@ -38,6 +38,8 @@ type options struct {
 	articleIdentities int   // table B: identities for used_memory
 
 	tf traceFiles // -trace, -write-trace (trace.go)
+
+	cpuProfile string // -cpuprofile (profile.go)
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -68,6 +70,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV")
 	o.traceFlags(fs)
 	o.net.netFlags(fs)
+	o.profileFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, usage(fs)

@@ -16,6 +16,11 @@ func (o *options) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	if o.tf.write != "" {
 		return o.writeTrace(stdout)
 	}
+	stop, err := o.startProfile()
+	if err != nil {
+		return err
+	}
+	defer stop()
 	srv, err := o.startServers()
 	if err != nil {
 		return err

@@ -34,6 +34,7 @@ const (
 // time; its zero value is unusable.
 type Call struct {
 	kind   callKind
+	owner  *Node  // the Node that made it
 	at     int64  // ms the call was made at (the request's or the Sync's now)
 	node   string // the Redis node it goes to ("" unless clustered)
 	done   bool   // Exec or Fail ran
@@ -65,6 +66,9 @@ type Call struct {
 
 // Batch reports whether c is a Sync's batch (else a Redis-decided request).
 func (c *Call) Batch() bool { return c.kind == callFlush }
+
+// Done reports whether c was made (Exec, ExecAll) or failed (Fail).
+func (c *Call) Done() bool { return c.done }
 
 // Exec makes c at Redis (one round trip) and keeps the reply in c for
 // Complete or SyncRound.Finish. It does not touch the Node's view, so a

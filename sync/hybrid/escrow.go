@@ -78,8 +78,13 @@ func escrowItems(items []reconcile.Item, wants []int64) []reconcile.EscrowItem {
 // flushEscrow makes an escrow batch's call: Store.FlushEscrow with the
 // limit, the window position at the Sync's now and the lease.
 func (n *Node) flushEscrow(ctx context.Context, c *Call) {
+	c.res, c.grants, c.err = n.store.FlushEscrow(ctx, escrowItems(c.items, c.wants), n.escrowParams(c))
+}
+
+// escrowParams are an escrow batch's parameters: the limit, the window
+// position at the Sync's now and the lease.
+func (n *Node) escrowParams(c *Call) reconcile.EscrowParams {
 	_, elapsed := n.position(c.at)
-	p := reconcile.EscrowParams{Now: c.at, Elapsed: elapsed, WindowMillis: n.w,
+	return reconcile.EscrowParams{Now: c.at, Elapsed: elapsed, WindowMillis: n.w,
 		Max: n.cfg.Limit.Max, Lease: n.cfg.Lease}
-	c.res, c.grants, c.err = n.store.FlushEscrow(ctx, escrowItems(c.items, c.wants), p)
 }

@@ -180,16 +180,22 @@ func (n *Node) maybeResendAll(now int64) {
 	n.st.resends.Add(1)
 	idx, _ := n.position(now)
 	all := append(n.cache.Values(), n.parkedEntries()...)
-	// In key order, so the re-sent batches do not depend on the view's
-	// shard hashing or map order (a simulator replays them exactly).
-	slices.SortFunc(all, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
+	owned := all[:0]
 	for _, e := range all {
 		e.mu.Lock()
 		e.roll(idx)
-		has := e.own != counts{}
-		e.mu.Unlock()
-		if has {
-			n.enqueue(e, true, false)
+		if e.own != (counts{}) {
+			owned = append(owned, e)
 		}
+		e.mu.Unlock()
+	}
+	clear(all[len(owned):])
+	// In key order, so the re-sent batches do not depend on the view's
+	// shard hashing or map order (a simulator replays them exactly); only
+	// what is re-sent is sorted (a view also holds every identity it only
+	// heard of).
+	slices.SortFunc(owned, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
+	for _, e := range owned {
+		n.enqueue(e, true, false)
 	}
 }

@@ -24,7 +24,7 @@ func (n *Node) beginDecide(ctx context.Context, e *entry, now, w int64) (*Call, 
 		d, err := n.fallback(e, now, w, errRedisDown)
 		return nil, d, err
 	}
-	return &Call{kind: callDecide, at: now, node: node, e: e, args: n.decideArgs(e, now, w)}, core.Decision{}, nil
+	return &Call{kind: callDecide, owner: n, at: now, node: node, e: e, args: n.decideArgs(e, now, w)}, core.Decision{}, nil
 }
 
 // completeDecide applies the reply of a decide Call: it refreshes the view

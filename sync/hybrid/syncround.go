@@ -74,7 +74,7 @@ func (r *SyncRound) Next(g int) *Call {
 	batch := es[r.sent[g]:min(r.sent[g]+r.n.cfg.BatchSize, len(es))]
 	r.sent[g] += len(batch)
 	r.open[g] = true
-	c := &Call{kind: callFlush, at: r.now, node: r.groups[g].node, group: g,
+	c := &Call{kind: callFlush, owner: r.n, at: r.now, node: r.groups[g].node, group: g,
 		batch: batch, escrow: r.n.cfg.Escrow, sentRaw: core.Millis(r.n.cfg.Clock.Now())}
 	r.n.snapshot(c, r.now)
 	return c

@@ -37,6 +37,13 @@ type DecideArgs struct {
 // admitted and the fields after the decision. Errors: *core.UnavailableError
 // when Redis cannot be reached.
 func (s *Store) Decide(ctx context.Context, a DecideArgs) (bool, Result, error) {
+	o := s.DecideOp(a)
+	o.Run(ctx, s.rdb)
+	return o.Decided()
+}
+
+// DecideOp prepares Decide's call without sending it (see Op).
+func (s *Store) DecideOp(a DecideArgs) *Op {
 	persist := "1"
 	if a.Transient {
 		persist = "0"
@@ -47,9 +54,14 @@ func (s *Store) Decide(ctx context.Context, a DecideArgs) (bool, Result, error) 
 	for _, p := range a.Peers {
 		args = append(args, p.ID, strconv.FormatInt(p.Counts[0], 10), strconv.FormatInt(p.Counts[1], 10))
 	}
-	v, err := decideScript.Run(ctx, s.rdb, s.keys(a.Item), args...).Slice()
+	return &Op{script: decideScript, keys: s.keys(a.Item), args: args}
+}
+
+// Decided is the reply of a sent DecideOp, as Decide returns it.
+func (o *Op) Decided() (bool, Result, error) {
+	v, err := o.reply("redis decide")
 	if err != nil {
-		return false, Result{}, unavailable("redis decide", err)
+		return false, Result{}, err
 	}
 	if len(v) != 5 {
 		return false, Result{}, errReply

@@ -10,7 +10,7 @@ import (
 
 // escrowScript is hybrid_escrow.lua: a reconcile batch that also keeps
 // each PoP's escrowed allowance (see Grant).
-var escrowScript = redis.NewScript(mustSource("hybrid_escrow"))
+var escrowScript = newScript("hybrid_escrow")
 
 // GrantKey is the Redis key of identity's allowances in namespace ns:
 // "ns:{k:identity}:g", in the same hash slot as its window hashes (Key).
@@ -55,12 +55,28 @@ func (s *Store) FlushEscrow(ctx context.Context, items []EscrowItem, p EscrowPar
 	if s.cluster != nil {
 		return s.escrowCluster(ctx, items, p)
 	}
-	keys, args := s.escrowArgs(items, p)
-	v, err := escrowScript.Run(ctx, s.rdb, keys, args...).Slice()
-	if err != nil {
-		return nil, nil, unavailable("redis escrow", err)
+	o := s.FlushEscrowOp(items, p)
+	o.Run(ctx, s.rdb)
+	return o.Escrowed()
+}
+
+// FlushEscrowOp prepares FlushEscrow's call for a single Redis server
+// without sending it (see Op); nil on a ClusterClient or for no items.
+func (s *Store) FlushEscrowOp(items []EscrowItem, p EscrowParams) *Op {
+	if s.cluster != nil || len(items) == 0 {
+		return nil
 	}
-	return parseEscrow(v, len(items))
+	keys, args := s.escrowArgs(items, p)
+	return &Op{script: escrowScript, keys: keys, args: args, n: len(items)}
+}
+
+// Escrowed is the reply of a sent FlushEscrowOp, as FlushEscrow returns it.
+func (o *Op) Escrowed() ([]Result, []Grant, error) {
+	v, err := o.reply("redis escrow")
+	if err != nil {
+		return nil, nil, err
+	}
+	return parseEscrow(v, o.n)
 }
 
 func (s *Store) escrowArgs(items []EscrowItem, p EscrowParams) (keys []string, args []any) {

@@ -15,6 +15,9 @@ import (
 // version of this package).
 var errReply = errors.New("reconcile: unexpected script reply")
 
+// errNotSent is the cause an Op's reply reports when it was never sent.
+var errNotSent = errors.New("reconcile: the call was never sent")
+
 // Flush merges items into Redis and returns, in the same order, what Redis
 // holds for each after the merge. It costs one round trip: one multi-key
 // script call, or on a ClusterClient one pipeline (one round trip per node).
@@ -28,12 +31,28 @@ func (s *Store) Flush(ctx context.Context, items []Item) ([]Result, error) {
 	if s.cluster != nil {
 		return s.flushCluster(ctx, items)
 	}
-	keys, args := s.flushArgs(items)
-	v, err := reconcileScript.Run(ctx, s.rdb, keys, args...).Slice()
-	if err != nil {
-		return nil, unavailable("redis reconcile", err)
+	o := s.FlushOp(items)
+	o.Run(ctx, s.rdb)
+	return o.Flushed()
+}
+
+// FlushOp prepares Flush's call for a single Redis server without sending
+// it (see Op); nil on a ClusterClient or for no items.
+func (s *Store) FlushOp(items []Item) *Op {
+	if s.cluster != nil || len(items) == 0 {
+		return nil
 	}
-	return parseFlush(v, len(items))
+	keys, args := s.flushArgs(items)
+	return &Op{script: reconcileScript, keys: keys, args: args, n: len(items)}
+}
+
+// Flushed is the reply of a sent FlushOp, as Flush returns it.
+func (o *Op) Flushed() ([]Result, error) {
+	v, err := o.reply("redis reconcile")
+	if err != nil {
+		return nil, err
+	}
+	return parseFlush(v, o.n)
 }
 
 func (s *Store) flushArgs(items []Item) (keys []string, args []any) {

@@ -12,9 +12,22 @@ import (
 // The hybrid's scripts, from package lua (hybrid_reconcile.lua,
 // hybrid_decide.lua).
 var (
-	reconcileScript = redis.NewScript(mustSource("hybrid_reconcile"))
-	decideScript    = redis.NewScript(mustSource("hybrid_decide"))
+	reconcileScript = newScript("hybrid_reconcile")
+	decideScript    = newScript("hybrid_decide")
 )
+
+// script is a go-redis Script with its source, which Pipeline loads with
+// SCRIPT LOAD inside a pipeline (Script.Load must not be given a pipeline:
+// it would keep the not-yet-read reply, "", as the script's hash).
+type script struct {
+	*redis.Script
+	src string
+}
+
+func newScript(name string) script {
+	src := mustSource(name)
+	return script{Script: redis.NewScript(src), src: src}
+}
 
 // mustSource returns an embedded script; a missing one is a build mistake.
 func mustSource(name string) string {
