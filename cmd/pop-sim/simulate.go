@@ -116,7 +116,10 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)
 	o.net.apply(e)
 	e.Progress = bar.start(mode)
-	return engine.Run(ctx, e, mode)
+	m := startRSS()
+	r, err := engine.Run(ctx, e, mode)
+	r.PeakRSSMB = m.peakMB()
+	return r, err
 }
 
 // runSweep runs the hybrid once per swept value.

@@ -27,6 +27,10 @@ type Result struct {
 	AddedLatencyP50Ms     float64 `json:"added_latency_p50_ms"`
 	AddedLatencyP99Ms     float64 `json:"added_latency_p99_ms"`
 	WallSeconds           float64 `json:"wall_seconds"`
+	// PeakRSSMB is the simulator process's peak resident memory while the
+	// mode ran (MiB; the trace and the ground truth included), set by the
+	// command where the OS tells it (Linux); 0 when unknown.
+	PeakRSSMB float64 `json:"peak_rss_mb"`
 	// LostHits are units admitted that Redis never counted, measured after
 	// the run (hybrid: against each incarnation's field, after every live
 	// PoP's final flush; redis: admitted by failing open); -1 when not

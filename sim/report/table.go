@@ -11,17 +11,25 @@ import (
 // header names the table's columns, in the order row fills them.
 var header = []string{"mode", "decisions", "allowed", "denied", "false allow", "false deny",
 	"error %", "over max", "over p99", "redis RTs", "RT/dec", "saved %", "nats msgs",
-	"nats bytes", "lat p50 ms", "lat p99 ms", "lost", "wall s"}
+	"nats bytes", "lat p50 ms", "lat p99 ms", "lost", "wall s", "peak MB"}
 
 func row(r engine.Result) []any {
 	return []any{r.Mode, r.Decisions, r.Allowed, r.Denied, r.FalseAllows, r.FalseDenies,
 		f(r.DecisionErrorPct, 3), f(r.MaxOveradmission, 2), f(r.P99Overadmission, 2),
 		r.RedisRoundTrips, f(r.RoundTripsPerDecision, 4), f(r.RoundTripsSavedPct, 2),
 		r.NATSMessages, r.NATSBytes, f(r.AddedLatencyP50Ms, 1), f(r.AddedLatencyP99Ms, 1),
-		count(r.LostHits), f(r.WallSeconds, 1)}
+		count(r.LostHits), f(r.WallSeconds, 1), mb(r.PeakRSSMB)}
 }
 
 func f(v float64, prec int) string { return fmt.Sprintf("%.*f", prec, v) }
+
+// mb shows a peak memory in MiB, "-" when unknown.
+func mb(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
 
 // WriteTable writes rep as a title line (naming the clock skew only when
 // there is one) and an aligned table, one row per

@@ -34,7 +34,7 @@ const MaxPeers = 64
 // gossip and, summed over every peer of the entry, is at most the gossip cap
 // per window (see Config.GossipCap). All three only grow within a window.
 type peer struct {
-	id     string
+	id     peerID // the counter id, interned by the Node (peerIDs)
 	c      counts
 	redis  counts
 	gossip counts
@@ -123,7 +123,7 @@ func (e *entry) slot(win int64) (int, bool) {
 // peerAt returns peer id's record, adding an empty one when missing; nil
 // when the entry already tracks MaxPeers others (a trusted, Redis-reported
 // id then replaces one known only by gossip, if any).
-func (e *entry) peerAt(id string, trusted bool) *peer {
+func (e *entry) peerAt(id peerID, trusted bool) *peer {
 	for i := range e.peers {
 		if e.peers[i].id == id {
 			return &e.peers[i]
@@ -167,7 +167,7 @@ func (e *entry) settle(p *peer, s int, cap int64) {
 // (max-merge; Redis is trusted, no cap). The budget that frees lets other
 // peers' clamped claims count again. dropped reports a peer not tracked
 // (MaxPeers).
-func (e *entry) mergeRedis(id string, win, v, cap int64) (dropped bool) {
+func (e *entry) mergeRedis(id peerID, win, v, cap int64) (dropped bool) {
 	s, ok := e.slot(win)
 	if !ok || v <= 0 {
 		return false
@@ -194,7 +194,7 @@ func (e *entry) mergeRedis(id string, win, v, cap int64) (dropped bool) {
 // less than v for that peer: the entry's gossip budget, cap units above
 // Redis' reports summed over all peers, is spent) or dropped (a new peer
 // beyond MaxPeers).
-func (e *entry) mergeGossip(id string, win, v, cap int64) (clamped, dropped bool) {
+func (e *entry) mergeGossip(id peerID, win, v, cap int64) (clamped, dropped bool) {
 	s, ok := e.slot(win)
 	if !ok || v <= 0 {
 		return false, false

@@ -103,7 +103,9 @@ func (n *Node) TakeGossip() []gossip.Message {
 // Redis last reported, summed over every sender, is at most the gossip cap
 // (Config.GossipCap × Limit.Max); a claim beyond it is ignored and the
 // entry counted in Stats.GossipClamped. A sender beyond the MaxPeers an
-// identity's view tracks is ignored (Stats.PeersDropped). An identity not
+// identity's view tracks, or new once the Node has met 2^20 counter ids
+// (only a hostile sender inventing ids gets there), is ignored
+// (Stats.PeersDropped). An identity not
 // in the view is added unless the view is full and that would evict an
 // entry holding this PoP's own counts (then the entry is ignored and
 // counted in Stats.GossipSkipped).
@@ -115,6 +117,11 @@ func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
 	}
 	ms := n.ms(now)
 	idx, _ := n.position(ms)
+	from, ok := n.peerIDs.of(m.PoP)
+	if !ok {
+		n.st.peersDropped.Add(1)
+		return
+	}
 	for _, g := range m.Entries {
 		if g.Window > idx+1 || g.Window < idx-1 || core.ValidateKey(g.Key) != nil {
 			continue
@@ -126,7 +133,7 @@ func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
 		if e == nil {
 			continue
 		}
-		clamped, dropped := e.mergeGossip(m.PoP, g.Window, g.Count, n.gossipCap)
+		clamped, dropped := e.mergeGossip(from, g.Window, g.Count, n.gossipCap)
 		e.mu.Unlock()
 		if clamped {
 			n.st.gossipClamped.Add(1)

@@ -29,6 +29,8 @@ type Node struct {
 
 	gossipCap int64 // Config.GossipCap × Limit.Max in units, at least 1
 
+	peerIDs peerIDs // the other PoPs' counter ids, interned for the views
+
 	// mu guards the pending sets, the parked entries, resend and inbox.
 	// Every cache call that can evict (adding an entry, Remove) is made with
 	// mu held, so the eviction callback (evicted) runs with it held too.

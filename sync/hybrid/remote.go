@@ -84,7 +84,7 @@ func (n *Node) decideArgs(e *entry, now, w int64) reconcile.DecideArgs {
 		Peers: make([]reconcile.Peer, 0, len(e.peers)), Transient: true}
 	for _, p := range e.peers {
 		if c := at(p.c); c != [2]int64{} {
-			a.Peers = append(a.Peers, reconcile.Peer{ID: p.id, Counts: c})
+			a.Peers = append(a.Peers, reconcile.Peer{ID: n.peerIDs.name(p.id), Counts: c})
 		}
 	}
 	return a
@@ -102,7 +102,8 @@ func (n *Node) mergeResult(e *entry, idx int64, r reconcile.Result, sent [2]int6
 				e.ack(win, f.Count)
 				continue
 			}
-			if e.mergeRedis(f.ID, win, f.Count, n.gossipCap) {
+			id, ok := n.peerIDs.of(f.ID)
+			if !ok || e.mergeRedis(id, win, f.Count, n.gossipCap) {
 				n.st.peersDropped.Add(1)
 			}
 		}
