@@ -1,0 +1,21 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBarLineShowsRateAndTimeLeft: a quarter done in 10 s is 25%, the
+// rate so far, and 30 s left at that rate.
+func TestBarLineShowsRateAndTimeLeft(t *testing.T) {
+	got := barLine("hybrid", 250_000, 1_000_000, 10*time.Second)
+	for _, want := range []string{"hybrid", " 25%", "25000 decisions/s", "30s left"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("progress line %q lacks %q", got, want)
+		}
+	}
+	if got := barLine("redis", 0, 10, 0); strings.Contains(got, "left") {
+		t.Fatalf("nothing done yet, yet a time left: %q", got)
+	}
+}
