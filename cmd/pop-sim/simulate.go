@@ -116,9 +116,9 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)
 	o.net.apply(e)
 	e.Progress = bar.start(mode)
-	m := startRSS()
+	m, load := startRSS(), startLoad(ctx, o.loadAddr(srv))
 	r, err := engine.Run(ctx, e, mode)
-	r.PeakRSSMB = m.peakMB()
+	r.PeakRSSMB, r.RedisLoad = m.peakMB(), load.stop(ctx)
 	return r, err
 }
 
@@ -137,4 +137,13 @@ func (o *options) runSweep(ctx context.Context, tr *traffic.Trace, net netmodel.
 		pts = append(pts, report.Point{Param: sp.param, Value: v, Result: r})
 	}
 	return pts, nil
+}
+
+// loadAddr is the Redis whose INFO measures a mode's load: the single
+// node, or "" on a cluster (one node's INFO would miss the others').
+func (o *options) loadAddr(srv *servers) string {
+	if o.clustered() {
+		return ""
+	}
+	return srv.redisAddr
 }

@@ -16,12 +16,13 @@ import (
 // ones -trace refuses.
 var sizes = []string{"-identities", "200", "-requests", "3000"}
 
-// judged are a run's figures: every result but its wall time.
+// judged are a run's figures: every result but its machine's
+// measurements (machineFields).
 func judged(t *testing.T, out string) (jsonReport, string) {
 	t.Helper()
 	r := decode(t, out)
 	for _, res := range r.Results {
-		delete(res, "wall_seconds")
+		dropMachine(res)
 	}
 	b, _ := json.Marshal(r.Results)
 	return r, string(b)

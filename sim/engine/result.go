@@ -31,6 +31,9 @@ type Result struct {
 	// mode ran (MiB; the trace and the ground truth included), set by the
 	// command where the OS tells it (Linux); 0 when unknown.
 	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// RedisLoad is the work the mode gave Redis, read from the server's
+	// INFO by the command on a single Redis node; nil on a cluster.
+	RedisLoad *RedisLoad `json:"redis_load,omitempty"`
 	// LostHits are units admitted that Redis never counted, measured after
 	// the run (hybrid: against each incarnation's field, after every live
 	// PoP's final flush; redis: admitted by failing open); -1 when not
@@ -38,6 +41,16 @@ type Result struct {
 	LostHits int64         `json:"lost_hits"`
 	Classes  []ClassResult `json:"classes,omitempty"`
 	Faults   []FaultCost   `json:"faults,omitempty"`
+}
+
+// RedisLoad is what one mode cost the Redis server while it ran: its
+// script calls (EVALSHA and EVAL), the time Redis spent in them (Lua and
+// the commands they call: INFO commandstats) and the server's CPU
+// (used_cpu_user + used_cpu_sys, every command and the network included).
+type RedisLoad struct {
+	ScriptCalls   int64   `json:"script_calls"`
+	ScriptSeconds float64 `json:"script_seconds"`
+	CPUSeconds    float64 `json:"cpu_seconds"`
 }
 
 // outcome is what a mode hands back: per request (in trace order) whether

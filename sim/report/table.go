@@ -63,6 +63,9 @@ func WriteTable(w io.Writer, rep Report) error {
 	if err := writeFaults(w, rep.Results); err != nil {
 		return err
 	}
+	if err := writeLoad(w, rep.Results); err != nil {
+		return err
+	}
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
