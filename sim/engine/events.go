@@ -37,6 +37,8 @@ type event struct {
 	sent time.Duration
 	req  int
 	lost bool
+	// ticket is the call's place in the redisQueue (0: not queued)
+	ticket uint64
 }
 
 // agenda is the hybrid loop's queue of ticks and deliveries, soonest first.

@@ -34,7 +34,7 @@ type honest struct {
 	open   []map[int]time.Time // per PoP: Redis-decided requests awaiting a reply
 	ledger *ledger             // units each incarnation admitted, for the loss count
 	dead   []*hybrid.Node      // crashed incarnations, in crash order, never closed
-	redis  redisQueue          // Calls that reached Redis, run when a reply needs them
+	redis  *redisQueue         // Calls that reached Redis, run by its own goroutine in arrival order
 }
 
 // syncState is one PoP's Sync in flight: its round, its batches out, and
@@ -104,7 +104,7 @@ func (e *Env) startHonestWith(ctx context.Context, withGossip, escrow bool) (*ho
 		faults: e.Faults, gen: make([]int, pops), syncs: make([]syncState, pops),
 		open: make([]map[int]time.Time, pops), ledger: newLedger(e)}
 	s.honest = h
-	h.redis = redisQueue{ctx: ctx, rdb: s.pops[0].redis}
+	h.redis = newRedisQueue(ctx, s.pops[0].redis)
 	for p := range pops {
 		h.open[p] = map[int]time.Time{}
 		s.agenda.add(event{at: e.SyncInterval * time.Duration(p) / time.Duration(pops), kind: evTick, pop: p})
@@ -133,7 +133,7 @@ func (h *honest) play() error {
 // flight land (no tick is scheduled past the trace).
 func (h *honest) settle() error {
 	err := h.runUntil(1<<62 - 1)
-	h.redis.run() // a crashed incarnation's calls that reached Redis still ran there
+	h.redis.drain() // a crashed incarnation's calls that reached Redis still ran there
 	return err
 }
 
@@ -268,13 +268,13 @@ func (h *honest) send(p int, c *hybrid.Call, at time.Duration, req int) {
 // arrive executes a call at Redis at its arrival (or refuses it during an
 // outage) and sends the reply back; a reply due at a partitioned PoP is
 // lost, and the call fails at its timeout. The call runs at the real Redis
-// when its reply is needed, after every call that arrived before it
+// after every call that arrived before it, and its reply waits for it
 // (redisQueue).
 func (h *honest) arrive(ev event) {
 	if h.faults.RedisOutage.Has(ev.at) {
 		ev.node.Fail(ev.call, errRefused)
 	} else {
-		h.redis.add(ev.call, h.s.e.Start.Add(ev.at)) // Redis' clock is true time
+		ev.ticket = h.redis.add(ev.call, h.s.e.Start.Add(ev.at)) // Redis' clock is true time
 	}
 	ev.kind, ev.at = evReply, ev.at+h.links.Down(ev.pop)
 	if h.faults.Cut(ev.pop, ev.at) {
@@ -289,7 +289,9 @@ func (h *honest) reply(ev event) {
 	if ev.gen != h.gen[ev.pop] {
 		return
 	}
-	h.redis.need(ev.call)
+	if ev.ticket > 0 {
+		h.redis.wait(ev.ticket)
+	}
 	s := h.s
 	s.now(ev.pop, ev.at) // the PoP's clock reads the reply's arrival (a failure is detected then)
 	if ev.lost {

@@ -108,6 +108,9 @@ func (s *hybridSim) newNode(p int, withGossip bool) (*hybrid.Node, *nats.Conn, e
 }
 
 func (s *hybridSim) close() {
+	if s.honest != nil && s.honest.redis != nil {
+		s.honest.redis.close()
+	}
 	for _, p := range s.pops {
 		if p.node != nil {
 			p.node.Close(context.Background())
