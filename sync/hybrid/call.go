@@ -17,7 +17,9 @@ import (
 // every Call at once in the caller's goroutine; the simulator (sim/engine)
 // instead executes each Call on the real Redis at its modelled arrival and
 // hands the reply back at its modelled delivery, so the same code runs on a
-// network that delays and reorders.
+// network that delays and reorders. A driver holding many Calls (of one
+// Node or of several on one Redis server) may make them in one pipeline
+// with ExecAll: Redis runs them in the order given, as Exec would.
 
 // callKind says what a Call does at Redis.
 type callKind uint8
