@@ -337,13 +337,15 @@ func (h *honest) startSync(p int, at time.Duration) {
 	h.sendNext(p, at)
 }
 
-// sendNext sends the next batch of each group of PoP p's Sync that has
-// none out; when none is left the Sync ends, and one more starts at once
-// if a tick came meanwhile.
+// sendNext sends the next batches of each group of PoP p's Sync, as many
+// as its SyncDepth lets out at once (each its own call on the network:
+// a Node sends them in one pipeline, and the model draws each trip); when
+// none is left the Sync ends, and one more starts at once if a tick came
+// meanwhile.
 func (h *honest) sendNext(p int, at time.Duration) {
 	st := &h.syncs[p]
 	for g := range st.round.Groups() {
-		if c := st.round.Next(g); c != nil {
+		for c := st.round.Next(g); c != nil; c = st.round.Next(g) {
 			st.out++
 			h.send(p, c, at, -1)
 		}

@@ -50,6 +50,7 @@ type Call struct {
 
 	// callFlush
 	group   int   // its SyncRound group
+	start   int   // its first identity's place in the group
 	sentRaw int64 // ms by the Node's own Clock when the batch was handed out (for Config.RedisClock)
 	batch   []*entry
 	items   []reconcile.Item

@@ -19,6 +19,7 @@ const (
 	DefaultNamespace   = "el"
 	DefaultLease       = 2 * time.Second
 	DefaultBatchSize   = 256
+	DefaultSyncDepth   = 8
 	DefaultCapacity    = 100_000
 	DefaultGossipBytes = 64 << 10
 	DefaultRedisRetry  = 500 * time.Millisecond
@@ -91,14 +92,25 @@ type Config struct {
 	// package doc on windows). Needs Redis ≥ 5 (TIME in a script that
 	// writes). See ClockOffset.
 	RedisClock bool
-	BatchSize  int // identities per reconcile round trip; default 256
+	BatchSize  int // identities per reconcile batch (one script call); default 256
+	// SyncDepth is how many batches of one Sync may be in flight at once
+	// to one Redis node; Sync sends them in one pipeline, so one round trip
+	// carries up to SyncDepth × BatchSize identities. A Sync's throughput
+	// to a node is that many identities per round trip: with one batch in
+	// flight, a PoP 150 ms from Redis reconciles at most ~1,700 identities
+	// a second, and a PoP touching more than that falls behind for good
+	// (its hits wait ever longer, and those older than the previous window
+	// when their turn comes are dropped, never reaching Redis). 0 =
+	// DefaultSyncDepth (8); 1 sends one batch after the other.
+	SyncDepth int
 	// SyncShare is the most of one Redis node's time a Sync with several
-	// batches for it may take: after a batch that took d, the next batch
-	// to that node waits d × (1 − SyncShare) / SyncShare, leaving the node
-	// to its other clients meanwhile (each batch is one script holding
-	// Redis' single thread). 0 = DefaultSyncShare (0.5); 1 = no pause; must
-	// be in [0, 1]. A Sync of few identities (one batch per node) never
-	// waits, nor does the final flush of Close.
+	// pipelines (of SyncDepth batches) for it may take: after a pipeline
+	// that took d, the next one to that node waits d × (1 − SyncShare) /
+	// SyncShare, leaving the node to its other clients meanwhile (each
+	// batch is one script holding Redis' single thread). 0 =
+	// DefaultSyncShare (0.5); 1 = no pause; must be in [0, 1]. A Sync of
+	// few identities (one pipeline per node) never waits, nor does the
+	// final flush of Close.
 	SyncShare  float64
 	MaxPending int  // identities with unsent hits kept (per Redis and per gossip); default Capacity
 	FailClosed bool // Redis unreachable for a Redis-decided request: deny (true) or decide locally (false)
@@ -158,6 +170,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = DefaultBatchSize
+	}
+	if c.SyncDepth <= 0 {
+		c.SyncDepth = DefaultSyncDepth
 	}
 	if c.Capacity <= 0 {
 		c.Capacity = DefaultCapacity

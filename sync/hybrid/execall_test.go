@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -113,5 +114,32 @@ func TestExecAllSkipsMadeCalls(t *testing.T) {
 	}
 	if !calls[0].Done() || calls[1].Done() {
 		t.Fatalf("Done: made %v, unsent %v; want true, false", calls[0].Done(), calls[1].Done())
+	}
+}
+
+// TestSyncDepthPipelinesBatches: a Sync sends up to SyncDepth batches in
+// one pipeline (10 identities in batches of 2 at depth 3: 5 batches, each a
+// counted round trip, in 2 pipelines), and Redis holds every unit.
+func TestSyncDepthPipelinesBatches(t *testing.T) {
+	for _, c := range []struct{ depth, pipelines int }{{1, 5}, {3, 2}, {8, 1}} {
+		e := newEnv(t, false)
+		n := e.node("a", func(cfg *Config) { cfg.BatchSize, cfg.SyncDepth = 2, c.depth })
+		for i := range 10 {
+			mustAllow(t, n, fmt.Sprint("k", i), t0)
+		}
+		var p pipelines
+		e.rdb.AddHook(&p)
+		mustSync(t, n, t0)
+		if got := p.n.Load(); got != int64(c.pipelines) {
+			t.Fatalf("depth %d: %d pipelines, want %d", c.depth, got, c.pipelines)
+		}
+		if rt := n.Stats().RedisRoundTrips; rt != 5 {
+			t.Fatalf("depth %d: %d round trips counted, want 5 (one per batch)", c.depth, rt)
+		}
+		for i := range 10 {
+			if got := e.redisTotal(DefaultNamespace, fmt.Sprint("k", i), e.idx(n)); got != 1 {
+				t.Fatalf("depth %d: Redis holds %d of k%d, want 1", c.depth, got, i)
+			}
+		}
 	}
 }

@@ -12,13 +12,14 @@ import (
 )
 
 // TestSyncPacesBatches: a Sync of 20 identities in batches of 4 (one
-// Redis) pauses between its 5 batches, 4 times, each pause as long as the
-// batch before it at SyncShare 0.5, and not at all at SyncShare 1; either
-// way every hit reaches Redis. A Sync of one batch never pauses.
+// Redis), one batch in flight at a time, pauses between its 5 batches, 4
+// times, each pause as long as the batch before it at SyncShare 0.5, and
+// not at all at SyncShare 1; either way every hit reaches Redis. A Sync of
+// one batch never pauses. TestSyncPacesHandfuls has several in flight.
 func TestSyncPacesBatches(t *testing.T) {
 	for _, share := range []float64{0.5, 1} {
 		e := newEnv(t, false)
-		n := e.node(fmt.Sprint("pace", share), func(c *Config) { c.BatchSize, c.SyncShare = 4, share })
+		n := e.node(fmt.Sprint("pace", share), func(c *Config) { c.BatchSize, c.SyncShare, c.SyncDepth = 4, share, 1 })
 		var pauses []time.Duration
 		n.sleep = func(ctx context.Context, d time.Duration) error {
 			pauses = append(pauses, d)
@@ -55,7 +56,7 @@ func TestSyncPacesBatches(t *testing.T) {
 // unsent identities pending; the next Sync sends them.
 func TestSyncPauseEndsWithContext(t *testing.T) {
 	e := newEnv(t, false)
-	n := e.node("pace-ctx", func(c *Config) { c.BatchSize = 4 })
+	n := e.node("pace-ctx", func(c *Config) { c.BatchSize, c.SyncDepth = 4, 1 })
 	n.sleep = func(ctx context.Context, d time.Duration) error { return context.Canceled }
 	for i := 0; i < 10; i++ {
 		mustAllow(t, n, fmt.Sprint("id", i), t0)
@@ -69,6 +70,27 @@ func TestSyncPauseEndsWithContext(t *testing.T) {
 		if got := e.redisTotal("el", fmt.Sprint("id", i), e.idx(n)); got != 1 {
 			t.Errorf("id%d holds %d in Redis after the second Sync, want 1", i, got)
 		}
+	}
+}
+
+// TestSyncPacesHandfuls: with SyncDepth 2, a Sync of 5 batches sends them
+// as 3 pipelines (2, 2, 1) and pauses between pipelines, twice.
+func TestSyncPacesHandfuls(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("pace-depth", func(c *Config) { c.BatchSize, c.SyncDepth = 4, 2 })
+	var pauses int
+	n.sleep = func(ctx context.Context, d time.Duration) error {
+		pauses++
+		return nil
+	}
+	for i := 0; i < 20; i++ {
+		mustAllow(t, n, fmt.Sprint("id", i), t0)
+	}
+	var p pipelines
+	e.rdb.AddHook(&p)
+	mustSync(t, n, t0)
+	if pauses != 2 || p.n.Load() != 3 {
+		t.Fatalf("%d pauses and %d pipelines for 5 batches at depth 2, want 2 and 3", pauses, p.n.Load())
 	}
 }
 

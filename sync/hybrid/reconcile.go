@@ -68,12 +68,14 @@ func (n *Node) syncOnce(ctx context.Context, now time.Time, paced bool) (moved b
 	return r.moved, nil
 }
 
-// syncGroup sends group g of r batch after batch, pausing between batches
-// when paced (pauseAfter). A ctx ending during a pause keeps the rest
-// pending and returns a *core.UnavailableError wrapping ctx's error; a
-// failed batch ends the group (see SyncRound.Finish).
+// syncGroup sends group g of r up to SyncDepth batches at a time, each
+// handful in one pipeline (ExecAll), pausing between handfuls when paced
+// (pauseAfter). A ctx ending during a pause keeps the rest pending and
+// returns a *core.UnavailableError wrapping ctx's error; a failed batch
+// ends the group (see SyncRound.Finish) and is the error returned.
 func (n *Node) syncGroup(ctx context.Context, r *SyncRound, g int, paced bool) error {
 	var took time.Duration
+	calls := make([]*Call, 0, n.cfg.SyncDepth)
 	for first := true; ; first = false {
 		if !first && paced && r.more(g) {
 			if err := n.sleep(ctx, n.pauseAfter(took)); err != nil {
@@ -81,14 +83,23 @@ func (n *Node) syncGroup(ctx context.Context, r *SyncRound, g int, paced bool) e
 				return &core.UnavailableError{Op: "redis reconcile", Err: err}
 			}
 		}
-		c := r.Next(g)
-		if c == nil {
+		calls = calls[:0]
+		for c := r.Next(g); c != nil; c = r.Next(g) {
+			calls = append(calls, c)
+		}
+		if len(calls) == 0 {
 			return nil
 		}
 		t0 := time.Now()
-		n.Exec(ctx, c)
-		if err := r.Finish(c); err != nil {
-			return err
+		ExecAll(ctx, n.cfg.Redis, calls)
+		var failed error
+		for _, c := range calls {
+			if err := r.Finish(c); err != nil && failed == nil {
+				failed = err
+			}
+		}
+		if failed != nil {
+			return failed
 		}
 		took = time.Since(t0)
 	}

@@ -144,15 +144,30 @@ func (h *holdHook) DialHook(next goredis.DialHook) goredis.DialHook { return nex
 func (h *holdHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		err := next(ctx, cmd)
-		if (cmd.Name() == "evalsha" || cmd.Name() == "eval") && len(cmd.Args()) == 9 && h.armed.CompareAndSwap(true, false) {
-			close(h.reached)
-			<-h.release
-		}
+		h.hold([]goredis.Cmder{cmd})
 		return err
 	}
 }
+
+// ProcessPipelineHook holds a Sync's batches too: Sync sends them in a
+// pipeline (ExecAll).
 func (h *holdHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		err := next(ctx, cmds)
+		h.hold(cmds)
+		return err
+	}
+}
+
+// hold blocks, once armed, after a one-identity reconcile script ran.
+func (h *holdHook) hold(cmds []goredis.Cmder) {
+	for _, cmd := range cmds {
+		if (cmd.Name() == "evalsha" || cmd.Name() == "eval") && len(cmd.Args()) == 9 && h.armed.CompareAndSwap(true, false) {
+			close(h.reached)
+			<-h.release
+			return
+		}
+	}
 }
 
 // TestDecideDuringFlushIsNoFalseLoss: a Redis-decided reply for an

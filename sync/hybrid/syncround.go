@@ -10,9 +10,9 @@ import (
 // SyncRound is one Sync's work, as the Node's seam hands it to a driver
 // (see Call): the identities with hits not yet in Redis, grouped by the
 // Redis node serving them (one group unless clustered), to be sent batch
-// by batch. Within a group the batches go one after the other: Next hands
-// out the next one only after the previous one's Finish, as Sync sends
-// them, so a group never has two batches in flight. A SyncRound is not
+// by batch. Within a group at most Config.SyncDepth batches are in flight:
+// Next hands out no more until a Finish, and Sync sends each handful in one
+// pipeline. A SyncRound is not
 // safe for concurrent use within one group; different groups may be driven
 // concurrently. Build one with BeginSync.
 type SyncRound struct {
@@ -20,7 +20,7 @@ type SyncRound struct {
 	now    int64 // ms of the Sync
 	groups []shardGroup
 	sent   []int  // per group: entries handed out in batches so far
-	open   []bool // per group: a batch is out and not yet finished
+	open   []int  // per group: batches out and not yet finished
 	ended  []bool // per group: a batch failed, or the group was abandoned
 	moved  bool   // an identity's master changed since its last Sync
 }
@@ -54,7 +54,7 @@ func (n *Node) beginSync(ctx context.Context, ms int64) *SyncRound {
 	}
 	k := len(groups)
 	return &SyncRound{n: n, now: ms, groups: groups, sent: make([]int, k),
-		open: make([]bool, k), ended: make([]bool, k), moved: moved}
+		open: make([]int, k), ended: make([]bool, k), moved: moved}
 }
 
 // Groups is how many Redis nodes the round sends to (1 unless clustered).
@@ -65,17 +65,18 @@ func (r *SyncRound) more(g int) bool { return !r.ended[g] && r.sent[g] < len(r.g
 
 // Next returns group g's next batch (at most BatchSize identities) as a
 // Call, its counts read from the view now; nil when the group is done,
-// ended by a failure, or still has a batch out.
+// ended by a failure, or has SyncDepth batches out.
 func (r *SyncRound) Next(g int) *Call {
-	if !r.more(g) || r.open[g] {
+	if !r.more(g) || r.open[g] >= r.n.cfg.SyncDepth {
 		return nil
 	}
 	es := r.groups[g].entries
-	batch := es[r.sent[g]:min(r.sent[g]+r.n.cfg.BatchSize, len(es))]
+	start := r.sent[g]
+	batch := es[start:min(start+r.n.cfg.BatchSize, len(es))]
 	r.sent[g] += len(batch)
-	r.open[g] = true
+	r.open[g]++
 	c := &Call{kind: callFlush, owner: r.n, at: r.now, node: r.groups[g].node, group: g,
-		batch: batch, escrow: r.n.cfg.Escrow, sentRaw: core.Millis(r.n.cfg.Clock.Now())}
+		start: start, batch: batch, escrow: r.n.cfg.Escrow, sentRaw: core.Millis(r.n.cfg.Clock.Now())}
 	r.n.snapshot(c, r.now)
 	return c
 }
@@ -85,16 +86,17 @@ func (r *SyncRound) Next(g int) *Call {
 // Redis had acknowledged (a Redis restarted empty) makes the next Sync
 // re-send every own count. On a failed batch (or one never made) it
 // returns the *core.UnavailableError, puts the batch and the rest of its
-// group back in the pending set, ends the group and marks its node down.
+// group (batches still in flight too: a re-send is harmless) back in the
+// pending set, ends the group and marks its node down.
 // When a group's last batch succeeds, its node's down mark is cleared.
 func (r *SyncRound) Finish(c *Call) error {
 	n, g := r.n, c.group
 	if !c.done {
 		n.Fail(c, errNotSent)
 	}
-	r.open[g] = false
+	r.open[g]--
 	if c.err != nil {
-		n.requeue(r.groups[g].entries[r.sent[g]-len(c.batch):])
+		n.requeue(r.groups[g].entries[c.start:])
 		r.ended[g] = true
 		n.markDown(c.node, n.detected(r.now))
 		if c.escrow {
@@ -124,7 +126,7 @@ func (r *SyncRound) Finish(c *Call) error {
 		n.resendAll = true
 		n.mu.Unlock()
 	}
-	if !r.more(g) {
+	if !r.more(g) && !r.ended[g] {
 		n.down.clear(r.groups[g].node)
 	}
 	return nil
