@@ -148,9 +148,11 @@ func (s *Server) Connect(t testing.TB, extra ...nats.Option) *nats.Conn {
 	return nc
 }
 
-// ClientOptions are the nats.go options a PoP should use with the hybrid:
-// endless reconnects with a short wait and a bounded reconnect buffer, so
-// publishing while disconnected neither blocks nor panics.
+// ClientOptions are the tests' nats.go options: endless reconnects with a
+// 20 ms wait (tests restart servers and want the client back at once) and
+// a bounded reconnect buffer, so publishing while disconnected neither
+// blocks nor panics. A PoP should use gossip.Connect or
+// gossip.ConnectOptions, whose waits suit a real network.
 func ClientOptions() []nats.Option {
 	return []nats.Option{
 		nats.MaxReconnects(-1),
