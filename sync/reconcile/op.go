@@ -12,9 +12,10 @@ import (
 // it alone with Op.Run or with others in one round trip with Pipeline,
 // then read its reply with the matching method (Op.Decided, Op.Flushed,
 // Op.Escrowed). An Op is sent once, by one goroutine; its zero value is
-// unusable. Ops exist for a single Redis server: on a ClusterClient the
-// Store's own methods spread a batch over the nodes instead, and the Op
-// constructors return nil.
+// unusable. A batch's Op is for a single Redis server: on a ClusterClient
+// FlushOp and FlushEscrowOp return nil (the Store's own Flush and
+// FlushEscrow spread a batch over the nodes); a DecideOp's two keys share a
+// slot, so it runs on either.
 type Op struct {
 	script script
 	keys   []string
