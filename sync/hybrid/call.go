@@ -70,9 +70,6 @@ type Call struct {
 // Batch reports whether c is a Sync's batch (else a Redis-decided request).
 func (c *Call) Batch() bool { return c.kind == callFlush }
 
-// Done reports whether c was made (Exec, ExecAll) or failed (Fail).
-func (c *Call) Done() bool { return c.done }
-
 // Exec makes c at Redis (one round trip) and keeps the reply in c for
 // Complete or SyncRound.Finish. It does not touch the Node's view, so a
 // driver may make it at any time after c was handed out; calling it twice

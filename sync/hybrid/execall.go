@@ -11,9 +11,9 @@ import (
 // one server, in one pipeline on rdb (a client of that server): one round
 // trip, in which Redis runs them one after the other in the order given,
 // exactly as Exec would make them one by one, and each still counts as a
-// round trip of the Node that made it. It is for a driver that gathers
-// Calls (the simulator gathers every Call that reached Redis before the
-// first of their replies is due). Calls already made are skipped. When rdb
+// round trip of the Node that made it. Sync sends its batches with it,
+// SyncDepth at a time; the simulator sends every Call that has reached
+// Redis (in virtual time) and not run yet. Calls already made are skipped. When rdb
 // is a Redis Cluster client, or a Call's Node is clustered, each call is
 // made with Exec instead, in order. Errors are each Call's, as after Exec.
 func ExecAll(ctx context.Context, rdb redis.UniversalClient, calls []*Call) {

@@ -15,5 +15,9 @@
 // identity, so a caller that batches identities by Shard pays exactly one
 // round trip per batch.
 //
-// Its scripts live in package lua (hybrid_reconcile.lua, hybrid_decide.lua).
+// Each call is also an Op (DecideOp, FlushOp, FlushEscrowOp) that a caller
+// may send with others in one pipeline (Pipeline), run by Redis in order.
+//
+// Its scripts live in package lua (hybrid_reconcile.lua, hybrid_decide.lua,
+// hybrid_escrow.lua).
 package reconcile

@@ -37,8 +37,14 @@ func (o *Op) Run(ctx context.Context, rdb redis.Scripter) {
 // finds its script missing (after a restart or a SCRIPT FLUSH) while a
 // later one of another script runs: re-sending only the calls that found
 // none would change the order. Errors are per Op, read by its reply
-// method (*core.UnavailableError when Redis cannot be reached).
+// method (*core.UnavailableError when Redis cannot be reached). A single
+// Op has no order to keep and is sent as Run sends it, without the SCRIPT
+// LOAD (a Sync of one batch, the common case, pays no extra command).
 func Pipeline(ctx context.Context, rdb redis.UniversalClient, ops []*Op) {
+	if len(ops) == 1 {
+		ops[0].Run(ctx, rdb)
+		return
+	}
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		loaded := make([]*redis.Script, 0, 3)
 		for _, o := range ops {
