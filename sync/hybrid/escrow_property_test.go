@@ -42,6 +42,14 @@ func TestEscrowNeverOverAdmits(t *testing.T) {
 			nodes[p] = mk(p)
 		}
 		r := rand.New(rand.NewPCG(seed, 7))
+		// Odd seeds Sync rarely between the 450 ms ones, so views go stale
+		// and what the PoPs admit between two Syncs rests on their grants
+		// rather than on views refreshed every few steps (an over-grant the
+		// even seeds' fresh views would hide fails there).
+		syncOdds := 10
+		if seed%2 == 1 {
+			syncOdds = 100
+		}
 		var admitted []int64 // ms of every admitted unit
 		now := t0
 		grants := 0
@@ -62,8 +70,8 @@ func TestEscrowNeverOverAdmits(t *testing.T) {
 			}
 			p := r.IntN(pops)
 			n := nodes[p]
-			switch k := r.IntN(10); {
-			case k < 6:
+			switch k := r.IntN(syncOdds); {
+			case k < syncOdds-4:
 				d, err := n.AllowN(context.Background(), "k", now, 1)
 				if err != nil {
 					t.Fatal(err)
@@ -76,7 +84,7 @@ func TestEscrowNeverOverAdmits(t *testing.T) {
 							seed, step, est, limit, lost)
 					}
 				}
-			case k < 9:
+			case k < syncOdds-1:
 				if err := n.Sync(context.Background(), now); err != nil {
 					t.Fatal(err)
 				}
