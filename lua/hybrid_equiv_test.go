@@ -336,7 +336,10 @@ func (g *callGen) next(i int) (string, []string, []any) {
 	}
 }
 
-// The scripts as they were before each hash was read once (commit d1b7ced).
+// The scripts as they were before each hash was read once (commit d1b7ced),
+// with one change since made to both versions: the escrow room is
+// math.ceil, not math.floor, of what the limit leaves (the article's rule,
+// see hybrid_escrow.lua).
 const legacyDecide = `-- edgelimit hybrid decide: merge the caller's view of one identity (its own
 -- cumulative counts and the other PoPs' it knows) into the per-window hashes
 -- by maximum, compute the global sliding-window estimate from every PoP's
@@ -492,7 +495,7 @@ for i = 1, #KEYS / 3 do
   end
   mine = math.max(mine - spent, 0)
   local est = total(kc) + total(kp) * (w - elapsed) / w
-  local room = math.floor(max - est - others - mine)
+  local room = math.ceil(max - est - others - mine)
   if room > 0 and want > 0 then
     mine = mine + math.min(room, want)
   end

@@ -6,11 +6,15 @@
 -- field's growth) leave the caller's allowance, expired allowances are
 -- dropped (one lease after their expiry), and the caller is granted up to `want` more units of what the
 -- limit leaves once the global sliding estimate and every outstanding
--- allowance are counted:
---   estimate + sum(allowances) <= max
--- holds after every call. The estimate never grows without an admission
--- (the previous window's weight only decays), so what this holds at one
--- instant holds at every later one.
+-- allowance are counted, by the article's rule (a unit passes while the
+-- estimate is below max, as in hybrid_decide.lua and core.SlidingAdmits):
+--   estimate + sum(allowances) < max + 1
+-- holds after every call: each unit of every allowance, admitted one
+-- after the other now, would pass that rule. The estimate never grows
+-- without an admission (the previous window's weight only decays), so
+-- what this holds at one instant holds at every later one. (Until
+-- 2026-12-03 the room was floored, granting up to one unit less than the
+-- rule leaves: an identity at its limit then settled a unit below it.)
 --
 -- KEYS[3i-2], KEYS[3i-1], KEYS[3i]: item i's hashes of its window, of the
 -- window before, and of its allowances.
@@ -106,7 +110,7 @@ for i = 1, #KEYS / 3 do
   end
   mine = math.max(mine - spent, 0)
   local est = total(ac) + total(ap) * (w - elapsed) / w
-  local room = math.floor(max - est - others - mine)
+  local room = math.ceil(max - est - others - mine)
   if room > 0 and want > 0 then
     mine = mine + math.min(room, want)
   end

@@ -72,7 +72,9 @@
 // out of the margin. Invariant, kept by lua/hybrid_escrow.lua at Redis: for
 // every identity, the global sliding estimate E of the counts Redis holds
 // plus every PoP's outstanding allowance (units it may admit without
-// asking) never exceeds Limit.Max when a grant is made. E never grows
+// asking) stays below Limit.Max + 1 when a grant is made: each of those
+// units, admitted one after the other then, would pass the article's rule
+// (estimate below the limit) that a Redis-decided request meets. E never grows
 // without an admission (the previous window's weight only decays, and the
 // roll is continuous), and an admission of w units adds at most w to it, so
 // a grant made at one instant stays safe at every later one: units a PoP

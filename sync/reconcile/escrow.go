@@ -38,7 +38,8 @@ type EscrowParams struct {
 // Grant is the caller's allowance after an escrow batch: Units it may admit
 // without asking, until Expiry (ms, by the caller's clock; 0 with no
 // units). Redis grants only while the global sliding estimate plus every
-// PoP's outstanding allowance stays within the limit.
+// PoP's outstanding allowance stays within what the article's rule admits
+// (estimate below the limit: see lua/hybrid_escrow.lua).
 type Grant struct {
 	Units, Expiry int64
 }
