@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+
+	"github.com/edgelimit/edgelimit/sim/engine"
 
 	"github.com/edgelimit/edgelimit/sim/report"
 )
@@ -26,10 +29,22 @@ func (o *options) output(rep report.Report, stdout io.Writer) error {
 		}
 	}
 	if o.plot != "" {
-		title := fmt.Sprintf("hybrid, %s, sweep of %s", rep.Scenario, o.sweepSpec.param)
-		return report.WritePlot(o.plot, title, rep.Sweep)
+		title := fmt.Sprintf("%s: decision error against round trips saved, sweep of %s", rep.Scenario, o.sweepSpec.param)
+		return report.WritePlot(o.plot, title, rep.Sweep, references(rep.Results))
 	}
 	return nil
+}
+
+// references are the results the plot draws as reference points: the
+// run's referenceModes (pure Redis, local).
+func references(results []engine.Result) []engine.Result {
+	var refs []engine.Result
+	for _, r := range results {
+		if slices.Contains(referenceModes, r.Mode) {
+			refs = append(refs, r)
+		}
+	}
+	return refs
 }
 
 func writeFile(path string, write func(io.Writer) error) error {

@@ -14,8 +14,8 @@ func sample() Report {
 	return Report{Scenario: "mixed", Seed: 1, PoPs: 2, Identities: 3, Requests: 4,
 		Results: []engine.Result{{Mode: "redis", Decisions: 4, RedisRoundTrips: 4, RoundTripsPerDecision: 1},
 			{Mode: "local", Decisions: 4, RoundTripsSavedPct: 100}},
-		Sweep: []Point{{Param: "margin", Value: "0", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 1, RoundTripsSavedPct: 90}},
-			{Param: "margin", Value: "0.2", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 0.5, RoundTripsSavedPct: 80}}}}
+		Sweep: []Point{{Mode: "hybrid", Param: "margin", Value: "0", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 1, RoundTripsSavedPct: 90}},
+			{Mode: "hybrid", Param: "margin", Value: "0.2", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 0.5, RoundTripsSavedPct: 80}}}}
 }
 
 func TestTableIsAligned(t *testing.T) {
@@ -46,7 +46,7 @@ func TestCSVAndPlot(t *testing.T) {
 		t.Fatalf("csv has %d lines, want header and 2 points:\n%s", got, b.String())
 	}
 	png := filepath.Join(t.TempDir(), "sweep.png")
-	if err := WritePlot(png, "test", sample().Sweep); err != nil {
+	if err := WritePlot(png, "test", sample().Sweep, nil); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(png)
