@@ -106,12 +106,12 @@ func TestSweepOfTwoModesWithReferences(t *testing.T) {
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) != 4 || rows[0][0] != "mode" {
-		t.Fatalf("csv %v, %v: want a header led by mode and 3 points", rows, err)
+	if err != nil || len(rows) != 6 || rows[0][0] != "mode" {
+		t.Fatalf("csv %v, %v: want a header led by mode, 3 points and 2 references", rows, err)
 	}
-	for k, row := range rows[1:] {
-		if row[0]+" "+row[2] != want[k] {
-			t.Errorf("csv row %v, want %s", row, want[k])
+	for k, w := range append(want, "redis ", "local ") {
+		if row := rows[k+1]; row[0]+" "+row[2] != w {
+			t.Errorf("csv row %v, want %q", row, w)
 		}
 	}
 	if _, err := os.Stat(pngPath); err != nil {

@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -42,28 +43,64 @@ func curveColor(k int) color.Color { return plotutil.Color(k) }
 // which no curve, grid line or antialiased text is drawn in.
 var referenceColor color.Color = color.RGBA{R: 0x50, G: 0x50, B: 0x20, A: 0xff}
 
-// addCurve draws c as the k-th curve: a line through solid points, each
-// labelled with its swept value, named in the legend by its mode.
-func addCurve(p *plot.Plot, k int, c curve) error {
+// xys places c's points: round trips saved % across, error % up.
+func (c curve) xys() plotter.XYs {
 	xys := make(plotter.XYs, len(c.pts))
-	labels := make([]string, len(c.pts))
 	for j, pt := range c.pts {
 		xys[j] = plotter.XY{X: pt.Result.RoundTripsSavedPct, Y: pt.Result.DecisionErrorPct}
-		labels[j] = pt.Value // the parameter is in the title
 	}
-	line, points, err := plotter.NewLinePoints(xys)
+	return xys
+}
+
+// addCurve draws c as the k-th curve, a line through solid points, named in
+// the legend by its mode.
+func addCurve(p *plot.Plot, k int, c curve) error {
+	line, points, err := plotter.NewLinePoints(c.xys())
 	if err != nil {
 		return err
 	}
 	line.Color = curveColor(k)
 	points.Shape, points.Color, points.Radius = draw.CircleGlyph{}, curveColor(k), vg.Points(3)
-	names, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-	if err != nil {
-		return err
-	}
-	names.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(3)}
-	p.Add(line, points, names)
+	p.Add(line, points)
 	p.Legend.Add(c.mode, line, points)
+	return nil
+}
+
+// addValueLabels labels each of c's points with its swept value (the
+// parameter is in the title), on alternate sides so that neighbours'
+// labels do not overlap: above and below along a curve that runs across
+// the plot, right and left along one that runs up it. It reads the axes'
+// final ranges, so it comes after every curve and reference is added.
+func addValueLabels(p *plot.Plot, c curve) error {
+	xys := c.xys()
+	xmin, xmax, ymin, ymax := plotter.XYRange(xys)
+	across := (xmax-xmin)/(p.X.Max-p.X.Min) >= (ymax-ymin)/(p.Y.Max-p.Y.Min)
+	gap := vg.Points(5) // clears the point's glyph
+	for side := range 2 {
+		var l plotter.XYLabels
+		for j := side; j < len(xys); j += 2 {
+			l.XYs, l.Labels = append(l.XYs, xys[j]), append(l.Labels, c.pts[j].Value)
+		}
+		if len(l.XYs) == 0 {
+			continue
+		}
+		names, err := plotter.NewLabels(l)
+		if err != nil {
+			return err
+		}
+		sign := vg.Length(1 - 2*side) // first side: above or right; second: below or left
+		for i := range names.TextStyle {
+			ts := &names.TextStyle[i]
+			if across {
+				ts.XAlign, ts.YAlign = text.XCenter, text.YAlignment(-float64(side)) // bottom above, top below
+				names.Offset = vg.Point{Y: sign * gap}
+			} else {
+				ts.XAlign, ts.YAlign = text.XAlignment(-float64(side)), text.YCenter // left edge right, right edge left
+				names.Offset = vg.Point{X: sign * gap}
+			}
+		}
+		p.Add(names)
+	}
 	return nil
 }
 

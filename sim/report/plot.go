@@ -26,7 +26,8 @@ func WritePlot(path, title string, pts []Point, refs []engine.Result) error {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = vg.Points(6)
 	p.Add(plotter.NewGrid())
-	for k, c := range curves(pts) {
+	cs := curves(pts)
+	for k, c := range cs {
 		if err := addCurve(p, k, c); err != nil {
 			return err
 		}
@@ -37,7 +38,12 @@ func WritePlot(path, title string, pts []Point, refs []engine.Result) error {
 		}
 	}
 	frame(p)
-	return p.Save(7*vg.Inch, 5*vg.Inch, path)
+	for _, c := range cs {
+		if err := addValueLabels(p, c); err != nil {
+			return err
+		}
+	}
+	return p.Save(9*vg.Inch, 6*vg.Inch, path)
 }
 
 // frame shows every saving from 0 to 100% with room on the right for the

@@ -69,7 +69,7 @@ func TestPlotDrawsOneCurvePerModeWithALegend(t *testing.T) {
 	pts, refs := frontierSample()
 	img := render(t, pts, refs)
 	if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 400 || b.Dx() <= b.Dy() {
-		t.Fatalf("image %v, want a landscape 7×5 in figure", b)
+		t.Fatalf("image %v, want a landscape 9×6 in figure", b)
 	}
 	for k, mode := range []string{"hybrid", "hybrid-escrow"} {
 		if n := pixels(img, img.Bounds(), curveColor(k)); n < 100 {
@@ -95,5 +95,15 @@ func TestPlotOfOneModeHasOneCurve(t *testing.T) {
 	}
 	if n := pixels(img, img.Bounds(), referenceColor); n != 0 {
 		t.Errorf("%d pixels of the references' colour, with none", n)
+	}
+}
+
+func TestPlotOfOnePointPerMode(t *testing.T) {
+	pts, refs := frontierSample()
+	img := render(t, []Point{pts[0], pts[3]}, refs[:1])
+	for k := range 2 {
+		if n := pixels(img, img.Bounds(), curveColor(k)); n < 20 {
+			t.Errorf("mode %d: %d pixels of its colour, want its point", k, n)
+		}
 	}
 }

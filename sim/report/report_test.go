@@ -39,11 +39,18 @@ func TestTableIsAligned(t *testing.T) {
 
 func TestCSVAndPlot(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteCSV(&b, sample().Sweep); err != nil {
+	rep := sample()
+	if err := WriteCSV(&b, rep.Sweep, rep.Results); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(b.String(), "\n"); got != 3 {
-		t.Fatalf("csv has %d lines, want header and 2 points:\n%s", got, b.String())
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("csv has %d lines, want header, 2 points, 2 references:\n%s", len(lines), b.String())
+	}
+	for k, lead := range []string{"mode,param,value,", "hybrid,margin,0,", "hybrid,margin,0.2,", "redis,,,", "local,,,"} {
+		if !strings.HasPrefix(lines[k], lead) {
+			t.Errorf("csv line %d %q, want it led by %q", k, lines[k], lead)
+		}
 	}
 	png := filepath.Join(t.TempDir(), "sweep.png")
 	if err := WritePlot(png, "test", sample().Sweep, nil); err != nil {
