@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgelimit/edgelimit/sim/engine"
 	"github.com/edgelimit/edgelimit/sim/traffic"
 )
 
@@ -17,6 +16,7 @@ import (
 type options struct {
 	cfg          traffic.Config
 	mode         string
+	modeList     []string // -mode's modes; nil for "all" (modes.go)
 	syncInterval time.Duration
 	margin       float64
 	rttMin       time.Duration
@@ -48,7 +48,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.SetOutput(io.Discard)
 	c := &o.cfg
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "traffic: "+strings.Join(scenarios(), "|"))
-	fs.StringVar(&o.mode, "mode", "all", "all|"+strings.Join(knownModes(), "|"))
+	fs.StringVar(&o.mode, "mode", "all", "all, or one or a comma list of "+strings.Join(knownModes(), "|")+"; with -sweep, the hybrid modes listed are swept and redis, local run once as reference points")
 	fs.IntVar(&c.PoPs, "pops", c.PoPs, "simulated points of presence")
 	fs.IntVar(&c.Identities, "identities", c.Identities, "distinct identities")
 	fs.IntVar(&c.Requests, "requests", c.Requests, "requests in the trace")
@@ -65,7 +65,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.clockSkew, "clock-skew", 0, "offset each PoP's clock by a seeded amount spread over [-D, +D]; the ground truth keeps true time")
 	fs.StringVar(&o.natsURL, "nats-url", "", "NATS server for gossip (default: an embedded one)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
-	fs.StringVar(&o.sweep, "sweep", "", "run the hybrid at each value: sync-interval=10ms,50ms,... or margin=0,0.05,...")
+	fs.StringVar(&o.sweep, "sweep", "", "run the hybrid modes -mode selects (with all: hybrid) at each value: sync-interval=10ms,50ms,..., margin=0,0.05,... or clock-skew=0,500ms,...")
 	fs.StringVar(&o.plot, "plot", "", "with -sweep: write the trade-off curve as a PNG")
 	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV")
 	o.traceFlags(fs)
@@ -115,8 +115,13 @@ func (o *options) validate() error {
 		return err
 	}
 	var err error
-	o.sweepSpec, err = parseSweep(o.sweep)
-	return err
+	if o.modeList, err = parseModes(o.mode); err != nil {
+		return err
+	}
+	if o.sweepSpec, err = parseSweep(o.sweep); err != nil {
+		return err
+	}
+	return o.validateSweepModes()
 }
 
 // validateSizes checks the scenario and the sizes (for the article too,
@@ -132,8 +137,6 @@ func (o *options) validateSizes() error {
 // validateKnobs checks the mode and the other flags.
 func (o *options) validateKnobs() error {
 	switch {
-	case o.mode != "all" && !slices.Contains(knownModes(), o.mode):
-		return fmt.Errorf("unknown mode %q (want all|%s)", o.mode, strings.Join(knownModes(), "|"))
 	case o.clockSkew < 0:
 		return errors.New("clock-skew must not be negative")
 	case o.redisCluster && o.redisAddr != "":
@@ -150,24 +153,6 @@ func (o *options) validateKnobs() error {
 		return errors.New("-plot and -csv need -sweep")
 	}
 	return nil
-}
-
-// modes lists the modes to run, in report order: "all" adds the variants
-// (redis-servertime) only when the clocks are skewed, since without skew
-// they equal a mode already in the table.
-func (o *options) modes() []string {
-	switch {
-	case o.mode != "all":
-		return []string{o.mode}
-	case o.clockSkew > 0:
-		return append(slices.Clone(engine.Modes), engine.Variants...)
-	}
-	return engine.Modes
-}
-
-// knownModes is every mode -mode accepts besides "all".
-func knownModes() []string {
-	return append(append(slices.Clone(engine.Modes), engine.Variants...), engine.Experimental...)
 }
 
 // clustered reports whether the run's Redis is a Redis Cluster.

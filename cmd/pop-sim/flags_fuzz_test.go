@@ -13,7 +13,7 @@ func FuzzParseFlags(f *testing.F) {
 		"", "-pops 8", "-margin NaN", "-margin 1", "-window 0s", "-limit -1",
 		"-sweep margin=0,0.1", "-sweep sync-interval=10ms -plot x.png",
 		"-mode hybrid -clock-skew 2s", "-scenario article -requests 10",
-		"-redis-addr a:1,b:2", "-sync-interval -1ms", "-rtt-min 10ms -rtt-max 5ms",
+		"-redis-addr a:1,b:2", "-mode redis,hybrid,hybrid-escrow -sweep margin=0,0.1", "-sync-interval -1ms", "-rtt-min 10ms -rtt-max 5ms",
 	} {
 		f.Add(s)
 	}

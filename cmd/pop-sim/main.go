@@ -11,6 +11,7 @@
 //	go run ./cmd/pop-sim                      # all modes, mixed traffic
 //	go run ./cmd/pop-sim -scenario article    # the article's tables A and B
 //	go run ./cmd/pop-sim -mode hybrid -sweep sync-interval=10ms,100ms,1s -plot t.png -csv t.csv
+//	go run ./cmd/pop-sim -mode redis,local,hybrid,hybrid-escrow -sweep margin=0,0.1 -plot f.png  # a curve per hybrid mode, redis and local as references
 //
 //	go run ./cmd/pop-sim -clock-skew 500ms     # PoP clocks spread over ±500ms; adds redis-servertime
 //	go run ./cmd/pop-sim -redis-cluster       # on a private 3-master Redis Cluster

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+
+	"github.com/edgelimit/edgelimit/sim/engine"
 
 	"github.com/edgelimit/edgelimit/sim/report"
 )
 
 // output prints the report (table or JSON) and writes the sweep's CSV and
-// plot when asked.
+// plot, with their reference points, when asked.
 func (o *options) output(rep report.Report, stdout io.Writer) error {
 	var err error
 	if o.json {
@@ -20,16 +23,29 @@ func (o *options) output(rep report.Report, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	refs := references(rep.Results)
 	if o.csv != "" {
-		if err := writeFile(o.csv, func(w io.Writer) error { return report.WriteCSV(w, rep.Sweep) }); err != nil {
+		if err := writeFile(o.csv, func(w io.Writer) error { return report.WriteCSV(w, rep.Sweep, refs) }); err != nil {
 			return err
 		}
 	}
 	if o.plot != "" {
-		title := fmt.Sprintf("hybrid, %s, sweep of %s", rep.Scenario, o.sweepSpec.param)
-		return report.WritePlot(o.plot, title, rep.Sweep)
+		title := fmt.Sprintf("%s: decision error against round trips saved, sweep of %s", rep.Scenario, o.sweepSpec.param)
+		return report.WritePlot(o.plot, title, rep.Sweep, refs)
 	}
 	return nil
+}
+
+// references are the results the plot draws as reference points, and the
+// CSV lists after the sweep: the run's referenceModes (pure Redis, local).
+func references(results []engine.Result) []engine.Result {
+	var refs []engine.Result
+	for _, r := range results {
+		if slices.Contains(referenceModes, r.Mode) {
+			refs = append(refs, r)
+		}
+	}
+	return refs
 }
 
 func writeFile(path string, write func(io.Writer) error) error {

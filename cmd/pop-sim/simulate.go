@@ -36,8 +36,8 @@ func (o *options) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	return o.output(rep, stdout)
 }
 
-// simulate generates the trace once and runs every requested mode, then the
-// sweep, on it.
+// simulate generates the trace once and runs on it every mode that runs
+// once, then the sweep (plan, modes.go).
 func (o *options) simulate(ctx context.Context, srv *servers, stderr io.Writer) (report.Report, error) {
 	tr, err := o.theTrace()
 	if err != nil {
@@ -50,16 +50,15 @@ func (o *options) simulate(ctx context.Context, srv *servers, stderr io.Writer) 
 	rep := o.newReport(tr)
 	bar := newProgress(stderr, len(tr.Requests))
 	defer bar.done()
-	if o.sweep == "" || o.mode != "hybrid" {
-		for _, m := range o.modes() {
-			r, err := o.runMode(ctx, tr, net, srv, m, bar)
-			if err != nil {
-				return rep, err
-			}
-			rep.Results = append(rep.Results, r)
+	once, swept := o.plan()
+	for _, m := range once {
+		r, err := o.runMode(ctx, tr, net, srv, m, bar)
+		if err != nil {
+			return rep, err
 		}
+		rep.Results = append(rep.Results, r)
 	}
-	rep.Sweep, err = o.runSweep(ctx, tr, net, srv, bar)
+	rep.Sweep, err = o.runSweep(ctx, tr, net, srv, swept, bar)
 	return rep, err
 }
 
@@ -85,6 +84,7 @@ func notes(o *options) []string {
 		n = append(n, "lost: units admitted that Redis never counted, read back from Redis after the run (hybrid: after each live PoP's final flush; redis: admitted by failing open)")
 	}
 	n = append(n, o.traceNotes()...)
+	n = append(n, o.sweepNotes()...)
 	if o.clustered() {
 		n = append(n, "redis cluster: round trips are counted on each node's client, so a pipeline (the hybrid's reconcile) counts one per node it touches")
 	}
@@ -122,19 +122,24 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	return r, err
 }
 
-// runSweep runs the hybrid once per swept value.
+// runSweep runs each of modes once per swept value, mode by mode.
 func (o *options) runSweep(ctx context.Context, tr *traffic.Trace, net netmodel.Model,
-	srv *servers, bar *progress) ([]report.Point, error) {
+	srv *servers, modes []string, bar *progress) ([]report.Point, error) {
 	sp := o.sweepSpec
 	var pts []report.Point
-	for _, v := range sp.values {
-		oo := *o
-		sp.apply(&oo, v)
-		r, err := oo.runMode(ctx, tr, net, srv, "hybrid", bar)
-		if err != nil {
-			return pts, err
+	for _, m := range modes {
+		for _, v := range sp.values {
+			if sp.skips(m, v) != "" {
+				continue // named in the notes (sweepNotes)
+			}
+			oo := *o
+			sp.apply(&oo, v)
+			r, err := oo.runMode(ctx, tr, net, srv, m, bar)
+			if err != nil {
+				return pts, err
+			}
+			pts = append(pts, report.Point{Mode: m, Param: sp.param, Value: v, Result: r})
 		}
-		pts = append(pts, report.Point{Param: sp.param, Value: v, Result: r})
 	}
 	return pts, nil
 }

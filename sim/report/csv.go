@@ -4,20 +4,29 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+
+	"github.com/edgelimit/edgelimit/sim/engine"
 )
 
-// WriteCSV writes the sweep's points, one line each, with a header line.
-func WriteCSV(w io.Writer, pts []Point) error {
+// WriteCSV writes the sweep's points, one line each led by its mode, with a
+// header line, then each of refs (modes run once, as the plot's reference
+// points) as a line with param and value empty.
+func WriteCSV(w io.Writer, pts []Point, refs []engine.Result) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"param", "value", "decision_error_pct", "round_trips_saved_pct",
+	cw.Write([]string{"mode", "param", "value", "decision_error_pct", "round_trips_saved_pct",
 		"false_allows", "false_denies", "max_overadmission", "p99_overadmission",
 		"redis_round_trips", "nats_messages", "nats_bytes", "added_latency_p50_ms", "added_latency_p99_ms"})
-	for _, p := range pts {
-		r := p.Result
-		cw.Write([]string{p.Param, p.Value, g(r.DecisionErrorPct), g(r.RoundTripsSavedPct),
+	line := func(mode, param, value string, r engine.Result) {
+		cw.Write([]string{mode, param, value, g(r.DecisionErrorPct), g(r.RoundTripsSavedPct),
 			i(r.FalseAllows), i(r.FalseDenies), g(r.MaxOveradmission), g(r.P99Overadmission),
 			i(r.RedisRoundTrips), i(r.NATSMessages), i(r.NATSBytes),
 			g(r.AddedLatencyP50Ms), g(r.AddedLatencyP99Ms)})
+	}
+	for _, p := range pts {
+		line(p.Mode, p.Param, p.Value, p.Result)
+	}
+	for _, r := range refs {
+		line(r.Mode, "", "", r)
 	}
 	cw.Flush()
 	return cw.Error()

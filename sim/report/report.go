@@ -27,8 +27,10 @@ type Report struct {
 	Notes          []string        `json:"notes,omitempty"`
 }
 
-// Point is one run of a sweep: the hybrid with Param set to Value.
+// Point is one run of a sweep: Mode (a hybrid mode) with Param set to
+// Value.
 type Point struct {
+	Mode   string        `json:"mode"`
 	Param  string        `json:"param"`
 	Value  string        `json:"value"`
 	Result engine.Result `json:"result"`

@@ -14,8 +14,8 @@ func sample() Report {
 	return Report{Scenario: "mixed", Seed: 1, PoPs: 2, Identities: 3, Requests: 4,
 		Results: []engine.Result{{Mode: "redis", Decisions: 4, RedisRoundTrips: 4, RoundTripsPerDecision: 1},
 			{Mode: "local", Decisions: 4, RoundTripsSavedPct: 100}},
-		Sweep: []Point{{Param: "margin", Value: "0", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 1, RoundTripsSavedPct: 90}},
-			{Param: "margin", Value: "0.2", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 0.5, RoundTripsSavedPct: 80}}}}
+		Sweep: []Point{{Mode: "hybrid", Param: "margin", Value: "0", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 1, RoundTripsSavedPct: 90}},
+			{Mode: "hybrid", Param: "margin", Value: "0.2", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 0.5, RoundTripsSavedPct: 80}}}}
 }
 
 func TestTableIsAligned(t *testing.T) {
@@ -39,14 +39,21 @@ func TestTableIsAligned(t *testing.T) {
 
 func TestCSVAndPlot(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteCSV(&b, sample().Sweep); err != nil {
+	rep := sample()
+	if err := WriteCSV(&b, rep.Sweep, rep.Results); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(b.String(), "\n"); got != 3 {
-		t.Fatalf("csv has %d lines, want header and 2 points:\n%s", got, b.String())
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("csv has %d lines, want header, 2 points, 2 references:\n%s", len(lines), b.String())
+	}
+	for k, lead := range []string{"mode,param,value,", "hybrid,margin,0,", "hybrid,margin,0.2,", "redis,,,", "local,,,"} {
+		if !strings.HasPrefix(lines[k], lead) {
+			t.Errorf("csv line %d %q, want it led by %q", k, lines[k], lead)
+		}
 	}
 	png := filepath.Join(t.TempDir(), "sweep.png")
-	if err := WritePlot(png, "test", sample().Sweep); err != nil {
+	if err := WritePlot(png, "test", sample().Sweep, nil); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(png)

@@ -51,7 +51,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	rows := rep.Results
 	for _, p := range rep.Sweep {
 		r := p.Result
-		r.Mode = p.Result.Mode + " " + p.Param + "=" + p.Value
+		r.Mode = p.Mode + " " + p.Param + "=" + p.Value
 		rows = append(rows, r)
 	}
 	if err := writeAligned(w, header, rows); err != nil {

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+)
+
+// TestModeListErrorsNameTheMode: a bad -mode list, or one a sweep cannot
+// run, fails in one line naming the offending mode.
+func TestModeListErrorsNameTheMode(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-mode", "hybrid,sideways"}, `unknown mode "sideways"`},
+		{[]string{"-mode", "hybrid,,local"}, `unknown mode ""`},
+		{[]string{"-mode", "all,hybrid"}, `unknown mode "all"`},
+		{[]string{"-mode", "hybrid,hybrid"}, `mode "hybrid" listed twice`},
+		{[]string{"-mode", "redis", "-sweep", "margin=0,0.1"}, `-sweep needs a hybrid mode in -mode "redis"`},
+		{[]string{"-mode", "redis-servertime,hybrid", "-sweep", "margin=0"}, `-sweep cannot run mode "redis-servertime"`},
+		{[]string{"-mode", "hybrid,sideways", "-sweep", "margin=0"}, `unknown mode "sideways"`},
+		{[]string{"-mode", "hybrid,hybrid-escrow", "-sweep", "margin=0"}, `hybrid-escrow can run at none of these values`},
+	} {
+		code, out, errOut := popSim(t, c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestPlanSplitsRunOnceFromSwept: -mode all keeps the sweep of the hybrid
+// alone, with every mode also run once; a list sweeps its hybrid modes and
+// runs redis and local once.
+func TestPlanSplitsRunOnceFromSwept(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		once, swept []string
+	}{
+		{[]string{"-mode", "redis,hybrid-escrow"}, []string{"redis", "hybrid-escrow"}, nil},
+		{[]string{"-sweep", "margin=0"}, []string{"redis", "local", "hybrid", "hybrid-nogossip"}, []string{"hybrid"}},
+		{[]string{"-mode", "hybrid-escrow", "-sweep", "margin=0.1"}, nil, []string{"hybrid-escrow"}},
+		{[]string{"-mode", "local,hybrid,redis,hybrid-escrow", "-sweep", "margin=0,0.1"},
+			[]string{"local", "redis"}, []string{"hybrid", "hybrid-escrow"}},
+	} {
+		o, err := parseFlags(c.args)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		once, swept := o.plan()
+		if !slices.Equal(once, c.once) || !slices.Equal(swept, c.swept) {
+			t.Errorf("%v: once %v, swept %v; want %v, %v", c.args, once, swept, c.once, c.swept)
+		}
+	}
+}
+
+// TestSweepOfTwoModesWithReferences runs a margin sweep of the hybrid and
+// escrow with pure Redis and local as references, and checks every output
+// names each point's mode, and that escrow skips margin 0 with a note.
+func TestSweepOfTwoModesWithReferences(t *testing.T) {
+	p := redistest.Start(t)
+	dir := t.TempDir()
+	csvPath, pngPath := filepath.Join(dir, "f.csv"), filepath.Join(dir, "f.png")
+	code, out, errOut := popSim(t, smallRun(p.Addr, "-mode", "redis,local,hybrid,hybrid-escrow",
+		"-sweep", "margin=0,0.2", "-csv", csvPath, "-plot", pngPath)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Notes   []string                `json:"notes"`
+		Results []struct{ Mode string } `json:"results"`
+		Sweep   []struct {
+			Mode, Value string
+			Result      struct{ Mode string } `json:"result"`
+		} `json:"sweep"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 2 || r.Results[0].Mode != "redis" || r.Results[1].Mode != "local" {
+		t.Errorf("results %+v, want redis and local run once", r.Results)
+	}
+	var got []string
+	for _, pt := range r.Sweep {
+		if pt.Mode != pt.Result.Mode {
+			t.Errorf("point %+v: mode differs from its result's", pt)
+		}
+		got = append(got, pt.Mode+" "+pt.Value)
+	}
+	want := []string{"hybrid 0", "hybrid 0.2", "hybrid-escrow 0.2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("sweep %v, want %v", got, want)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "sweep: hybrid-escrow skips margin=0 ") }) {
+		t.Errorf("no note of escrow's skipped margin 0 in %q", r.Notes)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != 6 || rows[0][0] != "mode" {
+		t.Fatalf("csv %v, %v: want a header led by mode, 3 points and 2 references", rows, err)
+	}
+	for k, w := range append(want, "redis ", "local ") {
+		if row := rows[k+1]; row[0]+" "+row[2] != w {
+			t.Errorf("csv row %v, want %q", row, w)
+		}
+	}
+	if _, err := os.Stat(pngPath); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSweepTableNamesEachPointsMode: the table's sweep rows lead with the
+// point's mode and value.
+func TestSweepTableNamesEachPointsMode(t *testing.T) {
+	p := redistest.Start(t)
+	args := slices.DeleteFunc(smallRun(p.Addr, "-mode", "hybrid,hybrid-escrow", "-sweep", "margin=0.1"),
+		func(a string) bool { return a == "-json" })
+	code, out, errOut := popSim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, row := range []string{"hybrid margin=0.1", "hybrid-escrow margin=0.1"} {
+		if !strings.Contains(out, row) {
+			t.Errorf("no row %q in:\n%s", row, out)
+		}
+	}
+}
