@@ -29,8 +29,8 @@
 // 3-master Redis Cluster) and an embedded NATS server unless -redis-addr
 // (one address, or a comma-separated list of Redis Cluster nodes) and
 // -nats-url name running ones. Each mode's row gives its peak memory
-// (Linux) and, on a single Redis node, what it cost Redis (script calls,
-// script time, CPU, from INFO). Bad flags end with a one-line
+// (Linux) and what it cost Redis (script calls, script time, CPU, from
+// INFO; on a Redis Cluster summed over its masters). Bad flags end with a one-line
 // error and exit status 2 before any work; a failure during the run exits 1.
 package main
 

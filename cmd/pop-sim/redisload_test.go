@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
@@ -23,7 +25,7 @@ func TestParseLoad(t *testing.T) {
 func TestLoadMeterCountsScripts(t *testing.T) {
 	rdb, p := redistest.Client(t)
 	ctx := context.Background()
-	m := startLoad(ctx, p.Addr)
+	m := startLoad(ctx, p.Addr, false)
 	for range 5 {
 		if err := rdb.Eval(ctx, "return 1", nil).Err(); err != nil {
 			t.Fatal(err)
@@ -33,7 +35,28 @@ func TestLoadMeterCountsScripts(t *testing.T) {
 	if l == nil || l.ScriptCalls != 5 || l.ScriptSeconds <= 0 {
 		t.Fatalf("load %+v, want 5 script calls with some time", l)
 	}
-	if startLoad(ctx, "a:1,b:2").stop(ctx) != nil {
-		t.Fatal("a cluster's node list measured a load")
+	if startLoad(ctx, "", false).stop(ctx) != nil {
+		t.Fatal("no address measured a load")
+	}
+}
+
+// TestLoadMeterSumsClusterMasters: on a real 3-master Redis Cluster, named
+// by its node list or by one node, the meter counts the script calls of
+// every master: keys spread over all three, so one node's INFO would see
+// about a third.
+func TestLoadMeterSumsClusterMasters(t *testing.T) {
+	c, cl := redistest.Cluster(t)
+	ctx := context.Background()
+	for _, addr := range []string{strings.Join(cl.Addrs(), ","), cl.Addrs()[0]} {
+		m := startLoad(ctx, addr, true)
+		for i := range 30 {
+			if err := c.Eval(ctx, "return 1", []string{fmt.Sprintf("k%d", i)}).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := m.stop(ctx)
+		if l == nil || l.ScriptCalls != 30 || l.ScriptSeconds <= 0 || l.CPUSeconds <= 0 {
+			t.Fatalf("%s: load %+v, want 30 script calls with some time", addr, l)
+		}
 	}
 }

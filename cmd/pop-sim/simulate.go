@@ -83,6 +83,9 @@ func notes(o *options) []string {
 	if o.net.network == "honest" {
 		n = append(n, "lost: units admitted that Redis never counted, read back from Redis after the run (hybrid: after each live PoP's final flush; redis: admitted by failing open)")
 	}
+	if o.exposure {
+		n = append(n, fmt.Sprintf("exposure: the hybrid modes run with hybrid.Config.PoPs = %d (a PoP's own units Redis has not acknowledged count %d times more against the margin)", o.cfg.PoPs, o.cfg.PoPs-1))
+	}
 	n = append(n, o.traceNotes()...)
 	n = append(n, o.sweepNotes()...)
 	if o.clustered() {
@@ -110,13 +113,13 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 		return engine.Result{}, fmt.Errorf("mode %s is not available in this build", mode)
 	}
 	e := engine.NewEnv(tr, net)
-	e.SyncInterval, e.Margin = o.syncInterval, o.margin
+	e.SyncInterval, e.Margin, e.Exposure = o.syncInterval, o.margin, o.exposure
 	e.RedisAddr, e.NATSURL, e.Namespace = srv.redisAddr, srv.natsURL, namespace(mode)
 	e.RedisCluster = o.clustered()
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)
 	o.net.apply(e)
 	e.Progress = bar.start(mode)
-	m, load := startRSS(), startLoad(ctx, o.loadAddr(srv))
+	m, load := startRSS(), startLoad(ctx, srv.redisAddr, o.clustered())
 	r, err := engine.Run(ctx, e, mode)
 	r.PeakRSSMB, r.RedisLoad = m.peakMB(), load.stop(ctx)
 	return r, err
@@ -142,13 +145,4 @@ func (o *options) runSweep(ctx context.Context, tr *traffic.Trace, net netmodel.
 		}
 	}
 	return pts, nil
-}
-
-// loadAddr is the Redis whose INFO measures a mode's load: the single
-// node, or "" on a cluster (one node's INFO would miss the others').
-func (o *options) loadAddr(srv *servers) string {
-	if o.clustered() {
-		return ""
-	}
-	return srv.redisAddr
 }

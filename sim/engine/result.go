@@ -32,7 +32,8 @@ type Result struct {
 	// command where the OS tells it (Linux); 0 when unknown.
 	PeakRSSMB float64 `json:"peak_rss_mb"`
 	// RedisLoad is the work the mode gave Redis, read from the server's
-	// INFO by the command on a single Redis node; nil on a cluster.
+	// INFO by the command (on a Redis Cluster summed over its masters); nil
+	// when INFO failed.
 	RedisLoad *RedisLoad `json:"redis_load,omitempty"`
 	// LostHits are units admitted that Redis never counted, measured after
 	// the run (hybrid: against each incarnation's field, after every live
