@@ -19,6 +19,7 @@ type options struct {
 	modeList     []string // -mode's modes; nil for "all" (modes.go)
 	syncInterval time.Duration
 	margin       float64
+	exposure     bool // -exposure: hybrid.Config.PoPs = -pops
 	rttMin       time.Duration
 	rttMax       time.Duration
 	redisAddr    string // one host:port, or a comma-separated list of Redis Cluster nodes
@@ -58,6 +59,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second per PoP: the trace lasts requests/(rate×pops) (default: 6 windows)")
 	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "hybrid: time between a PoP's reconciles with Redis")
 	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
+	fs.BoolVar(&o.exposure, "exposure", false, "hybrid: rate-aware exposure, a PoP's own units Redis has not acknowledged count once per other PoP against the margin (hybrid.Config.PoPs = -pops)")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
 	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
 	fs.StringVar(&o.redisAddr, "redis-addr", "", "host:port of a Redis to use, or host:port,host:port,... of Redis Cluster nodes (default: start a private redis-server)")

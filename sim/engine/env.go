@@ -37,7 +37,11 @@ type Env struct {
 	// true virtual time at a batch's arrival (honest network only: the real
 	// Redis TIME is the wall clock).
 	RedisClock bool
-	keys       []string
+	// Exposure runs the hybrid with hybrid.Config.PoPs set to the trace's
+	// PoPs: a PoP's own units Redis has not acknowledged count once per
+	// other PoP against the margin (rate-aware exposure).
+	Exposure bool
+	keys     []string
 }
 
 // epoch is the simulated wall clock's origin: 2026-01-01T00:00:00Z.
@@ -111,3 +115,12 @@ func (e *Env) progress(done int) {
 
 // Ideal reports whether e runs on the ideal network.
 func (e *Env) Ideal() bool { return e.Network == "ideal" }
+
+// exposurePoPs is hybrid.Config.PoPs for the run: the trace's PoPs with
+// Exposure, else 0 (off).
+func (e *Env) exposurePoPs() int {
+	if !e.Exposure {
+		return 0
+	}
+	return e.Trace.Config.PoPs
+}

@@ -92,7 +92,17 @@ type Config struct {
 	// package doc on windows). Needs Redis ≥ 5 (TIME in a script that
 	// writes). See ClockOffset.
 	RedisClock bool
-	BatchSize  int // identities per reconcile batch (one script call); default 256
+	// PoPs is how many PoPs may admit one identity at the same time; with
+	// it set (above 1) the margin also covers what the view cannot know
+	// yet: a request counts as within the margin when the view's estimate
+	// plus (PoPs − 1) × this PoP's own units that Redis has not yet
+	// acknowledged would be, so when every PoP admits an identity as fast
+	// as this one (a flash crowd), a PoP whose view is stale hands it to
+	// Redis (or to its allowance) before the PoPs together pass the
+	// margin. 0 or 1 = off: only the view's estimate (the exposure is then
+	// every PoP's hits since its last reconcile). Must not be negative.
+	PoPs      int
+	BatchSize int // identities per reconcile batch (one script call); default 256
 	// SyncDepth is how many batches of one Sync may be in flight at once
 	// to one Redis node; Sync sends them in one pipeline, so one round trip
 	// carries up to SyncDepth × BatchSize identities. A Sync's throughput
@@ -217,6 +227,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Escrow acts within the Margin: set Margin > 0", ErrBadConfig)
 	case !(c.GossipCap > 0 && c.GossipCap <= 1):
 		return fmt.Errorf("%w: GossipCap must be in [0, 1]", ErrBadConfig)
+	case c.PoPs < 0:
+		return fmt.Errorf("%w: PoPs must not be negative", ErrBadConfig)
 	case c.ExpirySlack < 0:
 		return fmt.Errorf("%w: ExpirySlack must not be negative", ErrBadConfig)
 	case !(c.SyncShare > 0 && c.SyncShare <= 1):

@@ -165,7 +165,7 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 	if !core.SlidingAdmits(est, max, w) {
 		return n.decision(false, cur, prev, elapsed, w, core.SourceCachedDeny, stale), denyCached
 	}
-	contested := n.cfg.Margin > 0 && est+float64(w) > (1-n.cfg.Margin)*float64(max)
+	contested := n.cfg.Margin > 0 && n.exposed(e, est, elapsed)+float64(w) > (1-n.cfg.Margin)*float64(max)
 	switch {
 	case contested && commit && n.cfg.Escrow:
 		es := escrowOf(e)
@@ -235,4 +235,17 @@ func (n *Node) Reset(ctx context.Context, key string) error {
 		return err
 	}
 	return nil
+}
+
+// exposed is the estimate the margin is checked against (see
+// Config.PoPs): the view's estimate est, plus, when PoPs > 1, (PoPs − 1)
+// × this PoP's own units of e that Redis has not acknowledged, weighted as
+// the estimate weighs their windows (elapsed ms into the current one).
+// Called with e.mu held.
+func (n *Node) exposed(e *entry, est float64, elapsed int64) float64 {
+	if n.cfg.PoPs <= 1 {
+		return est
+	}
+	cur, prev := max(e.own[0]-e.acked[0], 0), max(e.own[1]-e.acked[1], 0)
+	return est + float64(n.cfg.PoPs-1)*core.SlidingEstimate(cur, prev, elapsed, n.w)
 }
