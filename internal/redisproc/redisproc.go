@@ -129,11 +129,11 @@ func (p *Proc) waitReady(limit time.Duration) error {
 		err := c.Ping(ctx).Err()
 		if err == nil {
 			err = p.ours(ctx, c)
-			cancel()
-			if err == nil {
-				return nil
+			if err == nil || errors.Is(err, errNotOurs) {
+				cancel()
+				return err // errNotOurs: another server holds the port, try other ports
 			}
-			return err // another server holds the port: try other ports
+			// INFO timed out (a loaded machine): ask again
 		}
 		cancel()
 		if time.Now().After(deadline) {
@@ -180,6 +180,9 @@ func (p *Proc) Stop() error {
 	return err
 }
 
+// errNotOurs is ours' error when another process answers on the port.
+var errNotOurs = errors.New("redisproc: the port is answered by another redis-server")
+
 // ours checks that the server answering on p's port is p's own process (its
 // INFO process_id), not another test's server that took the port first.
 func (p *Proc) ours(ctx context.Context, c *redis.Client) error {
@@ -189,7 +192,7 @@ func (p *Proc) ours(ctx context.Context, c *redis.Client) error {
 	}
 	want := "process_id:" + strconv.Itoa(p.cmd.Process.Pid) + "\r"
 	if !strings.Contains(info, want) {
-		return fmt.Errorf("redisproc: port of %s answered by another redis-server", p.Addr)
+		return fmt.Errorf("%w: port of %s", errNotOurs, p.Addr)
 	}
 	return nil
 }

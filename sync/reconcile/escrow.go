@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -91,8 +92,19 @@ func (s *Store) escrowArgs(items []EscrowItem, p EscrowParams) (keys []string, a
 	return keys, args
 }
 
-// escrowCluster sends one script call per identity in one pipeline.
+// escrowCluster sends one cross-slot script call per master serving items
+// (see crossslot.go) or, where the cluster does not take those, one script
+// call per identity, in one pipeline.
 func (s *Store) escrowCluster(ctx context.Context, items []EscrowItem, p EscrowParams) ([]Result, []Grant, error) {
+	if s.crossSlotOK() {
+		res, grants, err := s.escrowGroups(ctx, items, p)
+		if !s.crossSlotResult(err) {
+			if err != nil && !errors.Is(err, errReply) {
+				err = unavailable("redis escrow", err)
+			}
+			return res, grants, err
+		}
+	}
 	cmds := make([]*redis.Cmd, len(items))
 	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		for i, it := range items {
@@ -145,6 +157,32 @@ func parseEscrow(v []any, n int) ([]Result, []Grant, error) {
 			return nil, nil, errReply
 		}
 		grants[i] = Grant{Units: u, Expiry: e}
+	}
+	return res, grants, nil
+}
+
+// escrowGroups is escrowCluster's cross-slot path; errors come unwrapped.
+func (s *Store) escrowGroups(ctx context.Context, items []EscrowItem, p EscrowParams) ([]Result, []Grant, error) {
+	groups := s.byMaster(ctx, len(items), func(i int) string { return Key(s.ns, items[i].Key, items[i].Index) })
+	cmds, err := s.runGroups(ctx, crossEscrow, groups, func(g []int) ([]string, []any) {
+		return s.escrowArgs(pick(items, g), p)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	res, grants := make([]Result, len(items)), make([]Grant, len(items))
+	for gi, g := range groups {
+		v, err := cmds[gi].Slice()
+		if err != nil {
+			return nil, nil, err
+		}
+		r, gr, err := parseEscrow(v, len(g))
+		if err != nil {
+			return nil, nil, err
+		}
+		for k, i := range g {
+			res[i], grants[i] = r[k], gr[k]
+		}
 	}
 	return res, grants, nil
 }

@@ -66,9 +66,20 @@ func (s *Store) flushArgs(items []Item) (keys []string, args []any) {
 	return keys, args
 }
 
-// flushCluster sends one script call per identity (its keys share a slot)
-// in one pipeline; go-redis runs one round trip per node.
+// flushCluster sends one cross-slot script call per master serving items
+// (see crossslot.go) or, where the cluster does not take those, one script
+// call per identity (its keys share a slot), in one pipeline: one round
+// trip per node.
 func (s *Store) flushCluster(ctx context.Context, items []Item) ([]Result, error) {
+	if s.crossSlotOK() {
+		out, err := s.flushGroups(ctx, items)
+		if !s.crossSlotResult(err) {
+			if err != nil && !errors.Is(err, errReply) {
+				err = unavailable("redis reconcile", err)
+			}
+			return out, err
+		}
+	}
 	cmds, err := s.pipeline(ctx, items, true)
 	if err != nil && isNoScript(err) {
 		cmds, err = s.pipeline(ctx, items, false)
@@ -89,6 +100,41 @@ func (s *Store) flushCluster(ctx context.Context, items []Item) ([]Result, error
 		out = append(out, r[0])
 	}
 	return out, nil
+}
+
+// flushGroups is flushCluster's cross-slot path; errors come unwrapped.
+func (s *Store) flushGroups(ctx context.Context, items []Item) ([]Result, error) {
+	groups := s.byMaster(ctx, len(items), func(i int) string { return Key(s.ns, items[i].Key, items[i].Index) })
+	cmds, err := s.runGroups(ctx, crossReconcile, groups, func(g []int) ([]string, []any) {
+		return s.flushArgs(pick(items, g))
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, len(items))
+	for gi, g := range groups {
+		v, err := cmds[gi].Slice()
+		if err != nil {
+			return nil, err
+		}
+		r, err := parseFlush(v, len(g))
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range g {
+			out[i] = r[k]
+		}
+	}
+	return out, nil
+}
+
+// pick returns the elements of xs at indexes at, in that order.
+func pick[T any](xs []T, at []int) []T {
+	out := make([]T, len(at))
+	for k, i := range at {
+		out[k] = xs[i]
+	}
+	return out
 }
 
 func (s *Store) pipeline(ctx context.Context, items []Item, sha bool) ([]*redis.Cmd, error) {

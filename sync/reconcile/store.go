@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgelimit/edgelimit/lua"
@@ -83,6 +84,8 @@ type Store struct {
 	id      string
 	ttl     string
 	cluster *redis.ClusterClient
+	cross   crossState     // cluster only: whether cross-slot batch scripts work (crossslot.go)
+	loaded  [2]atomic.Bool // cluster only: crossReconcile, crossEscrow loaded on every node by this Store
 }
 
 // Option configures a Store.
