@@ -10,10 +10,12 @@
 // two windows (plus WithExpirySlack's slack) after its last write
 // (PEXPIRE). All keys of one identity share one hash tag, so the two keys a
 // decision reads are in one Redis Cluster slot. On a ClusterClient, Flush
-// sends one script call per identity in one pipeline, which go-redis splits
-// into one round trip per node; Shard tells which master serves an
-// identity, so a caller that batches identities by Shard pays exactly one
-// round trip per batch.
+// and FlushEscrow send one script call per master serving the batch (a
+// variant of the script with Redis 7's allow-cross-slot-keys flag, see
+// crossslot.go; one per identity on a Redis before 7.0) in one pipeline,
+// which go-redis splits into one round trip per node; Shard tells which
+// master serves an identity, so a caller that batches identities by Shard
+// pays exactly one round trip and one script per batch.
 //
 // Each call is also an Op (DecideOp, FlushOp, FlushEscrowOp) that a caller
 // may send with others in one pipeline (Pipeline), run by Redis in order.
