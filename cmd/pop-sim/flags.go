@@ -19,7 +19,8 @@ type options struct {
 	modeList     []string // -mode's modes; nil for "all" (modes.go)
 	syncInterval time.Duration
 	margin       float64
-	exposure     bool // -exposure: hybrid.Config.PoPs = -pops
+	exposure     bool    // -exposure: hybrid.Config.PoPs = -pops
+	calm         float64 // -calm: hybrid.Config.CalmShare
 	rttMin       time.Duration
 	rttMax       time.Duration
 	redisAddr    string // one host:port, or a comma-separated list of Redis Cluster nodes
@@ -59,6 +60,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second per PoP: the trace lasts requests/(rate×pops) (default: 6 windows)")
 	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "hybrid: time between a PoP's reconciles with Redis")
 	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
+	fs.Float64Var(&o.calm, "calm", 0, "hybrid (with gossip, not escrow): keep identities at most this share of the limit out of Redis, gossip only (hybrid.Config.CalmShare)")
 	fs.BoolVar(&o.exposure, "exposure", false, "hybrid: rate-aware exposure, a PoP's own units Redis has not acknowledged count once per other PoP against the margin (hybrid.Config.PoPs = -pops)")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
 	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
@@ -149,6 +151,8 @@ func (o *options) validateKnobs() error {
 		return errors.New("sync-interval must be positive")
 	case !(o.margin >= 0 && o.margin < 1): // NaN too
 		return errors.New("margin must be in [0, 1)")
+	case !(o.calm >= 0 && o.calm < 1-o.margin): // NaN too
+		return errors.New("calm must be in [0, 1 - margin)")
 	case o.rttMin < 0 || o.rttMax < o.rttMin:
 		return errors.New("need 0 <= rtt-min <= rtt-max")
 	case (o.plot != "" || o.csv != "") && o.sweep == "":

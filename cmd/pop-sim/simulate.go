@@ -83,6 +83,9 @@ func notes(o *options) []string {
 	if o.net.network == "honest" {
 		n = append(n, "lost: units admitted that Redis never counted, read back from Redis after the run (hybrid: after each live PoP's final flush; redis: admitted by failing open)")
 	}
+	if o.calm > 0 {
+		n = append(n, fmt.Sprintf("calm: the hybrid (gossip, no escrow) keeps identities at most %g of the limit out of Redis: their units travel by gossip only (hybrid.Config.CalmShare); lost is not measured: calm units never reach Redis once their windows pass, by design", o.calm))
+	}
 	if o.exposure {
 		n = append(n, fmt.Sprintf("exposure: the hybrid modes run with hybrid.Config.PoPs = %d (a PoP's own units Redis has not acknowledged count %d times more against the margin)", o.cfg.PoPs, o.cfg.PoPs-1))
 	}
@@ -113,7 +116,7 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 		return engine.Result{}, fmt.Errorf("mode %s is not available in this build", mode)
 	}
 	e := engine.NewEnv(tr, net)
-	e.SyncInterval, e.Margin, e.Exposure = o.syncInterval, o.margin, o.exposure
+	e.SyncInterval, e.Margin, e.Exposure, e.CalmShare = o.syncInterval, o.margin, o.exposure, o.calm
 	e.RedisAddr, e.NATSURL, e.Namespace = srv.redisAddr, srv.natsURL, namespace(mode)
 	e.RedisCluster = o.clustered()
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)

@@ -41,7 +41,11 @@ type Env struct {
 	// PoPs: a PoP's own units Redis has not acknowledged count once per
 	// other PoP against the margin (rate-aware exposure).
 	Exposure bool
-	keys     []string
+	// CalmShare is hybrid.Config.CalmShare for the modes that gossip
+	// without escrow (it needs gossip, and escrow's grants weigh only what
+	// Redis holds); the others run without it.
+	CalmShare float64
+	keys      []string
 }
 
 // epoch is the simulated wall clock's origin: 2026-01-01T00:00:00Z.
@@ -123,4 +127,13 @@ func (e *Env) exposurePoPs() int {
 		return 0
 	}
 	return e.Trace.Config.PoPs
+}
+
+// calmShare is hybrid.Config.CalmShare for a hybrid mode: CalmShare when it
+// gossips without escrow, else 0.
+func (e *Env) calmShare(gossip, escrow bool) float64 {
+	if !gossip || escrow {
+		return 0
+	}
+	return e.CalmShare
 }

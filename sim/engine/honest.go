@@ -152,6 +152,9 @@ func (h *honest) finish() (*outcome, error) {
 	if err := h.flush(); err != nil {
 		return nil, err
 	}
+	if s.calm > 0 {
+		return s.out, nil // lost not measured: calm units never reach Redis once their windows pass, by design
+	}
 	lost, err := h.ledger.lost(s.ctx, s.e)
 	if err != nil {
 		return nil, err
@@ -403,11 +406,11 @@ func (h *honest) crash(ev event) error {
 	return nil
 }
 
-// flush is every live PoP's final Sync after the trace, as Close makes it.
+// flush is every live PoP's final Flush after the trace, as Close makes it.
 func (h *honest) flush() error {
 	s := h.s
 	for p, pp := range s.pops {
-		if err := pp.node.Sync(s.ctx, s.now(p, s.e.Trace.Duration)); err != nil {
+		if err := pp.node.Flush(s.ctx, s.now(p, s.e.Trace.Duration)); err != nil {
 			return fmt.Errorf("final flush of pop %d: %w", p, err)
 		}
 	}

@@ -33,6 +33,7 @@ type hybridSim struct {
 	out    *outcome
 	honest *honest // the honest network's state; nil on the ideal one
 	escrow bool    // the Nodes run with Config.Escrow (mode hybrid-escrow)
+	calm   float64 // the Nodes' Config.CalmShare (Env.CalmShare where it applies)
 }
 
 func runHybrid(ctx context.Context, e *Env) (*outcome, error) { return e.runHybrid(ctx, true) }
@@ -70,6 +71,7 @@ func (e *Env) runHybrid(ctx context.Context, withGossip bool) (*outcome, error) 
 
 // open builds every PoP's Node.
 func (s *hybridSim) open(withGossip bool) error {
+	s.calm = s.e.calmShare(withGossip, s.escrow)
 	for p := range s.e.Trace.Config.PoPs {
 		client, trips := s.e.countedClient(4)
 		pp := &pop{redis: client, trips: trips, clock: core.NewManualClock(s.e.Clock(p, 0))}
@@ -97,7 +99,7 @@ func (s *hybridSim) newNode(p int, withGossip bool) (*hybrid.Node, *nats.Conn, e
 	}
 	node, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: s.e.Limit,
 		Redis: pp.redis, NATS: nc, Namespace: s.e.Namespace, Margin: s.e.Margin, Escrow: s.escrow, RedisClock: s.e.RedisClock,
-		ManualGossip: true, PoPs: s.e.exposurePoPs(), Clock: pp.clock, Capacity: s.e.capacity(), ExpirySlack: s.e.expirySlack()})
+		ManualGossip: true, PoPs: s.e.exposurePoPs(), CalmShare: s.calm, Clock: pp.clock, Capacity: s.e.capacity(), ExpirySlack: s.e.expirySlack()})
 	if err != nil {
 		if nc != nil {
 			nc.Close()

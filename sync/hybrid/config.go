@@ -101,7 +101,27 @@ type Config struct {
 	// Redis (or to its allowance) before the PoPs together pass the
 	// margin. 0 or 1 = off: only the view's estimate (the exposure is then
 	// every PoP's hits since its last reconcile). Must not be negative.
-	PoPs      int
+	PoPs int
+	// CalmShare keeps calm identities out of Redis (needs NATS; not with
+	// Escrow). A unit admitted locally with the identity's estimate, after
+	// it, at most CalmShare × Limit.Max reaches the other PoPs by gossip
+	// only: Syncs and the periodic re-send carry the identity only once its
+	// estimate here has passed that share (then with every own count), and
+	// Flush and Close carry every own count Redis lacks. A Redis-decided
+	// request already weighs the caller's view of the other PoPs, which
+	// gossip keeps. What it costs: Redis does not hold those units until
+	// then (and never, once their windows pass), so a PoP that misses the
+	// gossip and a crash (its calm units were never in Redis; the other
+	// PoPs' views keep them, from gossip, until their windows pass) count
+	// up to CalmShare × Limit.Max units less of an identity per PoP that
+	// admitted it calmly: P PoPs cut from each other's gossip at once may
+	// let P × CalmShare × Limit.Max units pass before one of them turns to
+	// Redis. While this Node's NATS connection is down it keeps nothing out
+	// of Redis; a PoP connected while its peers' gossip is lost (a NATS
+	// partition) is the case that remains. Measured in docs/tradeoffs.md §4
+	// ("Calm identities out of Redis"). 0 = off; must be below 1 − Margin
+	// (a calm unit is never one the margin would decide at Redis).
+	CalmShare float64
 	BatchSize int // identities per reconcile batch (one script call); default 256
 	// SyncDepth is how many batches of one Sync may be in flight at once
 	// to one Redis node; Sync sends them in one pipeline, so one round trip
@@ -227,6 +247,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Escrow acts within the Margin: set Margin > 0", ErrBadConfig)
 	case !(c.GossipCap > 0 && c.GossipCap <= 1):
 		return fmt.Errorf("%w: GossipCap must be in [0, 1]", ErrBadConfig)
+	case !(c.CalmShare >= 0 && c.CalmShare < 1-c.Margin):
+		return fmt.Errorf("%w: CalmShare must be in [0, 1 − Margin)", ErrBadConfig)
+	case c.CalmShare > 0 && (c.NATS == nil || c.Escrow):
+		return fmt.Errorf("%w: CalmShare needs gossip (NATS) and no Escrow (grants weigh only what Redis holds)", ErrBadConfig)
 	case c.PoPs < 0:
 		return fmt.Errorf("%w: PoPs must not be negative", ErrBadConfig)
 	case c.ExpirySlack < 0:

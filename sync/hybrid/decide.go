@@ -17,6 +17,7 @@ type verdict uint8
 
 const (
 	admitLocal verdict = iota
+	admitCalm          // admitted locally at most CalmShare × Max: gossiped, kept out of Redis
 	denyCached
 	askRedis
 	denyEscrow // within the margin, no allowance left (Config.Escrow): denied here, queued for a grant
@@ -99,7 +100,7 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 	audit := v != askRedis && n.sampled()
 	var s auditSample
 	if audit {
-		s = n.sample(e, ms, w, v == admitLocal)
+		s = n.sample(e, ms, w, v == admitLocal || v == admitCalm)
 	}
 	e.mu.Unlock()
 	if audit {
@@ -109,6 +110,9 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 	case admitLocal:
 		n.st.local.Add(1)
 		n.enqueue(e, true, true)
+	case admitCalm:
+		n.st.local.Add(1)
+		n.enqueue(e, false, true)
 	case denyCached:
 		n.st.cachedDeny.Add(1)
 	case denyEscrow:
@@ -182,7 +186,11 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 		e.addOwn(idx, w) // in the request's window, even with the entry ahead
 		cur += w
 	}
-	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), admitLocal
+	v := admitLocal
+	if commit && n.calm(core.SlidingEstimate(cur, prev, elapsed, n.w)) {
+		v = admitCalm
+	}
+	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), v
 }
 
 // decision fills a core.Decision from global counts with core's math.
@@ -248,4 +256,12 @@ func (n *Node) exposed(e *entry, est float64, elapsed int64) float64 {
 	}
 	cur, prev := max(e.own[0]-e.acked[0], 0), max(e.own[1]-e.acked[1], 0)
 	return est + float64(n.cfg.PoPs-1)*core.SlidingEstimate(cur, prev, elapsed, n.w)
+}
+
+// calm reports whether est is at most CalmShare × Max while the NATS
+// connection is up (always false with CalmShare 0): an identity that calm
+// is kept out of Redis (see Config.CalmShare). With NATS down its units
+// could reach no other PoP, so they go to Redis as without CalmShare.
+func (n *Node) calm(est float64) bool {
+	return n.cfg.CalmShare > 0 && est <= n.cfg.CalmShare*float64(n.cfg.Limit.Max) && n.cfg.NATS.IsConnected()
 }

@@ -98,7 +98,7 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.sub != nil {
 		_ = n.sub.Unsubscribe()
 	}
-	err := errors.Join(gerr, n.sync(ctx, now, false)) // no pauses: a shutdown deadline must not expire in one
+	err := errors.Join(gerr, n.Flush(ctx, now))
 	// A decision that passed the closed check just before Close set it may
 	// count its unit after that flush: give such stragglers a moment and
 	// flush what they queued.

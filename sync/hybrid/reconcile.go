@@ -176,7 +176,7 @@ func (n *Node) requeue(es []*entry) {
 }
 
 // maybeResendAll queues every identity with own counts, cached or parked,
-// when a full re-send is due.
+// when a full re-send is due, but calm ones (Config.CalmShare).
 func (n *Node) maybeResendAll(now int64) {
 	n.mu.Lock()
 	due := n.resendAll || (n.cfg.Resync > 0 && now-n.lastResync >= n.cfg.Resync.Milliseconds())
@@ -189,13 +189,15 @@ func (n *Node) maybeResendAll(now int64) {
 		return
 	}
 	n.st.resends.Add(1)
-	idx, _ := n.position(now)
+	idx, elapsed := n.position(now)
 	all := append(n.cache.Values(), n.parkedEntries()...)
 	owned := all[:0]
 	for _, e := range all {
 		e.mu.Lock()
 		e.roll(idx)
-		if e.own != (counts{}) {
+		cur, prev := e.totals()
+		// Calm identities were never in Redis (Config.CalmShare).
+		if e.own != (counts{}) && !n.calm(core.SlidingEstimate(cur, prev, elapsed, n.w)) {
 			owned = append(owned, e)
 		}
 		e.mu.Unlock()
