@@ -108,3 +108,45 @@ func TestCalmShareOffWhileNATSDown(t *testing.T) {
 		t.Fatalf("NATS down: Redis holds %d of 3 calm units, want 3", got)
 	}
 }
+
+// TestCalmShareResendsWhatRedisHeld: an identity sent to Redis while past
+// the calm share, calm again once its window has passed, is still in the
+// periodic re-send (Redis may have lost what it held), while one never
+// sent is not.
+func TestCalmShareResendsWhatRedisHeld(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, true)
+	n := e.node("pa", func(c *Config) {
+		c.Limit, c.Margin, c.CalmShare, c.Resync = core.PerWindow(10, 10*time.Second), 0.1, 0.5, 5*time.Second
+	})
+	for _, k := range []struct {
+		key   string
+		units int
+	}{{"hot", 6}, {"calm", 2}} {
+		for range k.units {
+			if d, err := n.AllowN(ctx, k.key, t0, 1); err != nil || !d.Allowed {
+				t.Fatalf("%s: %+v, %v", k.key, d, err)
+			}
+		}
+	}
+	if err := n.Sync(ctx, t0); err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := n.position(t0.UnixMilli())
+	if e.redisTotal("el", "hot", idx) != 6 || e.redisTotal("el", "calm", idx) != 0 {
+		t.Fatalf("before the loss: Redis holds %d of hot, %d of calm; want 6, 0", e.redisTotal("el", "hot", idx), e.redisTotal("el", "calm", idx))
+	}
+	if err := e.rdb.FlushAll(ctx).Err(); err != nil { // Redis restarted empty, unseen
+		t.Fatal(err)
+	}
+	later := t0.Add(12 * time.Second) // next window, 7 s in: hot weighs 6 × 0.3 = 1.8, calm
+	if err := n.Sync(ctx, later); err != nil { // the periodic re-send is due
+		t.Fatal(err)
+	}
+	if got := e.redisTotal("el", "hot", idx); got != 6 {
+		t.Fatalf("after the re-send: Redis holds %d of hot's 6 units", got)
+	}
+	if got := e.redisTotal("el", "calm", idx); got != 0 {
+		t.Fatalf("after the re-send: Redis holds %d of calm's units, which were never sent", got)
+	}
+}

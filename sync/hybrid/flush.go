@@ -2,6 +2,8 @@ package hybrid
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -17,16 +19,23 @@ func (n *Node) Flush(ctx context.Context, now time.Time) error {
 }
 
 // queueUnacked queues for Redis every identity, cached or parked, holding
-// own units Redis has not acknowledged in its live windows at now (ms).
+// own units Redis has not acknowledged in its live windows at now (ms), in
+// key order (as maybeResendAll, so a simulator replays the batches).
 func (n *Node) queueUnacked(now int64) {
 	idx, _ := n.position(now)
-	for _, e := range append(n.cache.Values(), n.parkedEntries()...) {
+	all := append(n.cache.Values(), n.parkedEntries()...)
+	unacked := all[:0]
+	for _, e := range all {
 		e.mu.Lock()
 		e.roll(idx)
-		unacked := e.own[0] > e.acked[0] || e.own[1] > e.acked[1]
-		e.mu.Unlock()
-		if unacked {
-			n.enqueue(e, true, false)
+		if e.own[0] > e.acked[0] || e.own[1] > e.acked[1] {
+			unacked = append(unacked, e)
 		}
+		e.mu.Unlock()
+	}
+	clear(all[len(unacked):])
+	slices.SortFunc(unacked, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
+	for _, e := range unacked {
+		n.enqueue(e, true, false)
 	}
 }

@@ -176,7 +176,7 @@ func (n *Node) requeue(es []*entry) {
 }
 
 // maybeResendAll queues every identity with own counts, cached or parked,
-// when a full re-send is due, but calm ones (Config.CalmShare).
+// when a full re-send is due, but calm ones never sent (Config.CalmShare).
 func (n *Node) maybeResendAll(now int64) {
 	n.mu.Lock()
 	due := n.resendAll || (n.cfg.Resync > 0 && now-n.lastResync >= n.cfg.Resync.Milliseconds())
@@ -196,8 +196,10 @@ func (n *Node) maybeResendAll(now int64) {
 		e.mu.Lock()
 		e.roll(idx)
 		cur, prev := e.totals()
-		// Calm identities were never in Redis (Config.CalmShare).
-		if e.own != (counts{}) && !n.calm(core.SlidingEstimate(cur, prev, elapsed, n.w)) {
+		// A calm identity Redis never acknowledged was never sent there
+		// (Config.CalmShare); one it did may have lost it.
+		calm := e.acked == (counts{}) && n.calm(core.SlidingEstimate(cur, prev, elapsed, n.w))
+		if e.own != (counts{}) && !calm {
 			owned = append(owned, e)
 		}
 		e.mu.Unlock()
