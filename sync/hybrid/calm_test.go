@@ -139,7 +139,7 @@ func TestCalmShareResendsWhatRedisHeld(t *testing.T) {
 	if err := e.rdb.FlushAll(ctx).Err(); err != nil { // Redis restarted empty, unseen
 		t.Fatal(err)
 	}
-	later := t0.Add(12 * time.Second)          // next window, 7 s in: hot weighs 6 × 0.3 = 1.8, calm
+	later := t0.Add(12 * time.Second)          // next window, 2.5 s in: hot weighs 6 × 0.75 = 4.5, calm
 	if err := n.Sync(ctx, later); err != nil { // the periodic re-send is due
 		t.Fatal(err)
 	}
