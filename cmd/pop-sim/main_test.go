@@ -121,7 +121,7 @@ func TestSameSeedSameFigures(t *testing.T) {
 
 // machineFields are a result's measurements of the machine that ran it
 // (time, memory, Redis' own counters), not figures of the simulation.
-var machineFields = []string{"wall_seconds", "peak_rss_mb", "redis_load"}
+var machineFields = []string{"wall_seconds", "peak_rss_mb", "redis_load", "memory"}
 
 func dropMachine(res map[string]any) {
 	for _, f := range machineFields {

@@ -122,10 +122,29 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)
 	o.net.apply(e)
 	e.Progress = bar.start(mode)
-	m, load := startRSS(), startLoad(ctx, srv.redisAddr, o.clustered())
+	m, load, mem := startRSS(), startLoad(ctx, srv.redisAddr, o.clustered()), startMemory(ctx, o.singleAddr(srv))
 	r, err := engine.Run(ctx, e, mode)
 	r.PeakRSSMB, r.RedisLoad = m.peakMB(), load.stop(ctx)
+	if red := mem.stop(ctx, e.Namespace); err == nil {
+		r.Memory = withRedis(r.Memory, red)
+	}
+	if cerr := clearKeys(ctx, srv.redisAddr, o.clustered(), e.Namespace+":*"); cerr != nil && err == nil {
+		err = fmt.Errorf("mode %s: deleting its keys: %w", mode, cerr)
+	}
 	return r, err
+}
+
+// withRedis adds a mode's Redis memory to what the engine measured (the
+// views); nil when neither measured anything.
+func withRedis(m *engine.Memory, r *engine.RedisMemory) *engine.Memory {
+	if r == nil {
+		return m
+	}
+	if m == nil {
+		m = engine.NewMemory()
+	}
+	m.Redis = r
+	return m
 }
 
 // runSweep runs each of modes once per swept value, mode by mode.
@@ -148,4 +167,13 @@ func (o *options) runSweep(ctx context.Context, tr *traffic.Trace, net netmodel.
 		}
 	}
 	return pts, nil
+}
+
+// singleAddr is the Redis whose used_memory measures a mode: the single
+// node, or "" on a cluster (used_memory is per node).
+func (o *options) singleAddr(srv *servers) string {
+	if o.clustered() {
+		return ""
+	}
+	return srv.redisAddr
 }

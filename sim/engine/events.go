@@ -62,6 +62,7 @@ func (a *agenda) Swap(i, j int) { a.items[i], a.items[j] = a.items[j], a.items[i
 func (a *agenda) Push(x any)    { a.items = append(a.items, x.(event)) }
 func (a *agenda) Pop() any {
 	last := a.items[len(a.items)-1]
+	a.items[len(a.items)-1] = event{} // the backing array must not keep its Call, Node or message alive
 	a.items = a.items[:len(a.items)-1]
 	return last
 }

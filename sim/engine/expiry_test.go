@@ -45,7 +45,7 @@ func TestShortWindowRunsSurviveWallClockExpiry(t *testing.T) {
 			if rs[i], err = Run(context.Background(), e, mode); err != nil {
 				t.Fatal(err)
 			}
-			rs[i].WallSeconds = 0
+			dropMachine(&rs[i])
 			// Let the wall clock run past every window's TTL between runs.
 			time.Sleep(300 * time.Millisecond)
 		}

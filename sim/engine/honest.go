@@ -85,7 +85,11 @@ func (e *Env) runHybridHonestWith(ctx context.Context, withGossip, escrow bool) 
 	if err := h.play(); err != nil {
 		return nil, err
 	}
-	return h.finish()
+	o, err := h.finish()
+	if err == nil {
+		o.view = h.s.releaseViews()
+	}
+	return o, err
 }
 
 // startHonest builds every PoP's Node and schedules the ticks and crashes.

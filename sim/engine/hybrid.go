@@ -66,6 +66,7 @@ func (e *Env) runHybrid(ctx context.Context, withGossip bool) (*outcome, error) 
 		e.progress(i + 1)
 	}
 	s.tally()
+	s.out.view = s.releaseViews()
 	return s.out, nil
 }
 

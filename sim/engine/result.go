@@ -35,6 +35,10 @@ type Result struct {
 	// INFO by the command (on a Redis Cluster summed over its masters); nil
 	// when INFO failed.
 	RedisLoad *RedisLoad `json:"redis_load,omitempty"`
+	// Memory is what the mode's state cost per identity: the hybrid's
+	// views (set here) and its keys at Redis (set by the command, which
+	// reads the server); nil when nothing was measured (local).
+	Memory *Memory `json:"memory,omitempty"`
 	// LostHits are units admitted that Redis never counted, measured after
 	// the run (hybrid: against each incarnation's field, after every live
 	// PoP's final flush; redis: admitted by failing open); -1 when not
@@ -63,8 +67,9 @@ type outcome struct {
 	roundTrips int64
 	natsMsgs   int64
 	natsBytes  int64
-	lost       int64   // units admitted that Redis never counted (-1: not measured)
-	crashLost  []int64 // per crash of Env.Faults: its dead incarnation's share of lost
+	lost       int64       // units admitted that Redis never counted (-1: not measured)
+	crashLost  []int64     // per crash of Env.Faults: its dead incarnation's share of lost
+	view       *ViewMemory // hybrid: the heap the live PoPs' views held at the end (releaseViews)
 }
 
 func newOutcome(n int) *outcome {
@@ -89,6 +94,10 @@ func (e *Env) score(mode string, o *outcome) Result {
 		RedisRoundTrips: o.roundTrips, NATSMessages: o.natsMsgs, NATSBytes: o.natsBytes,
 		AddedLatencyP50Ms: p50, AddedLatencyP99Ms: p99, LostHits: o.lost,
 		Classes: by.classResults(e), Faults: by.faultCosts()}
+	if o.view != nil {
+		r.Memory = NewMemory()
+		r.Memory.View = o.view
+	}
 	if v.Decisions > 0 {
 		r.RoundTripsPerDecision = float64(o.roundTrips) / float64(v.Decisions)
 		r.RoundTripsSavedPct = 100 * (1 - r.RoundTripsPerDecision)

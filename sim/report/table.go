@@ -66,6 +66,9 @@ func WriteTable(w io.Writer, rep Report) error {
 	if err := writeLoad(w, rep.Results); err != nil {
 		return err
 	}
+	if err := writeMemory(w, rep.Results); err != nil {
+		return err
+	}
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}

@@ -49,6 +49,9 @@ func TestViewHeapPerIdentity(t *testing.T) {
 		if c, _ := node.Counts("user:10000000", t0); c != int64(peers) {
 			t.Fatalf("%d peers: the view counts %d of an identity", peers, c)
 		}
+		if got := node.ViewLen(); got != n {
+			t.Fatalf("%d peers: ViewLen %d, want the %d identities gossiped", peers, got, n)
+		}
 		per := float64(heapInUse()-before) / float64(n)
 		runtime.KeepAlive(node)
 		t.Logf("%d identities known from %d peers: %.0f bytes of Go heap per identity", n, peers, per)

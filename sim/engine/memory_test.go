@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/sim/natsembed"
+)
+
+// dropMachine zeroes a result's measurements of the machine (wall time,
+// memory), so two runs of one seed compare equal.
+func dropMachine(r *Result) { r.WallSeconds, r.Memory = 0, nil }
+
+// TestHybridMeasuresItsViews: on both networks the hybrid modes report the
+// Go heap their live views held, per entry, in a sane range for a view
+// entry (the tests of sync/hybrid measure about 390 bytes with one peer),
+// with the article's references beside it; modes without views report
+// none (the command adds Redis' part).
+func TestHybridMeasuresItsViews(t *testing.T) {
+	_, p := redistest.Client(t)
+	ns, err := natsembed.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Stop()
+	for _, network := range []string{"honest", "ideal"} {
+		for _, mode := range []string{"hybrid", "hybrid-nogossip", "redis", "local"} {
+			e := testEnv(t, "spread-attack")
+			e.RedisAddr, e.NATSURL, e.Network = p.Addr, ns.URL(), network
+			e.Namespace = t.Name() + network + mode
+			r, err := Run(context.Background(), e, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := r.Memory
+			if mode == "redis" || mode == "local" {
+				if m != nil {
+					t.Errorf("%s %s: memory %+v, want none from the engine", network, mode, m)
+				}
+				continue
+			}
+			if m == nil || m.View == nil || m.Redis != nil || m.ArticleBytes != 96 || m.CloudflareBytes != 24 {
+				t.Fatalf("%s %s: memory %+v, want a view, no Redis part, 96 and 24", network, mode, m)
+			}
+			v := m.View
+			if v.Entries <= 0 || v.EntriesPerPoP > 300 || v.Entries != int64(v.EntriesPerPoP*4) ||
+				v.BytesPerIdentity < 100 || v.BytesPerIdentity > 5000 {
+				t.Errorf("%s %s: view %+v, want entries on 4 PoPs of at most 300 identities, 100..5000 bytes each", network, mode, v)
+			}
+		}
+	}
+}
