@@ -30,6 +30,7 @@ type honest struct {
 	links  *netmodel.Links
 	faults netmodel.Faults
 	gen    []int               // per PoP: its incarnation (crashes so far)
+	inc    []int32             // per PoP: its incarnation's number in the ledger
 	syncs  []syncState         // per PoP
 	open   []map[int]time.Time // per PoP: Redis-decided requests awaiting a reply
 	ledger *ledger             // units each incarnation admitted, for the loss count
@@ -101,11 +102,12 @@ func (e *Env) startHonestWith(ctx context.Context, withGossip, escrow bool) (*ho
 	}
 	pops := len(s.pops)
 	h := &honest{s: s, links: netmodel.NewLinks(e.Net, e.Jitter, e.Trace.Config.Seed),
-		faults: e.Faults, gen: make([]int, pops), syncs: make([]syncState, pops),
+		faults: e.Faults, gen: make([]int, pops), inc: make([]int32, pops), syncs: make([]syncState, pops),
 		open: make([]map[int]time.Time, pops), ledger: newLedger(e)}
 	s.honest = h
 	h.redis = newRedisQueue(ctx, s.pops[0].redis)
 	for p := range pops {
+		h.inc[p] = h.ledger.incarnation(s.pops[p].node.ID())
 		h.open[p] = map[int]time.Time{}
 		s.agenda.add(event{at: e.SyncInterval * time.Duration(p) / time.Duration(pops), kind: evTick, pop: p})
 	}
@@ -247,7 +249,7 @@ func (h *honest) answer(i, p int, win time.Time, allowed bool, lat time.Duration
 	s.out.allowed[i], s.out.latency[i] = allowed, lat
 	if allowed {
 		r := s.e.Trace.Requests[i]
-		h.ledger.add(s.pops[p].node.ID(), r.ID, win, int64(r.N))
+		h.ledger.add(h.inc[p], r.ID, win, int64(r.N))
 	}
 }
 
@@ -400,6 +402,7 @@ func (h *honest) crash(ev event) error {
 	}
 	old.node, old.nc = node, nc
 	s.ids[node.ID()] = p
+	h.inc[p] = h.ledger.incarnation(node.ID())
 	return nil
 }
 
