@@ -105,7 +105,7 @@ func (e *Env) startHonestWith(ctx context.Context, withGossip, escrow bool) (*ho
 		faults: e.Faults, gen: make([]int, pops), inc: make([]int32, pops), syncs: make([]syncState, pops),
 		open: make([]map[int]time.Time, pops), ledger: newLedger(e)}
 	s.honest = h
-	h.redis = newRedisQueue(ctx, s.pops[0].redis)
+	h.redis = newRedisQueue(ctx, s.pops[0].redis, !escrow) // an escrow decision may touch more than its identity's keys
 	for p := range pops {
 		h.inc[p] = h.ledger.incarnation(s.pops[p].node.ID())
 		h.open[p] = map[int]time.Time{}
@@ -276,7 +276,11 @@ func (h *honest) arrive(ev event) {
 	if h.faults.RedisOutage.Has(ev.at) {
 		ev.node.Fail(ev.call, errRefused)
 	} else {
-		ev.ticket = h.redis.add(ev.call, h.s.e.Start.Add(ev.at)) // Redis' clock is true time
+		id := -1 // a Sync's batch
+		if ev.req >= 0 {
+			id = int(h.s.e.Trace.Requests[ev.req].ID)
+		}
+		ev.ticket = h.redis.add(ev.call, h.s.e.Start.Add(ev.at), id) // Redis' clock is true time
 	}
 	ev.kind, ev.at = evReply, ev.at+h.links.Down(ev.pop)
 	if h.faults.Cut(ev.pop, ev.at) {
