@@ -35,7 +35,7 @@ type honest struct {
 	open   []map[int]time.Time // per PoP: Redis-decided requests awaiting a reply
 	ledger *ledger             // units each incarnation admitted, for the loss count
 	dead   []*hybrid.Node      // crashed incarnations, in crash order, never closed
-	redis  *redisQueue         // Calls that reached Redis, run by its own goroutine in arrival order
+	redis  *redisQueue         // Calls that reached Redis, run by its own goroutines, each key's in arrival order
 }
 
 // syncState is one PoP's Sync in flight: its round, its batches out, and
