@@ -13,9 +13,10 @@
 // the link's base delay plus seeded exponential jitter, so messages
 // reorder). The hybrid is driven through its sans-IO seam (Node.Begin and
 // Complete, BeginSync and SyncRound, Exec and Fail): a call is executed on
-// the real Redis at its arrival, in arrival order across PoPs, and its
-// reply applied when it arrives; a Redis-decided request is answered then,
-// its latency the whole trip; a PoP's Syncs never overlap. Pure Redis runs
+// the real Redis at its arrival, in arrival order across PoPs (each key
+// sees its calls in that order: redisqueue.go), and its reply applied when
+// it arrives; a Redis-decided request is answered then, its latency the
+// whole trip; a PoP's Syncs never overlap. Pure Redis runs
 // each identity's calls in arrival order. Env.Faults (outage, partition,
 // crash, gossip loss and duplication) apply there only, deterministically
 // for a seed, and a ledger reads back from Redis what each incarnation

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"container/heap"
 	"time"
 
 	"github.com/edgelimit/edgelimit/sync/hybrid"
@@ -41,15 +40,17 @@ type event struct {
 	ticket uint64
 }
 
-// agenda is the hybrid loop's queue of ticks and deliveries, soonest first.
+// agenda is the hybrid loop's queue of ticks and deliveries, soonest
+// first: a binary heap of events held by value (container/heap would box
+// each one in an interface, an allocation per event).
 type agenda struct {
 	items []event
 	seq   uint64
 }
 
-func (a *agenda) Len() int { return len(a.items) }
-func (a *agenda) Less(i, j int) bool {
-	x, y := a.items[i], a.items[j]
+// before reports whether x runs before y: sooner, then by kind, then in
+// scheduling order.
+func before(x, y *event) bool {
 	if x.at != y.at {
 		return x.at < y.at
 	}
@@ -58,20 +59,20 @@ func (a *agenda) Less(i, j int) bool {
 	}
 	return x.seq < y.seq
 }
-func (a *agenda) Swap(i, j int) { a.items[i], a.items[j] = a.items[j], a.items[i] }
-func (a *agenda) Push(x any)    { a.items = append(a.items, x.(event)) }
-func (a *agenda) Pop() any {
-	last := a.items[len(a.items)-1]
-	a.items[len(a.items)-1] = event{} // the backing array must not keep its Call, Node or message alive
-	a.items = a.items[:len(a.items)-1]
-	return last
-}
 
 // add schedules ev, stamping it with the next sequence number.
 func (a *agenda) add(ev event) {
 	a.seq++
 	ev.seq = a.seq
-	heap.Push(a, ev)
+	a.items = append(a.items, ev)
+	for i := len(a.items) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !before(&a.items[i], &a.items[up]) {
+			break
+		}
+		a.items[i], a.items[up] = a.items[up], a.items[i]
+		i = up
+	}
 }
 
 // next removes and returns the soonest event due at or before t.
@@ -79,5 +80,23 @@ func (a *agenda) next(t time.Duration) (event, bool) {
 	if len(a.items) == 0 || a.items[0].at > t {
 		return event{}, false
 	}
-	return heap.Pop(a).(event), true
+	first, last := a.items[0], len(a.items)-1
+	a.items[0] = a.items[last]
+	a.items[last] = event{} // drop its references
+	a.items = a.items[:last]
+	for i := 0; ; {
+		low := i
+		if l := 2*i + 1; l < last && before(&a.items[l], &a.items[low]) {
+			low = l
+		}
+		if r := 2*i + 2; r < last && before(&a.items[r], &a.items[low]) {
+			low = r
+		}
+		if low == i {
+			break
+		}
+		a.items[i], a.items[low] = a.items[low], a.items[i]
+		i = low
+	}
+	return first, true
 }

@@ -30,11 +30,12 @@ type honest struct {
 	links  *netmodel.Links
 	faults netmodel.Faults
 	gen    []int               // per PoP: its incarnation (crashes so far)
+	inc    []int32             // per PoP: its incarnation's number in the ledger
 	syncs  []syncState         // per PoP
 	open   []map[int]time.Time // per PoP: Redis-decided requests awaiting a reply
 	ledger *ledger             // units each incarnation admitted, for the loss count
 	dead   []*hybrid.Node      // crashed incarnations, in crash order, never closed
-	redis  *redisQueue         // Calls that reached Redis, run by its own goroutine in arrival order
+	redis  *redisQueue         // Calls that reached Redis, run by its own goroutines, each key's in arrival order
 }
 
 // syncState is one PoP's Sync in flight: its round, its batches out, and
@@ -105,11 +106,12 @@ func (e *Env) startHonestWith(ctx context.Context, withGossip, escrow bool) (*ho
 	}
 	pops := len(s.pops)
 	h := &honest{s: s, links: netmodel.NewLinks(e.Net, e.Jitter, e.Trace.Config.Seed),
-		faults: e.Faults, gen: make([]int, pops), syncs: make([]syncState, pops),
+		faults: e.Faults, gen: make([]int, pops), inc: make([]int32, pops), syncs: make([]syncState, pops),
 		open: make([]map[int]time.Time, pops), ledger: newLedger(e)}
 	s.honest = h
-	h.redis = newRedisQueue(ctx, s.pops[0].redis)
+	h.redis = newRedisQueue(ctx, s.pops[0].redis, !escrow) // an escrow decision may touch more than its identity's keys
 	for p := range pops {
+		h.inc[p] = h.ledger.incarnation(s.pops[p].node.ID())
 		h.open[p] = map[int]time.Time{}
 		s.agenda.add(event{at: e.SyncInterval * time.Duration(p) / time.Duration(pops), kind: evTick, pop: p})
 	}
@@ -254,7 +256,7 @@ func (h *honest) answer(i, p int, win time.Time, allowed bool, lat time.Duration
 	s.out.allowed[i], s.out.latency[i] = allowed, lat
 	if allowed {
 		r := s.e.Trace.Requests[i]
-		h.ledger.add(s.pops[p].node.ID(), r.ID, win, int64(r.N))
+		h.ledger.add(h.inc[p], r.ID, win, int64(r.N))
 	}
 }
 
@@ -281,7 +283,11 @@ func (h *honest) arrive(ev event) {
 	if h.faults.RedisOutage.Has(ev.at) {
 		ev.node.Fail(ev.call, errRefused)
 	} else {
-		ev.ticket = h.redis.add(ev.call, h.s.e.Start.Add(ev.at)) // Redis' clock is true time
+		id := -1 // a Sync's batch
+		if ev.req >= 0 {
+			id = int(h.s.e.Trace.Requests[ev.req].ID)
+		}
+		ev.ticket = h.redis.add(ev.call, h.s.e.Start.Add(ev.at), id) // Redis' clock is true time
 	}
 	ev.kind, ev.at = evReply, ev.at+h.links.Down(ev.pop)
 	if h.faults.Cut(ev.pop, ev.at) {
@@ -407,6 +413,7 @@ func (h *honest) crash(ev event) error {
 	}
 	old.node, old.nc = node, nc
 	s.ids[node.ID()] = p
+	h.inc[p] = h.ledger.incarnation(node.ID())
 	return nil
 }
 

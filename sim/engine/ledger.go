@@ -13,13 +13,18 @@ import (
 // admitted per identity and window of its own clock, so that after a run
 // lost can compare them with the field Redis holds for that incarnation:
 // units admitted and never counted at Redis.
+//
+// Incarnations are numbered (incarnation) so that a key holds no string:
+// the map, one entry per identity, window and incarnation, then costs the
+// collector nothing to scan and a lookup hashes 16 bytes.
 type ledger struct {
-	w     int64 // window ms
+	w     int64    // window ms
+	nodes []string // counter id of each incarnation, by number
 	units map[ledgerKey]int64
 }
 
 type ledgerKey struct {
-	node string
+	node int32 // the incarnation's number
 	id   int32
 	win  int64
 }
@@ -28,8 +33,15 @@ func newLedger(e *Env) *ledger {
 	return &ledger{w: e.Limit.WindowMillis(), units: map[ledgerKey]int64{}}
 }
 
-// add records n units of identity id admitted by node at now (its clock).
-func (l *ledger) add(node string, id int32, now time.Time, n int64) {
+// incarnation numbers a new incarnation of counter id node, for add.
+func (l *ledger) incarnation(node string) int32 {
+	l.nodes = append(l.nodes, node)
+	return int32(len(l.nodes) - 1)
+}
+
+// add records n units of identity id admitted by incarnation node (its
+// number) at now (its clock).
+func (l *ledger) add(node int32, id int32, now time.Time, n int64) {
 	ms := now.UnixMilli()
 	win := ms / l.w
 	if ms%l.w < 0 {
@@ -62,7 +74,7 @@ func (l *ledger) lost(ctx context.Context, e *Env) (losses, error) {
 		cmds := make([]*goredis.StringCmd, len(part))
 		_, err := client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for i, k := range part {
-				cmds[i] = p.HGet(ctx, reconcile.Key(e.Namespace, e.Key(k.id), k.win), k.node)
+				cmds[i] = p.HGet(ctx, reconcile.Key(e.Namespace, e.Key(k.id), k.win), l.nodes[k.node])
 			}
 			return nil
 		})
@@ -76,7 +88,7 @@ func (l *ledger) lost(ctx context.Context, e *Env) (losses, error) {
 			held, _ := strconv.ParseInt(cmds[i].Val(), 10, 64)
 			if miss := l.units[k] - held; miss > 0 {
 				out.total += miss
-				out.by[k.node] += miss
+				out.by[l.nodes[k.node]] += miss
 			}
 		}
 	}

@@ -71,17 +71,15 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 // each identity's requests go one at a time in order while different
 // identities' calls share pipelines. It returns the first error.
 func (e *Env) byIdentity(order []int, decide func(i int) error) error {
+	shares := e.shares(order)
 	errs := make([]error, redisWorkers)
 	var done countdown
 	var wg sync.WaitGroup
-	for w := range redisWorkers {
+	for w, share := range shares {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, i := range order {
-				if int(e.Trace.Requests[i].ID)%redisWorkers != w {
-					continue
-				}
+			for _, i := range share {
 				if errs[w] = decide(i); errs[w] != nil {
 					return
 				}
@@ -96,6 +94,27 @@ func (e *Env) byIdentity(order []int, decide func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// shares splits order by worker (identity modulo redisWorkers), keeping
+// its order within each worker's share, so a worker walks its own
+// requests rather than the whole trace.
+func (e *Env) shares(order []int) [][]int {
+	counts := make([]int, redisWorkers)
+	for _, i := range order {
+		counts[int(e.Trace.Requests[i].ID)%redisWorkers]++
+	}
+	all := make([]int, 0, len(order))
+	shares := make([][]int, redisWorkers)
+	for w, n := range counts {
+		shares[w] = all[len(all) : len(all) : len(all)+n]
+		all = all[:len(all)+n]
+	}
+	for _, i := range order {
+		w := int(e.Trace.Requests[i].ID) % redisWorkers
+		shares[w] = append(shares[w], i)
+	}
+	return shares
 }
 
 // redisLimiter is pure-Redis mode's limiter on client: pipelined across

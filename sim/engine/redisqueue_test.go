@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// newTestQueue is a queue with n lanes and no goroutine: the tests call
+// take and finish themselves (neither touches a Call).
+func newTestQueue(n int) *redisQueue {
+	q := &redisQueue{lanes: make([]lane, n)}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// tickets lists the tickets of batch.
+func tickets(batch []queued) []uint64 {
+	var ts []uint64
+	for _, b := range batch {
+		ts = append(ts, b.ticket)
+	}
+	return ts
+}
+
+func TestTakeBoundsAPipeline(t *testing.T) {
+	q := newTestQueue(1)
+	for range 3 * maxPipeline {
+		q.add(nil, time.Unix(0, 0), 0)
+	}
+	if got := len(q.take(0, nil)); got != maxPipeline {
+		t.Fatalf("took %d Calls, want maxPipeline (%d)", got, maxPipeline)
+	}
+}
+
+func TestTakeStopsAtTheTicketTheLoopWaitsFor(t *testing.T) {
+	q := newTestQueue(1)
+	for range 50 {
+		q.add(nil, time.Unix(0, 0), 0)
+	}
+	q.need = 7
+	b := q.take(0, nil)
+	if got := tickets(b); !slices.Equal(got, []uint64{1, 2, 3, 4, 5, 6, 7}) {
+		t.Fatalf("took %v while the loop waits for ticket 7, want 1..7", got)
+	}
+	q.finish(b)
+	q.need = 0
+	if q.done != 7 {
+		t.Fatalf("done %d after tickets 1..7 ran, want 7", q.done)
+	}
+	if got := len(q.take(0, nil)); got != 43 {
+		t.Fatalf("took %d Calls with no one waiting, want the 43 left", got)
+	}
+}
+
+func TestLanesSplitByIdentityAndABatchIsABarrier(t *testing.T) {
+	q := newTestQueue(2)
+	at := time.Unix(0, 0)
+	q.add(nil, at, 0)  // 1: lane 0
+	q.add(nil, at, 1)  // 2: lane 1
+	q.add(nil, at, -1) // 3: a batch
+	q.add(nil, at, 1)  // 4: lane 1, after the batch
+	q.add(nil, at, 0)  // 5: lane 0, after the batch
+	zero, one := q.take(0, nil), q.take(1, nil)
+	if !slices.Equal(tickets(zero), []uint64{1}) || !slices.Equal(tickets(one), []uint64{2}) {
+		t.Fatalf("lanes took %v and %v, want [1] and [2]", tickets(zero), tickets(one))
+	}
+	q.finish(zero)
+	if b := q.take(0, nil); len(b) > 0 {
+		t.Fatalf("lane 0 took %v before ticket 2 ran", tickets(b))
+	}
+	q.finish(one)
+	if b := q.take(1, nil); len(b) > 0 {
+		t.Fatalf("lane 1 took %v before the batch ran", tickets(b))
+	}
+	barrier := q.take(0, nil)
+	if !slices.Equal(tickets(barrier), []uint64{3}) {
+		t.Fatalf("lane 0 took %v once 1 and 2 ran, want the batch [3] alone", tickets(barrier))
+	}
+	q.finish(barrier)
+	zero, one = q.take(0, nil), q.take(1, nil)
+	if !slices.Equal(tickets(zero), []uint64{5}) || !slices.Equal(tickets(one), []uint64{4}) {
+		t.Fatalf("after the batch lanes took %v and %v, want [5] and [4]", tickets(zero), tickets(one))
+	}
+	q.finish(zero)
+	if q.done != 3 {
+		t.Fatalf("done %d with ticket 4 still out, want 3", q.done)
+	}
+	q.finish(one)
+	if q.done != 5 {
+		t.Fatalf("done %d once all ran, want 5", q.done)
+	}
+}

@@ -1,0 +1,31 @@
+package engine
+
+import "testing"
+
+func TestSharesSplitByIdentityKeepingOrder(t *testing.T) {
+	e := testEnv(t, "mixed")
+	order := make([]int, len(e.Trace.Requests))
+	for i := range order {
+		order[i] = len(order) - 1 - i // reversed: a share must keep this order, not the trace's
+	}
+	shares := e.shares(order)
+	pos := make(map[int]int, len(order)) // request → its place in order
+	for k, i := range order {
+		pos[i] = k
+	}
+	seen := 0
+	for w, share := range shares {
+		for k, i := range share {
+			if id := int(e.Trace.Requests[i].ID); id%redisWorkers != w {
+				t.Fatalf("request %d of identity %d in worker %d's share", i, id, w)
+			}
+			if k > 0 && pos[share[k-1]] > pos[i] {
+				t.Fatalf("worker %d's share has request %d before %d, against order", w, share[k-1], i)
+			}
+		}
+		seen += len(share)
+	}
+	if seen != len(order) {
+		t.Fatalf("shares hold %d requests, want %d", seen, len(order))
+	}
+}
