@@ -212,8 +212,11 @@ func (q *redisQueue) took(ln *lane, batch []queued, n int) []queued {
 	clear(ln.waiting[ln.head : ln.head+n])
 	ln.head += n
 	if ln.head == len(ln.waiting) || ln.head > cap(ln.waiting)/2 {
-		ln.waiting = append(ln.waiting[:0], ln.waiting[ln.head:]...)
-		ln.head = 0
+		// Clear what the move leaves behind: a stale Call holds its Node,
+		// and with it a whole view, alive (releaseViews measures that heap).
+		k := copy(ln.waiting, ln.waiting[ln.head:])
+		clear(ln.waiting[k:])
+		ln.waiting, ln.head = ln.waiting[:k], 0
 	}
 	return batch
 }
