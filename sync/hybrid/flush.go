@@ -2,8 +2,6 @@ package hybrid
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -19,23 +17,7 @@ func (n *Node) Flush(ctx context.Context, now time.Time) error {
 }
 
 // queueUnacked queues for Redis every identity, cached or parked, holding
-// own units Redis has not acknowledged in its live windows at now (ms), in
-// key order (as maybeResendAll, so a simulator replays the batches).
+// own units Redis has not acknowledged in its live windows at now (ms).
 func (n *Node) queueUnacked(now int64) {
-	idx, _ := n.position(now)
-	all := append(n.cache.Values(), n.parkedEntries()...)
-	unacked := all[:0]
-	for _, e := range all {
-		e.mu.Lock()
-		e.roll(idx)
-		if e.own[0] > e.acked[0] || e.own[1] > e.acked[1] {
-			unacked = append(unacked, e)
-		}
-		e.mu.Unlock()
-	}
-	clear(all[len(unacked):])
-	slices.SortFunc(unacked, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
-	for _, e := range unacked {
-		n.enqueue(e, true, false)
-	}
+	n.queueWhere(now, func(e *entry) bool { return e.own[0] > e.acked[0] || e.own[1] > e.acked[1] })
 }

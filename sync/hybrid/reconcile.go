@@ -189,28 +189,36 @@ func (n *Node) maybeResendAll(now int64) {
 		return
 	}
 	n.st.resends.Add(1)
-	idx, elapsed := n.position(now)
-	all := append(n.cache.Values(), n.parkedEntries()...)
-	owned := all[:0]
-	for _, e := range all {
-		e.mu.Lock()
-		e.roll(idx)
+	_, elapsed := n.position(now)
+	n.queueWhere(now, func(e *entry) bool {
 		cur, prev := e.totals()
 		// A calm identity Redis never acknowledged was never sent there
 		// (Config.CalmShare); one it did may have lost it.
 		calm := e.acked == (counts{}) && n.calm(core.SlidingEstimate(cur, prev, elapsed, n.w))
-		if e.own != (counts{}) && !calm {
-			owned = append(owned, e)
+		return e.own != (counts{}) && !calm
+	})
+}
+
+// queueWhere queues for Redis every identity, cached or parked, for which
+// keep (called with its lock held, rolled to now's window) is true, in key
+// order, so the batches do not depend on the view's shard hashing or map
+// order (a simulator replays them exactly); only what is queued is sorted
+// (a view also holds every identity it only heard of).
+func (n *Node) queueWhere(now int64, keep func(*entry) bool) {
+	idx, _ := n.position(now)
+	all := append(n.cache.Values(), n.parkedEntries()...)
+	kept := all[:0]
+	for _, e := range all {
+		e.mu.Lock()
+		e.roll(idx)
+		if keep(e) {
+			kept = append(kept, e)
 		}
 		e.mu.Unlock()
 	}
-	clear(all[len(owned):])
-	// In key order, so the re-sent batches do not depend on the view's
-	// shard hashing or map order (a simulator replays them exactly); only
-	// what is re-sent is sorted (a view also holds every identity it only
-	// heard of).
-	slices.SortFunc(owned, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
-	for _, e := range owned {
+	clear(all[len(kept):])
+	slices.SortFunc(kept, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
+	for _, e := range kept {
 		n.enqueue(e, true, false)
 	}
 }
