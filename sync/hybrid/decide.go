@@ -187,7 +187,7 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 		cur += w
 	}
 	v := admitLocal
-	if commit && n.calm(core.SlidingEstimate(cur, prev, elapsed, n.w)) {
+	if commit && n.calm(cur, prev, elapsed) {
 		v = admitCalm
 	}
 	return n.decision(true, cur, prev, elapsed, w, core.SourceLocal, stale), v
@@ -258,10 +258,13 @@ func (n *Node) exposed(e *entry, est float64, elapsed int64) float64 {
 	return est + float64(n.cfg.PoPs-1)*core.SlidingEstimate(cur, prev, elapsed, n.w)
 }
 
-// calm reports whether est is at most CalmShare × Max while the NATS
-// connection is up (always false with CalmShare 0): an identity that calm
-// is kept out of Redis (see Config.CalmShare). With NATS down its units
-// could reach no other PoP, so they go to Redis as without CalmShare.
-func (n *Node) calm(est float64) bool {
-	return n.cfg.CalmShare > 0 && est <= n.cfg.CalmShare*float64(n.cfg.Limit.Max) && n.cfg.NATS.IsConnected()
+// calm reports whether the sliding estimate of cur and prev at elapsed ms
+// is at most CalmShare × Max while the NATS connection is up (always
+// false, and nothing computed, with CalmShare 0): an identity that calm is
+// kept out of Redis (see Config.CalmShare). With NATS down its units could
+// reach no other PoP, so they go to Redis as without CalmShare.
+func (n *Node) calm(cur, prev, elapsed int64) bool {
+	return n.cfg.CalmShare > 0 &&
+		core.SlidingEstimate(cur, prev, elapsed, n.w) <= n.cfg.CalmShare*float64(n.cfg.Limit.Max) &&
+		n.cfg.NATS.IsConnected()
 }

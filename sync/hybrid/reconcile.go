@@ -194,7 +194,7 @@ func (n *Node) maybeResendAll(now int64) {
 		cur, prev := e.totals()
 		// A calm identity Redis never acknowledged was never sent there
 		// (Config.CalmShare); one it did may have lost it.
-		calm := e.acked == (counts{}) && n.calm(core.SlidingEstimate(cur, prev, elapsed, n.w))
+		calm := e.acked == (counts{}) && n.calm(cur, prev, elapsed)
 		return e.own != (counts{}) && !calm
 	})
 }
