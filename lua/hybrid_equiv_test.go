@@ -112,7 +112,7 @@ func repliesAreHGETALL(t *testing.T, ctx context.Context, c *redis.Client, name 
 		}
 	case "hybrid_escrow":
 		for i := 0; i < len(keys); i += 3 {
-			at[keys[i]], at[keys[i+1]] = 2*i+1, 2*i+3
+			at[keys[i]], at[keys[i+1]] = 7*i/3+1, 7*i/3+3
 		}
 	}
 	named := map[string]int{}
@@ -470,6 +470,14 @@ local function total(k)
   return s
 end
 
+local function alone(k)
+  local a = redis.call('HGETALL', k)
+  for j = 1, #a, 2 do
+    if a[j] ~= id and a[j + 1] ~= '0' then return false end
+  end
+  return true
+end
+
 local out = {}
 for i = 1, #KEYS / 3 do
   local kc, kp, kg = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
@@ -477,42 +485,54 @@ for i = 1, #KEYS / 3 do
   local oc, op, want = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   local pc, pp = merge(kc, oc), merge(kp, op)
   local spent = math.max(oc - pc, 0) + math.max(op - pp, 0)
-  local mine, others = 0, 0
+  local mine, others, held, flag = 0, 0, false, ''
+  local blocked, asked, anyOther = false, false, false
   local g = redis.call('HGETALL', kg)
   for j = 1, #g, 2 do
-    local units, exp = string.match(g[j + 1], '^(%d+):(%d+)$')
+    local units, exp, f = string.match(g[j + 1], '^(%d+):(%d+):?([or]?)$')
     units, exp = tonumber(units), tonumber(exp)
-    -- A grant is spent only until its expiry; Redis keeps counting it for
-    -- one more lease, so units spent just before the expiry are reported
-    -- (by the PoP's next Sync) before the headroom can be granted again.
     if not units or not exp or exp + lease <= now then
       redis.call('HDEL', kg, g[j])
     elseif g[j] == id then
-      mine = units
+      mine, held, flag = units, true, f
     else
-      others = others + units
+      others, anyOther = others + units, true
+      blocked = blocked or f ~= ''
+      asked = asked or exp > now
     end
   end
   mine = math.max(mine - spent, 0)
-  local est = total(kc) + total(kp) * (w - elapsed) / w
-  local room = math.ceil(max - est - others - mine)
-  if room > 0 and want > 0 then
-    mine = mine + math.min(room, want)
-  end
   local exp = now + lease
-  if mine > 0 then
-    redis.call('HSET', kg, id, mine .. ':' .. exp)
-    redis.call('PEXPIRE', kg, ttl)
+  if flag == 'o' then
+    mine, flag = 0, asked and 'r' or 'o'
+  elseif blocked then
+    flag = ''
+  elseif want > 0 and not anyOther and alone(kc) and alone(kp) then
+    mine, flag = 0, 'o'
   else
-    redis.call('HDEL', kg, id)
-    exp = 0
+    flag = ''
+    local est = total(kc) + total(kp) * (w - elapsed) / w
+    local room = math.ceil(max - est - others - mine)
+    if room > 0 and want > 0 then
+      mine = mine + math.min(room, want)
+    end
   end
+  if mine > 0 or flag ~= '' or want > 0 then
+    local v = mine .. ':' .. exp
+    if flag ~= '' then v = v .. ':' .. flag end
+    redis.call('HSET', kg, id, v)
+    redis.call('PEXPIRE', kg, ttl)
+  elseif held then
+    redis.call('HDEL', kg, id)
+  end
+  if mine == 0 and flag ~= 'o' then exp = 0 end
   out[#out + 1] = pc
   out[#out + 1] = redis.call('HGETALL', kc)
   out[#out + 1] = pp
   out[#out + 1] = redis.call('HGETALL', kp)
   out[#out + 1] = mine
   out[#out + 1] = exp
+  out[#out + 1] = flag == 'o' and 1 or 0
 end
 local t = redis.call('TIME')
 out[#out + 1] = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -84,6 +84,14 @@ local function total(a)
   return s
 end
 
+-- alone reports whether id holds every count of hash array a.
+local function alone(a)
+  for j = 1, #a, 2 do
+    if a[j] ~= id and a[j + 1] ~= '0' then return false end
+  end
+  return true
+end
+
 local out = {}
 for i = 1, #KEYS / 3 do
   local kc, kp, kg = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
@@ -92,10 +100,11 @@ for i = 1, #KEYS / 3 do
   local pc, ac = merge(kc, ARGV[a], oc)
   local pp, ap = merge(kp, ARGV[a + 1], op)
   local spent = math.max(oc - pc, 0) + math.max(op - pp, 0)
-  local mine, others, held = 0, 0, false
+  local mine, others, held, flag = 0, 0, false, ''
+  local blocked, asked, anyOther = false, false, false
   local g = redis.call('HGETALL', kg)
   for j = 1, #g, 2 do
-    local units, exp = string.match(g[j + 1], '^(%d+):(%d+)$')
+    local units, exp, f = string.match(g[j + 1], '^(%d+):(%d+):?([or]?)$')
     units, exp = tonumber(units), tonumber(exp)
     -- A grant is spent only until its expiry; Redis keeps counting it for
     -- one more lease, so units spent just before the expiry are reported
@@ -103,31 +112,49 @@ for i = 1, #KEYS / 3 do
     if not units or not exp or exp + lease <= now then
       redis.call('HDEL', kg, g[j])
     elseif g[j] == id then
-      mine, held = units, true
+      mine, held, flag = units, true, f
     else
-      others = others + units
+      others, anyOther = others + units, true
+      blocked = blocked or f ~= ''
+      asked = asked or exp > now
     end
   end
   mine = math.max(mine - spent, 0)
-  local est = total(ac) + total(ap) * (w - elapsed) / w
-  local room = math.ceil(max - est - others - mine)
-  if room > 0 and want > 0 then
-    mine = mine + math.min(room, want)
-  end
   local exp = now + lease
-  if mine > 0 then
-    redis.call('HSET', kg, id, mine .. ':' .. exp)
-    redis.call('PEXPIRE', kg, ttl)
+  if flag == 'o' then
+    -- The owner renews its record, or releases it when another PoP asked
+    -- within a lease: 'r' keeps the others out until its next Sync.
+    mine, flag = 0, asked and 'r' or 'o'
+  elseif blocked then
+    -- Another PoP owns the identity, or is releasing it: no grant, but a
+    -- record that it asked.
+    flag = ''
+  elseif want > 0 and not anyOther and alone(ac) and alone(ap) then
+    mine, flag = 0, 'o'
   else
-    if held then redis.call('HDEL', kg, id) end
-    exp = 0
+    flag = ''
+    local est = total(ac) + total(ap) * (w - elapsed) / w
+    local room = math.ceil(max - est - others - mine)
+    if room > 0 and want > 0 then
+      mine = mine + math.min(room, want)
+    end
   end
+  if mine > 0 or flag ~= '' or want > 0 then
+    local v = mine .. ':' .. exp
+    if flag ~= '' then v = v .. ':' .. flag end
+    redis.call('HSET', kg, id, v)
+    redis.call('PEXPIRE', kg, ttl)
+  elseif held then
+    redis.call('HDEL', kg, id)
+  end
+  if mine == 0 and flag ~= 'o' then exp = 0 end
   out[#out + 1] = pc
   out[#out + 1] = ac
   out[#out + 1] = pp
   out[#out + 1] = ap
   out[#out + 1] = mine
   out[#out + 1] = exp
+  out[#out + 1] = flag == 'o' and 1 or 0
 end
 local t = redis.call('TIME')
 out[#out + 1] = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

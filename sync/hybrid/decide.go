@@ -102,6 +102,7 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 	if audit {
 		s = n.sample(e, ms, w, v == admitLocal || v == admitCalm)
 	}
+	renew := v == denyCached && e.escrow != nil && e.escrow.renewDue(ms, n.cfg.Lease.Milliseconds())
 	e.mu.Unlock()
 	if audit {
 		n.submit(s)
@@ -115,6 +116,9 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 		n.enqueue(e, false, true)
 	case denyCached:
 		n.st.cachedDeny.Add(1)
+		if renew { // an owner over its limit admits nothing, so nothing else would carry the identity to Redis
+			n.enqueue(e, true, false)
+		}
 	case denyEscrow:
 		n.st.escrowDenies.Add(1)
 		n.enqueue(e, true, false) // the next Sync asks for an allowance
@@ -174,7 +178,10 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 	case contested && commit && n.cfg.Escrow:
 		es := escrowOf(e)
 		es.demand += w
-		if !es.take(now, w) {
+		switch {
+		case es.owns(now):
+			n.st.escrowOwned.Add(1)
+		case !es.take(now, w):
 			return n.decision(false, cur, prev, elapsed, w, core.SourceLocal, stale), denyEscrow
 		}
 	case contested && commit:

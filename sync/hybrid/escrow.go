@@ -12,7 +12,8 @@ import (
 // answered. Guarded by the entry's mu.
 type escrowState struct {
 	allow  int64 // units left
-	exp    int64 // ms after which allow is void
+	exp    int64 // ms after which allow (or owner) is void
+	owner  bool  // the identity is this PoP's alone until exp: admit what the view admits
 	adds   int64 // every own unit ever counted in the entry (monotonic), to charge a grant what came after its snapshot
 	demand int64 // units requested within the margin since the last snapshot: the next Sync's want
 }
@@ -35,6 +36,21 @@ func (s *escrowState) take(now, w int64) bool {
 	return true
 }
 
+// owns reports whether this PoP holds the identity alone at now: Redis
+// grants nothing to any other PoP, so the view's count of the others is
+// Redis' and its own is exact, and the article's rule on the view decides
+// as pure Redis would (see reconcile.Grant).
+func (s *escrowState) owns(now int64) bool { return s.owner && now < s.exp }
+
+// renewDue reports whether an owner should Sync the identity to keep it:
+// past half its lease. An owner's Syncs renew it, but an identity over its
+// limit admits nothing and would not be carried by one; without this it
+// would lose ownership while saturated and deny, for want of a grant, the
+// first units the window frees.
+func (s *escrowState) renewDue(now, lease int64) bool {
+	return s.owner && now >= s.exp-lease/2
+}
+
 // charge takes w units admitted outside the allowance (far below the
 // limit) out of it too: Redis takes every new unit out of the grant, and
 // the PoP must not believe it holds more than Redis counts.
@@ -49,10 +65,15 @@ func (s *escrowState) want() int64 {
 }
 
 // granted applies a batch's grant, charged for the units counted since the
-// snapshot it answered (adds then: snapAdds).
-func (s *escrowState) granted(g reconcile.Grant, snapAdds int64) {
+// snapshot it answered (adds then: snapAdds). It reports whether the PoP
+// lost ownership: Redis keeps the other PoPs out until its next Sync of
+// the identity reports what it admitted meanwhile, so that Sync must come.
+func (s *escrowState) granted(g reconcile.Grant, snapAdds int64) (released bool) {
+	released = s.owner && !g.Owner
 	s.allow = max(g.Units-(s.adds-snapAdds), 0)
 	s.exp = g.Expiry
+	s.owner = g.Owner
+	return released
 }
 
 // restoreDemand gives a failed batch's identities back the demand its

@@ -8,6 +8,7 @@ type Stats struct {
 	LocalDecisions  uint64 // decided from the view, no network call (allowed)
 	CachedDenies    uint64 // denied from the view's over-limit state
 	EscrowDenies    uint64 // denied within the margin for want of an escrowed allowance (Config.Escrow)
+	EscrowOwned     uint64 // admitted within the margin as the identity's sole holder (Config.Escrow; see reconcile.Grant)
 	RedisDecisions  uint64 // decided atomically at Redis
 	FallbackLocal   uint64 // Redis-decided requests decided locally because Redis was unreachable
 	FailClosed      uint64 // Redis-decided requests denied because Redis was unreachable
@@ -46,7 +47,7 @@ type Stats struct {
 
 type stats struct {
 	local, cachedDeny, redis, fallback, failClosed     atomic.Uint64
-	escrowDenies                                       atomic.Uint64
+	escrowDenies, escrowOwned                          atomic.Uint64
 	roundTrips, redisErrors, resends, pendingDropped   atomic.Uint64
 	gossipSent, gossipBytes, gossipRecv, gossipDropped atomic.Uint64
 	gossipErrors, gossipClamped                        atomic.Uint64
@@ -58,6 +59,7 @@ type stats struct {
 func (s *stats) snapshot() Stats {
 	return Stats{
 		LocalDecisions: s.local.Load(), CachedDenies: s.cachedDeny.Load(), EscrowDenies: s.escrowDenies.Load(),
+		EscrowOwned:    s.escrowOwned.Load(),
 		RedisDecisions: s.redis.Load(), FallbackLocal: s.fallback.Load(),
 		FailClosed: s.failClosed.Load(), RedisRoundTrips: s.roundTrips.Load(),
 		RedisErrors: s.redisErrors.Load(), Resends: s.resends.Load(),

@@ -108,6 +108,7 @@ func (r *SyncRound) Finish(c *Call) error {
 		n.learnOffset(c.res[0].ServerMillis, c.sentRaw, core.Millis(n.cfg.Clock.Now()))
 	}
 	lost := false
+	var released []*entry
 	for i, e := range c.batch {
 		// Redis lost data when it holds less of this PoP's field than it
 		// had acknowledged before the batch was read: acknowledgements
@@ -116,10 +117,13 @@ func (r *SyncRound) Finish(c *Call) error {
 		lost = lost || res.Prior[0] < c.acked[i][0] || res.Prior[1] < c.acked[i][1]
 		e.mu.Lock()
 		n.mergeResult(e, c.items[i].Index, res, c.items[i].Own, r.now)
-		if c.escrow {
-			escrowOf(e).granted(c.grants[i], c.adds[i])
+		if c.escrow && escrowOf(e).granted(c.grants[i], c.adds[i]) {
+			released = append(released, e)
 		}
 		e.mu.Unlock()
+	}
+	if len(released) > 0 {
+		n.requeue(released)
 	}
 	if lost {
 		n.mu.Lock()

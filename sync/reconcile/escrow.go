@@ -38,11 +38,17 @@ type EscrowParams struct {
 
 // Grant is the caller's allowance after an escrow batch: Units it may admit
 // without asking, until Expiry (ms, by the caller's clock; 0 with no
-// units). Redis grants only while the global sliding estimate plus every
-// PoP's outstanding allowance stays within what the article's rule admits
-// (estimate below the limit: see lua/hybrid_escrow.lua).
+// units and no ownership). Redis grants only while the global sliding
+// estimate plus every PoP's outstanding allowance stays within what the
+// article's rule admits (estimate below the limit: see
+// lua/hybrid_escrow.lua). Owner means the caller holds the identity alone
+// until Expiry: it asked while no other PoP held or asked for an
+// allowance, and no other PoP is granted anything until it reports what it
+// admitted after it lost ownership, so it may admit whatever its own view
+// admits (Units is then 0). The zero Grant holds nothing.
 type Grant struct {
 	Units, Expiry int64
+	Owner         bool
 }
 
 // FlushEscrow is Flush for escrow batches: it merges items into Redis,
@@ -131,11 +137,15 @@ func (s *Store) escrowCluster(ctx context.Context, items []EscrowItem, p EscrowP
 	return res, grants, nil
 }
 
+// escrowReplyLen is how many values hybrid_escrow.lua replies per item:
+// two windows' prior and HGETALL, then units, expiry and ownership.
+const escrowReplyLen = 7
+
 func parseEscrow(v []any, n int) ([]Result, []Grant, error) {
-	if len(v) != 6*n+1 {
+	if len(v) != escrowReplyLen*n+1 {
 		return nil, nil, errReply
 	}
-	server, ok := v[6*n].(int64)
+	server, ok := v[escrowReplyLen*n].(int64)
 	if !ok {
 		return nil, nil, errReply
 	}
@@ -145,18 +155,19 @@ func parseEscrow(v []any, n int) ([]Result, []Grant, error) {
 	}
 	for i := range res {
 		for w := 0; w < 2; w++ {
-			p, f, err := parsePair(v[6*i+2*w], v[6*i+2*w+1])
+			p, f, err := parsePair(v[escrowReplyLen*i+2*w], v[escrowReplyLen*i+2*w+1])
 			if err != nil {
 				return nil, nil, err
 			}
 			res[i].Prior[w], res[i].Fields[w] = p, f
 		}
-		u, ok1 := v[6*i+4].(int64)
-		e, ok2 := v[6*i+5].(int64)
-		if !ok1 || !ok2 {
+		u, ok1 := v[escrowReplyLen*i+4].(int64)
+		e, ok2 := v[escrowReplyLen*i+5].(int64)
+		o, ok3 := v[escrowReplyLen*i+6].(int64)
+		if !ok1 || !ok2 || !ok3 {
 			return nil, nil, errReply
 		}
-		grants[i] = Grant{Units: u, Expiry: e}
+		grants[i] = Grant{Units: u, Expiry: e, Owner: o == 1}
 	}
 	return res, grants, nil
 }
