@@ -16,6 +16,23 @@
 -- 2026-12-03 the room was floored, granting up to one unit less than the
 -- rule leaves: an identity at its limit then settled a unit below it.)
 --
+-- Sole holders. A caller that asks (want > 0) while no other PoP holds a
+-- record in the allowance hash and no other PoP has a count in either
+-- window becomes the identity's owner, "0:expiry:o": it may admit any unit
+-- its own view admits by the article's rule, because while its record
+-- stands no other PoP is granted anything, so its view's count of the
+-- others is what Redis holds and its own count is exact; its admissions
+-- keep the estimate below max + 1 exactly as pure Redis' decisions would.
+-- Every Sync of the owner renews it, unless another PoP's record asked
+-- within the lease: the owner's record then becomes "0:expiry:r"
+-- (released). A released record still keeps the others out, because the
+-- owner goes on admitting as owner until this reply reaches it; its next
+-- Sync reports those units and turns the record into a plain one, and
+-- only then does the limit's room go to anyone. A PoP that asks while
+-- another owns or releases gets nothing but a record "0:expiry" that says
+-- it asked. A crashed owner's record keeps the others out until one lease
+-- past its expiry: denials, never admissions.
+--
 -- KEYS[3i-2], KEYS[3i-1], KEYS[3i]: item i's hashes of its window, of the
 -- window before, and of its allowances.
 -- ARGV[1] id, ARGV[2] PEXPIRE ms, ARGV[3] now ms (the caller's clock),
@@ -23,7 +40,8 @@
 -- ARGV[7] lease ms (how long a grant lasts unless renewed), then per item
 -- ARGV[8+3(i-1)..]: own current, own previous, want.
 -- Reply per item: prior cur, HGETALL cur, prior prev, HGETALL prev,
--- allowance (units), allowance expiry (ms); then Redis' clock (TIME) in ms.
+-- allowance (units), its expiry (ms; 0 with no units unless owner), 1 if the
+-- caller owns the identity else 0; then Redis' clock (TIME) in ms.
 -- The estimate uses the same float operation order as core.SlidingEstimate.
 --
 -- Redis CPU: each window hash is read once, by HGETALL, into its flat

@@ -77,8 +77,10 @@ type Config struct {
 	// package doc and lua/hybrid_escrow.lua). A request within the margin
 	// is admitted from the allowance, or else denied locally and its
 	// identity queued so the next Sync asks for one: no decision waits for
-	// Redis. It needs Margin > 0 (New refuses Escrow with Margin 0). Lease
-	// is how long a grant lasts unless renewed (default 2 s).
+	// Redis. A PoP that alone sends an identity becomes its sole holder
+	// and decides it on its own exact counts (package doc). It needs
+	// Margin > 0 (New refuses Escrow with Margin 0). Lease is how long a
+	// grant or an ownership lasts unless renewed (default 2 s).
 	Escrow bool
 	Lease  time.Duration
 	// RedisClock keeps the Node's windows on Redis' clock: every Sync

@@ -95,6 +95,20 @@
 // the allowance or denied locally (Stats.EscrowDenies) and its identity
 // queued so the next Sync asks for one; no decision waits for Redis.
 //
+// Sole holders: a PoP that asks for an identity while no other PoP holds
+// or asks for an allowance, and no other PoP has counted it in the live
+// windows (an identity pinned to one PoP, as anycast makes most), becomes
+// its owner (Stats.EscrowOwned counts its admissions within the margin):
+// it decides by the article's rule on its own view, exact for its own
+// counts, as a lone limiter would, and Redis grants the others nothing
+// meanwhile, so the invariant above holds with the owner's view in place
+// of a fixed allowance. When another PoP asks, the owner's next Sync
+// releases it; Redis keeps the others out until the owner's following
+// Sync reports what it admitted before the release reached it (the Node
+// queues that Sync). An owner over its limit admits nothing that would
+// carry the identity to Redis, so past half its lease a denial queues it
+// to renew ownership.
+//
 // Live accuracy: with Config.AuditRate set, a sampled fraction of local
 // decisions is checked off the hot path against the Redis hashes (Audit),
 // and agreements and false allows / false denies are counted in Stats.
