@@ -9,6 +9,12 @@
 -- ARGV[8] own previous, ARGV[9] "1" to write the peers' counts (max-merge)
 -- or "0" to only weigh them in the estimate, then triples (peer id,
 -- current, previous).
+-- With a third key, the identity's allowance hash (see hybrid_escrow.lua),
+-- ARGV[10] is now ms (the caller's clock) and ARGV[11] the lease ms, and
+-- the peers' triples start at ARGV[12]: the units other PoPs hold as
+-- allowances leave that much less room, and while another PoP owns the
+-- identity (or releases it) nothing is admitted here and the caller's
+-- record "0:expiry" says it asked, so the owner's next Sync releases it.
 -- Reply: {allowed 0|1, own prior cur, HGETALL cur, own prior prev, HGETALL prev}
 -- The estimate uses the same float operation order as core.SlidingEstimate.
 --
@@ -83,6 +89,37 @@ local function write(k, a, js)
   redis.call('PEXPIRE', k, ttl)
 end
 
+-- held weighs the allowance hash KEYS[3] (see above): the units other
+-- PoPs hold, and whether another PoP owns the identity (then recording
+-- that the caller asked).
+local function held()
+  local now, lease = tonumber(ARGV[10]), tonumber(ARGV[11])
+  local g = redis.call('HGETALL', KEYS[3])
+  local others, owned, mine = 0, false, nil
+  for j = 1, #g, 2 do
+    local units, exp, f = string.match(g[j + 1], '^(%d+):(%d+):?([or]?)$')
+    units, exp = tonumber(units), tonumber(exp)
+    if units and exp and exp + lease > now then
+      if g[j] == id then
+        mine = g[j + 1]
+      else
+        others, owned = others + units, owned or f ~= ''
+      end
+    end
+  end
+  if owned and (not mine or string.match(mine, '^0:%d+$')) then
+    redis.call('HSET', KEYS[3], id, '0:' .. (now + lease))
+    redis.call('PEXPIRE', KEYS[3], ttl)
+  end
+  return others, owned
+end
+
+local first, others, owned = 10, 0, false
+if #KEYS == 3 then
+  first = 12
+  others, owned = held()
+end
+
 local cur = redis.call('HGETALL', KEYS[1])
 local prev = cur
 if KEYS[2] ~= KEYS[1] then prev = redis.call('HGETALL', KEYS[2]) end
@@ -92,7 +129,7 @@ local pp, jp = merge(prev, id, ARGV[8])
 local wc, wp = jc and {jc}, jp and {jp}
 local ec, ep = 0, 0
 if ARGV[9] == '1' then
-  for i = 10, #ARGV, 3 do
+  for i = first, #ARGV, 3 do
     local _, j = merge(cur, ARGV[i], ARGV[i + 1])
     if j then
       wc = wc or {}
@@ -107,7 +144,7 @@ if ARGV[9] == '1' then
 else
   -- A peer's count adds what it has above the stored one. (Inlined, the
   -- hot path: sync/hybrid always sends "0".)
-  for i = 10, #ARGV, 3 do
+  for i = first, #ARGV, 3 do
     local f, s = ARGV[i], nil
     for j = 1, #cur, 2 do
       if cur[j] == f then
@@ -141,7 +178,7 @@ local est = c + p * (w - elapsed) / w
 if wc then write(KEYS[1], cur, wc) end
 if wp then write(KEYS[2], prev, wp) end
 local allowed, exact = 0, true
-if est < max - n + 1 then
+if not owned and est + others < max - n + 1 then
   local r = redis.call('HINCRBY', KEYS[1], id, n)
   if not wc then redis.call('PEXPIRE', KEYS[1], ttl) end
   local j = find(cur, id)

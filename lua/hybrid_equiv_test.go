@@ -330,7 +330,7 @@ func (g *callGen) next(i int) (string, []string, []any) {
 		for n := 1 + g.r.IntN(3); n > 0; n-- {
 			u, idx := g.ident(), g.window(i)
 			keys = append(keys, key(u, idx), key(u, idx-1), fmt.Sprintf("el:{k:%s}:g", u))
-			args = append(args, g.count(u), g.count(u), g.r.IntN(12))
+			args = append(args, g.count(u), g.count(u), g.r.IntN(13)-1) // -1: ownership alone
 		}
 		return "hybrid_escrow", keys, args
 	}
@@ -507,7 +507,7 @@ for i = 1, #KEYS / 3 do
     mine, flag = 0, asked and 'r' or 'o'
   elseif blocked then
     flag = ''
-  elseif want > 0 and not anyOther and alone(kc) and alone(kp) then
+  elseif want ~= 0 and not anyOther and alone(kc) and alone(kp) then
     mine, flag = 0, 'o'
   else
     flag = ''
@@ -517,7 +517,7 @@ for i = 1, #KEYS / 3 do
       mine = mine + math.min(room, want)
     end
   end
-  if mine > 0 or flag ~= '' or want > 0 then
+  if mine > 0 or flag ~= '' or want ~= 0 then
     local v = mine .. ':' .. exp
     if flag ~= '' then v = v .. ':' .. flag end
     redis.call('HSET', kg, id, v)

@@ -16,7 +16,7 @@
 -- 2026-12-03 the room was floored, granting up to one unit less than the
 -- rule leaves: an identity at its limit then settled a unit below it.)
 --
--- Sole holders. A caller that asks (want > 0) while no other PoP holds a
+-- Sole holders. A caller that asks (want ~= 0) while no other PoP holds a
 -- record in the allowance hash and no other PoP has a count in either
 -- window becomes the identity's owner, "0:expiry:o": it may admit any unit
 -- its own view admits by the article's rule, because while its record
@@ -38,7 +38,8 @@
 -- ARGV[1] id, ARGV[2] PEXPIRE ms, ARGV[3] now ms (the caller's clock),
 -- ARGV[4] elapsed ms in the window, ARGV[5] window ms, ARGV[6] max,
 -- ARGV[7] lease ms (how long a grant lasts unless renewed), then per item
--- ARGV[8+3(i-1)..]: own current, own previous, want.
+-- ARGV[8+3(i-1)..]: own current, own previous, want (units; -1 asks
+-- for ownership alone, no units: hybrid.Config.Owners).
 -- Reply per item: prior cur, HGETALL cur, prior prev, HGETALL prev,
 -- allowance (units), its expiry (ms; 0 with no units unless owner), 1 if the
 -- caller owns the identity else 0; then Redis' clock (TIME) in ms.
@@ -147,7 +148,7 @@ for i = 1, #KEYS / 3 do
     -- Another PoP owns the identity, or is releasing it: no grant, but a
     -- record that it asked.
     flag = ''
-  elseif want > 0 and not anyOther and alone(ac) and alone(ap) then
+  elseif want ~= 0 and not anyOther and alone(ac) and alone(ap) then
     mine, flag = 0, 'o'
   else
     flag = ''
@@ -157,7 +158,7 @@ for i = 1, #KEYS / 3 do
       mine = mine + math.min(room, want)
     end
   end
-  if mine > 0 or flag ~= '' or want > 0 then
+  if mine > 0 or flag ~= '' or want ~= 0 then
     local v = mine .. ':' .. exp
     if flag ~= '' then v = v .. ':' .. flag end
     redis.call('HSET', kg, id, v)

@@ -21,6 +21,7 @@ type options struct {
 	margin       float64
 	exposure     bool    // -exposure: hybrid.Config.PoPs = -pops
 	calm         float64 // -calm: hybrid.Config.CalmShare
+	owners       bool    // -owners: hybrid.Config.Owners
 	rttMin       time.Duration
 	rttMax       time.Duration
 	redisAddr    string // one host:port, or a comma-separated list of Redis Cluster nodes
@@ -61,6 +62,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "hybrid: time between a PoP's reconciles with Redis")
 	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
 	fs.Float64Var(&o.calm, "calm", 0, "hybrid (with gossip, not escrow): keep identities at most this share of the limit out of Redis, gossip only (hybrid.Config.CalmShare)")
+	fs.BoolVar(&o.owners, "owners", false, "hybrid (not escrow, which has it): a PoP that alone sends an identity decides it within the margin as its sole holder, no round trip (hybrid.Config.Owners)")
 	fs.BoolVar(&o.exposure, "exposure", false, "hybrid: rate-aware exposure, a PoP's own units Redis has not acknowledged count once per other PoP against the margin (hybrid.Config.PoPs = -pops)")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
 	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
@@ -153,6 +155,8 @@ func (o *options) validateKnobs() error {
 		return errors.New("margin must be in [0, 1)")
 	case !(o.calm >= 0 && o.calm < 1-o.margin): // NaN too
 		return errors.New("calm must be in [0, 1 - margin)")
+	case o.owners && o.calm > 0:
+		return errors.New("-owners and -calm do not go together (ownership weighs what Redis holds; calm units never reach it)")
 	case o.rttMin < 0 || o.rttMax < o.rttMin:
 		return errors.New("need 0 <= rtt-min <= rtt-max")
 	case (o.plot != "" || o.csv != "") && o.sweep == "":

@@ -86,6 +86,9 @@ func notes(o *options) []string {
 	if o.calm > 0 {
 		n = append(n, fmt.Sprintf("calm: the hybrid (gossip, no escrow) keeps identities at most %g of the limit out of Redis: their units travel by gossip only (hybrid.Config.CalmShare); lost is not measured: calm units never reach Redis once their windows pass, by design", o.calm))
 	}
+	if o.owners {
+		n = append(n, "owners: the hybrid modes without escrow run with hybrid.Config.Owners (a PoP that alone sends an identity decides it within the margin as its sole holder; the others' requests within the margin go to Redis as without it)")
+	}
 	if o.exposure {
 		n = append(n, fmt.Sprintf("exposure: the hybrid modes run with hybrid.Config.PoPs = %d (a PoP's own units Redis has not acknowledged count %d times more against the margin)", o.cfg.PoPs, o.cfg.PoPs-1))
 	}
@@ -117,6 +120,7 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	}
 	e := engine.NewEnv(tr, net)
 	e.SyncInterval, e.Margin, e.Exposure, e.CalmShare = o.syncInterval, o.margin, o.exposure, o.calm
+	e.Owners = o.owners
 	e.RedisAddr, e.NATSURL, e.Namespace = srv.redisAddr, srv.natsURL, namespace(mode)
 	e.RedisCluster = o.clustered()
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)

@@ -45,7 +45,12 @@ type Env struct {
 	// without escrow (it needs gossip, and escrow's grants weigh only what
 	// Redis holds); the others run without it.
 	CalmShare float64
-	keys      []string
+	// Owners runs the hybrid modes without escrow with
+	// hybrid.Config.Owners: a PoP that alone sends an identity decides it
+	// within the margin as its sole holder (escrow has sole holders
+	// already).
+	Owners bool
+	keys   []string
 }
 
 // epoch is the simulated wall clock's origin: 2026-01-01T00:00:00Z.
@@ -128,6 +133,10 @@ func (e *Env) exposurePoPs() int {
 	}
 	return e.Trace.Config.PoPs
 }
+
+// owners is hybrid.Config.Owners for a hybrid mode: Owners without escrow
+// and with a margin (at margin 0 nothing is decided within one).
+func (e *Env) owners(escrow bool) bool { return e.Owners && !escrow && e.Margin > 0 }
 
 // calmShare is hybrid.Config.CalmShare for a hybrid mode: CalmShare when it
 // gossips without escrow, else 0.

@@ -99,7 +99,7 @@ func (s *hybridSim) newNode(p int, withGossip bool) (*hybrid.Node, *nats.Conn, e
 		}
 	}
 	node, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: s.e.Limit,
-		Redis: pp.redis, NATS: nc, Namespace: s.e.Namespace, Margin: s.e.Margin, Escrow: s.escrow, RedisClock: s.e.RedisClock,
+		Redis: pp.redis, NATS: nc, Namespace: s.e.Namespace, Margin: s.e.Margin, Escrow: s.escrow, Owners: s.e.owners(s.escrow), RedisClock: s.e.RedisClock,
 		ManualGossip: true, PoPs: s.e.exposurePoPs(), CalmShare: s.calm, Clock: pp.clock, Capacity: s.e.capacity(), ExpirySlack: s.e.expirySlack()})
 	if err != nil {
 		if nc != nil {

@@ -83,6 +83,19 @@ type Config struct {
 	// grant or an ownership lasts unless renewed (default 2 s).
 	Escrow bool
 	Lease  time.Duration
+	// Owners keeps the margin's round trip to Redis, but not for an
+	// identity this PoP alone sends: each Sync of an identity that had a
+	// request within the margin asks Redis to make this PoP its sole
+	// holder, which Redis does while no other PoP has counted it or asked
+	// for it (see Escrow, which has sole holders too, and the package
+	// doc). A sole holder decides within the margin on its own view, whose
+	// count of itself is exact and of the others is Redis', as a lone
+	// limiter would: no round trip (Stats.EscrowOwned). Every other request
+	// within the margin is decided at Redis as without Owners, by a script
+	// that also denies while another PoP owns the identity and makes that
+	// PoP release it. It needs Margin > 0, and neither Escrow (which has
+	// it) nor CalmShare (ownership weighs what Redis holds). Lease applies.
+	Owners bool
 	// RedisClock keeps the Node's windows on Redis' clock: every Sync
 	// batch reads Redis TIME in its script, and the Node adds the offset it
 	// learns (as NTP does: Redis' reading minus the midpoint of the round
@@ -247,12 +260,14 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Margin must be in [0, 1)", ErrBadConfig)
 	case c.Escrow && c.Margin == 0:
 		return fmt.Errorf("%w: Escrow acts within the Margin: set Margin > 0", ErrBadConfig)
+	case c.Owners && (c.Margin == 0 || c.Escrow):
+		return fmt.Errorf("%w: Owners acts within the Margin (set Margin > 0) and Escrow has it already", ErrBadConfig)
 	case !(c.GossipCap > 0 && c.GossipCap <= 1):
 		return fmt.Errorf("%w: GossipCap must be in [0, 1]", ErrBadConfig)
 	case !(c.CalmShare >= 0 && c.CalmShare < 1-c.Margin):
 		return fmt.Errorf("%w: CalmShare must be in [0, 1 − Margin)", ErrBadConfig)
-	case c.CalmShare > 0 && (c.NATS == nil || c.Escrow):
-		return fmt.Errorf("%w: CalmShare needs gossip (NATS) and no Escrow (grants weigh only what Redis holds)", ErrBadConfig)
+	case c.CalmShare > 0 && (c.NATS == nil || c.Escrow || c.Owners):
+		return fmt.Errorf("%w: CalmShare needs gossip (NATS) and neither Escrow nor Owners (grants weigh only what Redis holds)", ErrBadConfig)
 	case c.PoPs < 0:
 		return fmt.Errorf("%w: PoPs must not be negative", ErrBadConfig)
 	case c.ExpirySlack < 0:

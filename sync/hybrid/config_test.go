@@ -25,6 +25,8 @@ func TestNewValidates(t *testing.T) {
 		{"margin", func(c *Config) { c.Margin = 1 }, ErrBadConfig},
 		{"negative margin", func(c *Config) { c.Margin = -0.1 }, ErrBadConfig},
 		{"escrow without margin", func(c *Config) { c.Escrow = true }, ErrBadConfig},
+		{"owners without margin", func(c *Config) { c.Owners = true }, ErrBadConfig},
+		{"owners with escrow", func(c *Config) { c.Owners, c.Escrow, c.Margin = true, true, 0.1 }, ErrBadConfig},
 		{"brace namespace", func(c *Config) { c.Namespace = "a{b" }, ErrBadConfig},
 		{"wildcard namespace", func(c *Config) { c.Namespace = "a.>" }, ErrBadConfig},
 		{"bucket", func(c *Config) { c.Limit.Algorithm = core.TokenBucket }, core.ErrBadAlgorithm},

@@ -20,7 +20,8 @@ const (
 	admitCalm          // admitted locally at most CalmShare × Max: gossiped, kept out of Redis
 	denyCached
 	askRedis
-	denyEscrow // within the margin, no allowance left (Config.Escrow): denied here, queued for a grant
+	askRedisOwn // askRedis, and the next Sync asks to own the identity (Config.Owners)
+	denyEscrow  // within the margin, no allowance left (Config.Escrow): denied here, queued for a grant
 )
 
 // AllowN decides on w units of key at now. Far below the limit it admits
@@ -97,7 +98,7 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 	}
 	e := n.lockLive(n.entry(key, ms, false), ms, false)
 	d, v := n.fromView(e, ms, w, true)
-	audit := v != askRedis && n.sampled()
+	audit := v != askRedis && v != askRedisOwn && n.sampled()
 	var s auditSample
 	if audit {
 		s = n.sample(e, ms, w, v == admitLocal || v == admitCalm)
@@ -122,7 +123,10 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 	case denyEscrow:
 		n.st.escrowDenies.Add(1)
 		n.enqueue(e, true, false) // the next Sync asks for an allowance
-	case askRedis:
+	case askRedis, askRedisOwn:
+		if v == askRedisOwn {
+			n.enqueue(e, true, false)
+		}
 		c, d, err := n.beginDecide(ctx, e, ms, w)
 		return d, c, err
 	}
@@ -184,6 +188,16 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 		case !es.take(now, w):
 			return n.decision(false, cur, prev, elapsed, w, core.SourceLocal, stale), denyEscrow
 		}
+	case contested && commit && n.cfg.Owners:
+		es := escrowOf(e)
+		if !es.owns(now) {
+			if !e.alone() { // Redis would not make this PoP the owner
+				return core.Decision{}, askRedis
+			}
+			es.demand += w
+			return core.Decision{}, askRedisOwn
+		}
+		n.st.escrowOwned.Add(1)
 	case contested && commit:
 		return core.Decision{}, askRedis
 	case commit && e.escrow != nil:

@@ -95,8 +95,9 @@
 // the allowance or denied locally (Stats.EscrowDenies) and its identity
 // queued so the next Sync asks for one; no decision waits for Redis.
 //
-// Sole holders: a PoP that asks for an identity while no other PoP holds
-// or asks for an allowance, and no other PoP has counted it in the live
+// Sole holders (with Config.Escrow, and with Config.Owners in the margin
+// hybrid): a PoP that asks for an identity while no other PoP holds or
+// asks for an allowance, and no other PoP has counted it in the live
 // windows (an identity pinned to one PoP, as anycast makes most), becomes
 // its owner (Stats.EscrowOwned counts its admissions within the margin):
 // it decides by the article's rule on its own view, exact for its own
@@ -107,7 +108,13 @@
 // Sync reports what it admitted before the release reached it (the Node
 // queues that Sync). An owner over its limit admits nothing that would
 // carry the identity to Redis, so past half its lease a denial queues it
-// to renew ownership.
+// to renew ownership. With Owners, a request within the margin at a PoP
+// that does not own the identity is decided at Redis as without it, by
+// hybrid_decide.lua reading the allowance hash too: it denies while
+// another PoP owns or releases the identity (recording that this PoP
+// asked, so the owner releases it) and leaves out units other PoPs hold;
+// and when the view knows of no other PoP's count, the identity is queued
+// so the next Sync asks to own it.
 //
 // Live accuracy: with Config.AuditRate set, a sampled fraction of local
 // decisions is checked off the hot path against the Redis hashes (Audit),

@@ -112,6 +112,17 @@ func (e *entry) totals() (cur, prev int64) {
 	return cur, prev
 }
 
+// alone reports whether the view knows of no other PoP's count of the
+// identity in its two windows.
+func (e *entry) alone() bool {
+	for i := range e.peers {
+		if e.peers[i].c != (counts{}) {
+			return false
+		}
+	}
+	return true
+}
+
 // slot maps absolute window win to a counts index, rolling forward when
 // win is newer; ok is false for windows already out of the view.
 func (e *entry) slot(win int64) (int, bool) {

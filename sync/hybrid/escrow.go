@@ -57,10 +57,15 @@ func (s *escrowState) renewDue(now, lease int64) bool {
 func (s *escrowState) charge(w int64) { s.allow = max(s.allow-w, 0) }
 
 // want is the allowance the next Sync asks for: twice the demand seen
-// since the last one (0 when none: calm identities hold no grant).
-func (s *escrowState) want() int64 {
+// since the last one (0 when none: calm identities hold no grant). With
+// ownerOnly (Config.Owners) it is -1 when there was demand: ownership,
+// and no units.
+func (s *escrowState) want(ownerOnly bool) int64 {
 	w := 2 * s.demand
 	s.demand = 0
+	if ownerOnly && w > 0 {
+		return -1
+	}
 	return w
 }
 
@@ -81,7 +86,7 @@ func (s *escrowState) granted(g reconcile.Grant, snapAdds int64) (released bool)
 func restoreDemand(c *Call) {
 	for i, e := range c.batch {
 		e.mu.Lock()
-		escrowOf(e).demand += c.wants[i] / 2
+		escrowOf(e).demand += max(c.wants[i]/2, -c.wants[i]) // -1 (Config.Owners) was one unit at least
 		e.mu.Unlock()
 	}
 }

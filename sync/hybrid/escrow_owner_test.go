@@ -33,7 +33,22 @@ type pendingSync struct {
 // TestEscrowNeverOverAdmits. It fails if the script hands the others
 // room as soon as the owner releases (instead of after the owner's next
 // Sync), and if it grants ownership while another PoP holds a grant.
+//
+// With Config.Owners instead of Escrow (the margin hybrid with sole
+// holders) the others' requests are decided at Redis, whose script must
+// deny while another PoP owns or releases the identity: the same bound
+// holds, and fails if the decide script ignores the release.
 func TestEscrowOwnerNeverOverAdmits(t *testing.T) {
+	for _, owners := range []bool{false, true} {
+		t.Run(map[bool]string{false: "escrow", true: "owners"}[owners], func(t *testing.T) {
+			ownerProperty(t, owners)
+		})
+	}
+}
+
+// ownerProperty is TestEscrowOwnerNeverOverAdmits with Config.Escrow, or
+// with Config.Owners when owners is set.
+func ownerProperty(t *testing.T, owners bool) {
 	ctx := context.Background()
 	var owned, released uint64
 	for seed := range uint64(16) {
@@ -43,7 +58,7 @@ func TestEscrowOwnerNeverOverAdmits(t *testing.T) {
 		lim := core.PerWindow(limit, time.Second)
 		mk := func(p int) *Node {
 			n, err := New(Config{PoP: "p" + string(rune('a'+p)), Limit: lim, Redis: e.rdb, Clock: clock,
-				Resync: -1, Escrow: true, Margin: 0.999, Lease: 300 * time.Millisecond,
+				Resync: -1, Escrow: !owners, Owners: owners, Margin: 0.999, Lease: 300 * time.Millisecond,
 				Namespace: "own" + string(rune('a'+seed))})
 			if err != nil {
 				t.Fatal(err)
@@ -95,7 +110,9 @@ func TestEscrowOwnerNeverOverAdmits(t *testing.T) {
 				continue
 			}
 			admitted = append(admitted, now.UnixMilli())
-			unsnapped[p]++
+			if d.Source != core.SourceRedis { // a Redis decision wrote its units there
+				unsnapped[p]++
+			}
 			if est := exactEstimate(admitted, now.UnixMilli(), 1000); est >= limit+1+float64(lost)-1e-9 {
 				t.Fatalf("seed %d step %d: estimate of what the PoPs admitted %.3f >= limit %d + 1 + %d lost in crashes",
 					seed, step, est, limit, lost)
@@ -303,4 +320,47 @@ func grantOf(n *Node) int64 {
 		return 0
 	}
 	return e.escrow.allow
+}
+
+// TestOwnersPinnedIdentityIsDecidedHere is TestEscrowPinnedIdentityIsOwned
+// for the margin hybrid with Config.Owners: one PoP at 5× its limit
+// decides every request as a lone sliding counter would (at Redis until
+// the first Sync after a request within the margin makes it the owner,
+// then on its view), and after that no request waits for Redis.
+func TestOwnersPinnedIdentityIsDecidedHere(t *testing.T) {
+	e := newEnv(t, false)
+	n := e.node("pa", func(c *Config) { c.Owners, c.Margin = true, 0.1 })
+	const w = 10_000
+	var cur, prev, idx int64
+	now := t0
+	for step := range 3000 {
+		now = now.Add(20 * time.Millisecond)
+		e.clock.Set(now)
+		if step%5 == 0 {
+			if err := n.Sync(context.Background(), now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ms := now.UnixMilli()
+		if i := ms / w; i != idx {
+			cur, prev = 0, map[bool]int64{true: cur, false: 0}[i == idx+1]
+			idx = i
+		}
+		want := core.SlidingAdmits(core.SlidingEstimate(cur, prev, ms-idx*w, w), 100, 1)
+		d, err := n.AllowN(context.Background(), "k", now, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed != want {
+			t.Fatalf("step %d: allowed %v (%v), a lone counter %v (stats %+v)", step, d.Allowed, d.Source, want, n.Stats())
+		}
+		if want {
+			cur++
+		}
+	}
+	st := n.Stats()
+	if st.EscrowOwned < 500 || st.RedisDecisions > 5 {
+		t.Fatalf("%d admissions as owner, %d decisions at Redis: want hundreds, and at most the 5 before the first Sync that asked",
+			st.EscrowOwned, st.RedisDecisions)
+	}
 }

@@ -159,7 +159,7 @@ func (n *Node) snapshot(c *Call, now int64) {
 			// ahead) would have Redis weigh its windows at this clock's
 			// elapsed and underestimate: ask no grant, keep the demand.
 			if e.idx <= idx {
-				c.wants[i] = es.want()
+				c.wants[i] = es.want(n.cfg.Owners)
 			}
 		}
 		e.mu.Unlock()

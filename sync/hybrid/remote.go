@@ -82,6 +82,9 @@ func (n *Node) decideArgs(e *entry, now, w int64) reconcile.DecideArgs {
 	a := reconcile.DecideArgs{Item: reconcile.Item{Key: e.key, Index: idx, Own: at(e.own)},
 		N: w, Max: n.cfg.Limit.Max, Elapsed: elapsed, WindowMillis: n.w,
 		Peers: make([]reconcile.Peer, 0, len(e.peers)), Transient: true}
+	if n.cfg.Owners {
+		a.Held = &reconcile.Held{Now: now, Lease: n.cfg.Lease}
+	}
 	for _, p := range e.peers {
 		if c := at(p.c); c != [2]int64{} {
 			a.Peers = append(a.Peers, reconcile.Peer{ID: n.peerIDs.name(p.id), Counts: c})

@@ -76,7 +76,7 @@ func (r *SyncRound) Next(g int) *Call {
 	r.sent[g] += len(batch)
 	r.open[g]++
 	c := &Call{kind: callFlush, owner: r.n, at: r.now, node: r.groups[g].node, group: g,
-		start: start, batch: batch, escrow: r.n.cfg.Escrow, sentRaw: core.Millis(r.n.cfg.Clock.Now())}
+		start: start, batch: batch, escrow: r.n.cfg.Escrow || r.n.cfg.Owners, sentRaw: core.Millis(r.n.cfg.Clock.Now())}
 	r.n.snapshot(c, r.now)
 	return c
 }

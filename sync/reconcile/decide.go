@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // Peer is another PoP counter's cumulative counts as the caller knows them:
@@ -28,6 +29,21 @@ type DecideArgs struct {
 	// so counts a caller merely heard of (by gossip) never reach Redis.
 	// The reply's fields are what Redis stores.
 	Transient bool
+	// Held, when set, makes the decision weigh the identity's allowance
+	// hash (GrantKey; see FlushEscrow): units other PoPs hold as
+	// allowances leave that much less room, and while another PoP owns the
+	// identity nothing is admitted and the caller is recorded as asking,
+	// so the owner's next escrow batch releases it. Nil: the hash is not
+	// read (a Node without escrow or owners).
+	Held *Held
+}
+
+// Held is the caller's clock (ms) and the lease of allowances and
+// ownerships, against which a decision weighs the allowance hash (see
+// DecideArgs.Held and EscrowParams).
+type Held struct {
+	Now   int64
+	Lease time.Duration
 }
 
 // Decide merges the caller's view into Redis (its peers' counts only in
@@ -48,13 +64,18 @@ func (s *Store) DecideOp(a DecideArgs) *Op {
 	if a.Transient {
 		persist = "0"
 	}
-	args := make([]any, 0, 9+3*len(a.Peers))
+	args := make([]any, 0, 11+3*len(a.Peers))
 	args = append(args, s.id, s.ttl, a.N, a.Elapsed, a.WindowMillis, a.Max,
 		strconv.FormatInt(a.Own[0], 10), strconv.FormatInt(a.Own[1], 10), persist)
+	keys := s.keys(a.Item)
+	if a.Held != nil {
+		keys = append(keys, GrantKey(s.ns, a.Key))
+		args = append(args, a.Held.Now, a.Held.Lease.Milliseconds())
+	}
 	for _, p := range a.Peers {
 		args = append(args, p.ID, strconv.FormatInt(p.Counts[0], 10), strconv.FormatInt(p.Counts[1], 10))
 	}
-	return &Op{script: decideScript, keys: s.keys(a.Item), args: args}
+	return &Op{script: decideScript, keys: keys, args: args}
 }
 
 // Decided is the reply of a sent DecideOp, as Decide returns it.
