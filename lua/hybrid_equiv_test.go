@@ -339,7 +339,7 @@ func (g *callGen) next(i int) (string, []string, []any) {
 		for n := 1 + g.r.IntN(3); n > 0; n-- {
 			u, idx := g.ident(), g.window(i)
 			keys = append(keys, key(u, idx), key(u, idx-1), fmt.Sprintf("el:{k:%s}:g", u))
-			args = append(args, g.count(u), g.count(u), g.r.IntN(13)-1) // -1: ownership alone
+			args = append(args, g.count(u), g.count(u), g.r.IntN(13)-1, (i+n)%2) // -1: ownership alone; then believes it owns (not drawn: the draws stay those of the tests before)
 		}
 		return "hybrid_escrow", keys, args
 	}
@@ -456,7 +456,7 @@ const legacyEscrow = `-- edgelimit hybrid escrow: hybrid_reconcile.lua for a bat
 -- ARGV[1] id, ARGV[2] PEXPIRE ms, ARGV[3] now ms (the caller's clock),
 -- ARGV[4] elapsed ms in the window, ARGV[5] window ms, ARGV[6] max,
 -- ARGV[7] lease ms (how long a grant lasts unless renewed), then per item
--- ARGV[8+3(i-1)..]: own current, own previous, want.
+-- ARGV[8+4(i-1)..]: own current, own previous, want, believes it owns.
 -- Reply per item: prior cur, HGETALL cur, prior prev, HGETALL prev,
 -- allowance (units), allowance expiry (ms); then Redis' clock (TIME) in ms.
 -- The estimate uses the same float operation order as core.SlidingEstimate.
@@ -490,8 +490,9 @@ end
 local out = {}
 for i = 1, #KEYS / 3 do
   local kc, kp, kg = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
-  local a = 8 + 3 * (i - 1)
+  local a = 8 + 4 * (i - 1)
   local oc, op, want = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local believes, myexp = ARGV[a + 3] == '1', 0
   local pc, pp = merge(kc, oc), merge(kp, op)
   local spent = math.max(oc - pc, 0) + math.max(op - pp, 0)
   local mine, others, held, flag = 0, 0, false, ''
@@ -503,7 +504,7 @@ for i = 1, #KEYS / 3 do
     if not units or not exp or exp + lease <= now then
       redis.call('HDEL', kg, g[j])
     elseif g[j] == id then
-      mine, held, flag = units, true, f
+      mine, held, flag, myexp = units, true, f, exp
     else
       others, anyOther = others + units, true
       blocked = blocked or f ~= ''
@@ -514,6 +515,8 @@ for i = 1, #KEYS / 3 do
   local exp = now + lease
   if flag == 'o' then
     mine, flag = 0, asked and 'r' or 'o'
+  elseif flag == 'r' and believes then
+    mine, exp = 0, myexp
   elseif blocked then
     flag = ''
   elseif want ~= 0 and not anyOther and alone(kc) and alone(kp) then

@@ -26,9 +26,12 @@
 -- Every Sync of the owner renews it, unless another PoP's record asked
 -- within the lease: the owner's record then becomes "0:expiry:r"
 -- (released). A released record still keeps the others out, because the
--- owner goes on admitting as owner until this reply reaches it; its next
--- Sync reports those units and turns the record into a plain one, and
--- only then does the limit's room go to anyone. A PoP that asks while
+-- owner goes on admitting as owner until this reply reaches it; its first
+-- Sync read after that reply (it says so: the item's last argument)
+-- reports those units and turns the record into a plain one, and only
+-- then does the limit's room go to anyone. A batch read while the caller
+-- still believed it owned (the release's reply lost, or two Syncs in
+-- flight) leaves the record released. A PoP that asks while
 -- another owns or releases gets nothing but a record "0:expiry" that says
 -- it asked. A crashed owner's record keeps the others out until one lease
 -- past its expiry: denials, never admissions.
@@ -38,8 +41,9 @@
 -- ARGV[1] id, ARGV[2] PEXPIRE ms, ARGV[3] now ms (the caller's clock),
 -- ARGV[4] elapsed ms in the window, ARGV[5] window ms, ARGV[6] max,
 -- ARGV[7] lease ms (how long a grant lasts unless renewed), then per item
--- ARGV[8+3(i-1)..]: own current, own previous, want (units; -1 asks
--- for ownership alone, no units: hybrid.Config.Owners).
+-- ARGV[8+4(i-1)..]: own current, own previous, want (units; -1 asks
+-- for ownership alone, no units: hybrid.Config.Owners), and "1" if the
+-- caller believed it owned the identity when it read the batch, else "0".
 -- Reply per item: prior cur, HGETALL cur, prior prev, HGETALL prev,
 -- allowance (units), its expiry (ms; 0 with no units unless owner), 1 if the
 -- caller owns the identity else 0; then Redis' clock (TIME) in ms.
@@ -114,8 +118,9 @@ end
 local out = {}
 for i = 1, #KEYS / 3 do
   local kc, kp, kg = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
-  local a = 8 + 3 * (i - 1)
+  local a = 8 + 4 * (i - 1)
   local oc, op, want = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local believes, myexp = ARGV[a + 3] == '1', 0
   local pc, ac = merge(kc, ARGV[a], oc)
   local pp, ap = merge(kp, ARGV[a + 1], op)
   local spent = math.max(oc - pc, 0) + math.max(op - pp, 0)
@@ -131,7 +136,7 @@ for i = 1, #KEYS / 3 do
     if not units or not exp or exp + lease <= now then
       redis.call('HDEL', kg, g[j])
     elseif g[j] == id then
-      mine, held, flag = units, true, f
+      mine, held, flag, myexp = units, true, f, exp
     else
       others, anyOther = others + units, true
       blocked = blocked or f ~= ''
@@ -144,6 +149,13 @@ for i = 1, #KEYS / 3 do
     -- The owner renews its record, or releases it when another PoP asked
     -- within a lease: 'r' keeps the others out until its next Sync.
     mine, flag = 0, asked and 'r' or 'o'
+  elseif flag == 'r' and believes then
+    -- The caller read this batch while it still believed it owned the
+    -- identity (the reply that released it was lost, or this Sync
+    -- overlapped the one that released it): it may be admitting as owner
+    -- now. The record stays released, unrenewed, until a batch read after
+    -- a reply that said "not owner".
+    mine, exp = 0, myexp
   elseif blocked then
     -- Another PoP owns the identity, or is releasing it: no grant, but a
     -- record that it asked.

@@ -61,6 +61,7 @@ type Call struct {
 	// count at the snapshot, and the grants of the reply
 	escrow bool
 	wants  []int64
+	owned  []bool
 	adds   []int64
 	grants []reconcile.Grant
 

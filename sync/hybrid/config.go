@@ -94,7 +94,9 @@ type Config struct {
 	// within the margin is decided at Redis as without Owners, by a script
 	// that also denies while another PoP owns the identity and makes that
 	// PoP release it. It needs Margin > 0, and neither Escrow (which has
-	// it) nor CalmShare (ownership weighs what Redis holds). Lease applies.
+	// it) nor CalmShare (ownership weighs what Redis holds). Lease applies,
+	// and PoP clocks must agree within a lease (else use RedisClock), as
+	// with Escrow.
 	Owners bool
 	// RedisClock keeps the Node's windows on Redis' clock: every Sync
 	// batch reads Redis TIME in its script, and the Node adds the offset it

@@ -104,9 +104,12 @@
 // counts, as a lone limiter would, and Redis grants the others nothing
 // meanwhile, so the invariant above holds with the owner's view in place
 // of a fixed allowance. When another PoP asks, the owner's next Sync
-// releases it; Redis keeps the others out until the owner's following
-// Sync reports what it admitted before the release reached it (the Node
-// queues that Sync). An owner over its limit admits nothing that would
+// releases it; Redis keeps the others out until a Sync of the owner read
+// after the releasing reply reached it reports what it admitted meanwhile
+// (the Node queues that Sync, past MaxPending if need be; each batch tells
+// Redis whether the PoP believed it owned the identity when it read it, so
+// a lost reply or two Syncs in flight cannot end the release early). An
+// owner over its limit admits nothing that would
 // carry the identity to Redis, so past half its lease a denial queues it
 // to renew ownership. With Owners, a request within the margin at a PoP
 // that does not own the identity is decided at Redis as without it, by
@@ -114,7 +117,11 @@
 // another PoP owns or releases the identity (recording that this PoP
 // asked, so the owner releases it) and leaves out units other PoPs hold;
 // and when the view knows of no other PoP's count, the identity is queued
-// so the next Sync asks to own it.
+// so the next Sync asks to own it. Outside the invariant, besides what
+// escrow leaves out: PoP clocks that disagree by more than a lease (a PoP
+// ahead reads the owner's record as expired; run with RedisClock), and a
+// Redis that lost the allowance hash (a restart, a failover) while an
+// owner held it, until the owner's next reply.
 //
 // Live accuracy: with Config.AuditRate set, a sampled fraction of local
 // decisions is checked off the hot path against the Redis hashes (Audit),

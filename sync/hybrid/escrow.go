@@ -93,10 +93,10 @@ func restoreDemand(c *Call) {
 
 // escrowItems are a batch's items with their wants, read at the snapshot
 // (which called want under each entry's lock).
-func escrowItems(items []reconcile.Item, wants []int64) []reconcile.EscrowItem {
+func escrowItems(items []reconcile.Item, wants []int64, owned []bool) []reconcile.EscrowItem {
 	out := make([]reconcile.EscrowItem, len(items))
 	for i, it := range items {
-		out[i] = reconcile.EscrowItem{Item: it, Want: wants[i]}
+		out[i] = reconcile.EscrowItem{Item: it, Want: wants[i], Owned: owned[i]}
 	}
 	return out
 }
@@ -104,7 +104,7 @@ func escrowItems(items []reconcile.Item, wants []int64) []reconcile.EscrowItem {
 // flushEscrow makes an escrow batch's call: Store.FlushEscrow with the
 // limit, the window position at the Sync's now and the lease.
 func (n *Node) flushEscrow(ctx context.Context, c *Call) {
-	c.res, c.grants, c.err = n.store.FlushEscrow(ctx, escrowItems(c.items, c.wants), n.escrowParams(c))
+	c.res, c.grants, c.err = n.store.FlushEscrow(ctx, escrowItems(c.items, c.wants, c.owned), n.escrowParams(c))
 }
 
 // escrowParams are an escrow batch's parameters: the limit, the window
@@ -113,4 +113,20 @@ func (n *Node) escrowParams(c *Call) reconcile.EscrowParams {
 	_, elapsed := n.position(c.at)
 	return reconcile.EscrowParams{Now: c.at, Elapsed: elapsed, WindowMillis: n.w,
 		Max: n.cfg.Limit.Max, Lease: n.cfg.Lease}
+}
+
+// queueReleased queues for the next Sync the identities a reply took
+// ownership from, past MaxPending if need be: Redis keeps the other PoPs
+// out until that Sync reports what this PoP admitted as owner, so a
+// dropped entry would block them until the record expires. The set grows
+// by at most one entry per identity this PoP owned.
+func (n *Node) queueReleased(es []*entry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, e := range es {
+		if !e.queuedRedis.Load() {
+			n.redisPending.add(e)
+			e.queuedRedis.Store(true)
+		}
+	}
 }

@@ -53,7 +53,7 @@ func (n *Node) op(c *Call) *reconcile.Op {
 	case c.kind == callDecide:
 		return n.store.DecideOp(c.args)
 	case c.escrow:
-		return n.store.FlushEscrowOp(escrowItems(c.items, c.wants), n.escrowParams(c))
+		return n.store.FlushEscrowOp(escrowItems(c.items, c.wants, c.owned), n.escrowParams(c))
 	default:
 		return n.store.FlushOp(c.items)
 	}

@@ -145,7 +145,7 @@ func (n *Node) snapshot(c *Call, now int64) {
 	c.items = make([]reconcile.Item, len(c.batch))
 	c.acked = make([]counts, len(c.batch))
 	if c.escrow {
-		c.wants, c.adds = make([]int64, len(c.batch)), make([]int64, len(c.batch))
+		c.wants, c.adds, c.owned = make([]int64, len(c.batch)), make([]int64, len(c.batch)), make([]bool, len(c.batch))
 	}
 	for i, e := range c.batch {
 		e.mu.Lock()
@@ -155,6 +155,7 @@ func (n *Node) snapshot(c *Call, now int64) {
 		if c.escrow {
 			es := escrowOf(e)
 			c.adds[i] = es.adds
+			c.owned[i] = es.owner
 			// A view a window ahead of the Sync's clock (gossip from a clock
 			// ahead) would have Redis weigh its windows at this clock's
 			// elapsed and underestimate: ask no grant, keep the demand.

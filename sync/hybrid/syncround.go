@@ -123,7 +123,7 @@ func (r *SyncRound) Finish(c *Call) error {
 		e.mu.Unlock()
 	}
 	if len(released) > 0 {
-		n.requeue(released)
+		n.queueReleased(released)
 	}
 	if lost {
 		n.mu.Lock()

@@ -24,7 +24,8 @@ func GrantKey(ns, identity string) string {
 // units of allowance the caller would like to hold.
 type EscrowItem struct {
 	Item
-	Want int64
+	Want  int64
+	Owned bool // the caller believed it owned the identity when it read the item (see Grant)
 }
 
 // EscrowParams are what an escrow batch's grants are computed against: the
@@ -93,7 +94,11 @@ func (s *Store) escrowArgs(items []EscrowItem, p EscrowParams) (keys []string, a
 	args = append(args, s.id, s.ttl, p.Now, p.Elapsed, p.WindowMillis, p.Max, p.Lease.Milliseconds())
 	for _, it := range items {
 		keys = append(keys, Key(s.ns, it.Key, it.Index), Key(s.ns, it.Key, it.Index-1), GrantKey(s.ns, it.Key))
-		args = append(args, strconv.FormatInt(it.Own[0], 10), strconv.FormatInt(it.Own[1], 10), it.Want)
+		o := "0"
+		if it.Owned {
+			o = "1"
+		}
+		args = append(args, strconv.FormatInt(it.Own[0], 10), strconv.FormatInt(it.Own[1], 10), it.Want, o)
 	}
 	return keys, args
 }
