@@ -121,7 +121,9 @@
 // escrow leaves out: PoP clocks that disagree by more than a lease (a PoP
 // ahead reads the owner's record as expired; run with RedisClock), and a
 // Redis that lost the allowance hash (a restart, a failover) while an
-// owner held it, until the owner's next reply.
+// owner held it, until the owner's next reply; and an owner whose view
+// evicted the identity with nowhere to park it (Stats.EvictedWithCounts),
+// which undercounts itself by what it forgot.
 //
 // Live accuracy: with Config.AuditRate set, a sampled fraction of local
 // decisions is checked off the hot path against the Redis hashes (Audit),
