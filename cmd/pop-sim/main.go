@@ -40,7 +40,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -58,7 +60,12 @@ func main() {
 		debug.SetGCPercent(gcPercent)
 	}
 	goredis.SetLogger(quiet{})
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	// An interrupt or SIGTERM (runApart stops its processes so) cancels
+	// the run, which then stops the servers it started before exiting.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run is the whole command, testable in process: it returns the exit status.
