@@ -28,7 +28,11 @@
 // It starts a private redis-server (with -redis-cluster, a private
 // 3-master Redis Cluster) and an embedded NATS server unless -redis-addr
 // (one address, or a comma-separated list of Redis Cluster nodes) and
-// -nats-url name running ones. Each mode's row gives its peak memory
+// -nats-url name running ones. By default (-parallel 2) it runs two modes
+// at a time, each in a pop-sim process of its own with its own
+// redis-server and the same trace, so Redis' thread and the simulator keep
+// both cores busy; the figures are those of the modes run one after the
+// other (-parallel 1, and always so with -redis-addr or -redis-cluster). Each mode's row gives its peak memory
 // (Linux) and what it cost Redis (script calls, script time, CPU, from
 // INFO; on a Redis Cluster summed over its masters). Bad flags end with a one-line
 // error and exit status 2 before any work; a failure during the run exits 1.
