@@ -110,9 +110,9 @@ func (o *options) childArgs(j job) []string {
 // process beside a busy neighbour and two redis-servers then runs no Go
 // threads the cores cannot hold: with the default of one per core, a
 // process's idle P runs the collector's idle mark workers and spinning
-// threads on the core the neighbour needs (at 100,000 identities and
-// 1,000,000 requests, on two cores: 49 s instead of 63, 96 s of CPU
-// instead of 124; noisy, on a shared machine).
+// threads on the core the neighbour needs (at 1,000,000 identities and
+// 10,000,000 requests on two cores: 694 s with 1; with 2, still running
+// at 14 min; docs/tradeoffs.md §4, "At scale").
 func childEnviron(env []string, cores, workers int) []string {
 	env = append(slices.Clone(env), childEnv+"=1")
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") }) {

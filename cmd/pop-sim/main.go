@@ -19,7 +19,7 @@
 //	go run ./cmd/pop-sim -trace mine.csv      # your own traffic (docs/trace-format.md)
 //	go run ./cmd/pop-sim -write-trace t.csv   # save the scenario's trace, then exit
 //	go run ./cmd/pop-sim -rate 400            # the trace lasts requests / (400 × pops) seconds
-//	go run ./cmd/pop-sim -identities 1000000 -requests 10000000 -cpuprofile cpu.out  # at scale (~14 min here)
+//	go run ./cmd/pop-sim -identities 1000000 -requests 10000000 -cpuprofile cpu.out  # at scale (~12 min here)
 //
 //	go run ./cmd/pop-sim -redis-outage 20s+5s -partition 3@30s+2s -crash 5@40s -gossip-loss 0.05
 //	go run ./cmd/pop-sim -mode hybrid-escrow  # escrowed allowances (experimental; not in "all")
