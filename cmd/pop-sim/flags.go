@@ -43,10 +43,14 @@ type options struct {
 	tf traceFiles // -trace, -write-trace (trace.go)
 
 	cpuProfile string // -cpuprofile (profile.go)
+
+	parallel      int      // -parallel: modes run at a time (parallel.go)
+	progressLines bool     // -progress-lines: progress as lines, for a parent pop-sim
+	args          []string // the command line, which runApart's processes are given
 }
 
 func parseFlags(args []string) (*options, error) {
-	o := &options{cfg: traffic.DefaultConfig()}
+	o := &options{cfg: traffic.DefaultConfig(), args: args}
 	fs := flag.NewFlagSet("pop-sim", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	c := &o.cfg
@@ -77,6 +81,7 @@ func parseFlags(args []string) (*options, error) {
 	o.traceFlags(fs)
 	o.net.netFlags(fs)
 	o.profileFlags(fs)
+	o.parallelFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, usage(fs)
@@ -161,6 +166,8 @@ func (o *options) validateKnobs() error {
 		return errors.New("need 0 <= rtt-min <= rtt-max")
 	case (o.plot != "" || o.csv != "") && o.sweep == "":
 		return errors.New("-plot and -csv need -sweep")
+	case o.parallel < 1:
+		return errors.New("parallel must be at least 1")
 	}
 	return nil
 }

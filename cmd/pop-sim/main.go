@@ -19,7 +19,7 @@
 //	go run ./cmd/pop-sim -trace mine.csv      # your own traffic (docs/trace-format.md)
 //	go run ./cmd/pop-sim -write-trace t.csv   # save the scenario's trace, then exit
 //	go run ./cmd/pop-sim -rate 400            # the trace lasts requests / (400 × pops) seconds
-//	go run ./cmd/pop-sim -identities 1000000 -requests 10000000 -cpuprofile cpu.out  # at scale (~14 min here)
+//	go run ./cmd/pop-sim -identities 1000000 -requests 10000000 -cpuprofile cpu.out  # at scale (~12 min here)
 //
 //	go run ./cmd/pop-sim -redis-outage 20s+5s -partition 3@30s+2s -crash 5@40s -gossip-loss 0.05
 //	go run ./cmd/pop-sim -mode hybrid-escrow  # escrowed allowances (experimental; not in "all")
@@ -28,7 +28,11 @@
 // It starts a private redis-server (with -redis-cluster, a private
 // 3-master Redis Cluster) and an embedded NATS server unless -redis-addr
 // (one address, or a comma-separated list of Redis Cluster nodes) and
-// -nats-url name running ones. Each mode's row gives its peak memory
+// -nats-url name running ones. By default (-parallel 2) it runs two modes
+// at a time, each in a pop-sim process of its own with its own
+// redis-server and the same trace, so Redis' thread and the simulator keep
+// both cores busy; the figures are those of the modes run one after the
+// other (-parallel 1, and always so with -redis-addr or -redis-cluster). Each mode's row gives its peak memory
 // (Linux) and what it cost Redis (script calls, script time, CPU, from
 // INFO; on a Redis Cluster summed over its masters). Bad flags end with a one-line
 // error and exit status 2 before any work; a failure during the run exits 1.
@@ -40,7 +44,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -58,7 +64,12 @@ func main() {
 		debug.SetGCPercent(gcPercent)
 	}
 	goredis.SetLogger(quiet{})
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	// An interrupt or SIGTERM (runApart stops its processes so) cancels
+	// the run, which then stops the servers it started before exiting.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run is the whole command, testable in process: it returns the exit status.

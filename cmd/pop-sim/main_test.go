@@ -56,6 +56,7 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-gossip-loss", "2"},
 		{"-network", "ideal", "-crash", "1@1s"},
 		{"-network", "ideal", "-redis-clock"},
+		{"-parallel", "0"},
 	} {
 		code, out, errOut := popSim(t, args...)
 		if code != 2 || out != "" {

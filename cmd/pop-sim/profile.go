@@ -10,7 +10,7 @@ import (
 // profileFlags registers -cpuprofile: where a long run's CPU profile goes,
 // for whoever wants to know where a run at scale spends its time.
 func (o *options) profileFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to FILE (go tool pprof)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to FILE (go tool pprof); modes run apart (-parallel) each write their process's to FILE.MODE")
 }
 
 // startProfile starts the CPU profile when -cpuprofile names a file; the

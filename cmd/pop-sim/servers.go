@@ -80,9 +80,13 @@ func (o *options) needsNATS() bool {
 
 // startServers starts what the flags did not name: a private redis-server
 // (or, with -redis-cluster, a private 3-master Redis Cluster) and, when a
-// mode gossips, an embedded NATS server.
+// mode gossips, an embedded NATS server; none when the modes run several
+// at a time, each process starting its own.
 func (o *options) startServers() (*servers, error) {
 	s := &servers{redisAddr: o.redisAddr, natsURL: o.natsURL}
+	if !o.sharesServers() {
+		return s, nil // each mode's process starts its own (runApart)
+	}
 	switch {
 	case o.redisCluster:
 		c, err := redisproc.StartCluster(3)
@@ -106,6 +110,16 @@ func (o *options) startServers() (*servers, error) {
 		s.nats, s.natsURL = n, n.URL()
 	}
 	return s, nil
+}
+
+// sharesServers reports whether the run's modes share this process's
+// servers: the article's tables, or modes run one at a time (workers).
+func (o *options) sharesServers() bool {
+	if o.cfg.Scenario == "article" {
+		return true
+	}
+	jobs, _ := o.planJobs()
+	return o.workers(len(jobs)) == 1
 }
 
 func (s *servers) stop() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/edgelimit/edgelimit/sim/engine"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
@@ -36,36 +37,74 @@ func (o *options) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	return o.output(rep, stdout)
 }
 
-// simulate generates the trace once and runs on it every mode that runs
-// once, then the sweep (plan, modes.go).
+// simulate runs every mode that runs once, then the sweep (planJobs):
+// one after the other on one trace generated once (runTogether), or
+// -parallel at a time, each in a pop-sim process of its own (runApart).
 func (o *options) simulate(ctx context.Context, srv *servers, stderr io.Writer) (report.Report, error) {
-	tr, err := o.theTrace()
-	if err != nil {
-		return report.Report{}, err
-	}
 	net, err := netmodel.WorldWide(o.cfg.PoPs, o.rttMin, o.rttMax)
 	if err != nil {
 		return report.Report{}, err
 	}
-	rep := o.newReport(tr)
-	bar := newProgress(stderr, len(tr.Requests))
+	jobs, points := o.planJobs()
+	bar := newProgress(stderr, 0, o.progressLines)
 	defer bar.done()
-	once, swept := o.plan()
-	for _, m := range once {
-		r, err := o.runMode(ctx, tr, net, srv, m, bar)
-		if err != nil {
-			return rep, err
-		}
-		rep.Results = append(rep.Results, r)
+	var res []engine.Result
+	var run *report.Run
+	if n := o.workers(len(jobs)); n > 1 {
+		res, run, err = o.runApart(ctx, n, jobs, bar)
+	} else {
+		res, run, err = o.runTogether(ctx, jobs, net, srv, bar)
 	}
-	rep.Sweep, err = o.runSweep(ctx, tr, net, srv, swept, bar)
+	rep := o.newReport(run.Requests)
+	rep.Run = run
+	for i, r := range res {
+		if points[i] == nil {
+			rep.Results = append(rep.Results, r)
+			continue
+		}
+		p := *points[i]
+		p.Result = r
+		rep.Sweep = append(rep.Sweep, p)
+	}
 	return rep, err
 }
 
-func (o *options) newReport(tr *traffic.Trace) report.Report {
+// runTogether generates the trace once and runs jobs on it one after the
+// other, in this process, on srv's Redis.
+func (o *options) runTogether(ctx context.Context, jobs []job, net netmodel.Model,
+	srv *servers, bar *progress) ([]engine.Result, *report.Run, error) {
+	began := time.Now()
+	tr, err := o.theTrace()
+	if err != nil {
+		return nil, &report.Run{Parallel: 1}, err
+	}
+	bar.setTotal(len(tr.Requests))
+	res := make([]engine.Result, 0, len(jobs))
+	for _, j := range jobs {
+		r, err := j.o.runMode(ctx, tr, net, srv, j.mode, bar)
+		if err != nil {
+			return res, runOf(1, len(tr.Requests), began, res), err
+		}
+		res = append(res, r)
+	}
+	return res, runOf(1, len(tr.Requests), began, res), nil
+}
+
+// runOf is the run's own figures when its modes ran one at a time: the
+// peak is the highest mode's (each measured its own).
+func runOf(parallel, requests int, began time.Time, res []engine.Result) *report.Run {
+	run := &report.Run{Parallel: parallel, Requests: requests, WallSeconds: time.Since(began).Seconds()}
+	for _, r := range res {
+		run.PeakRSSMB = max(run.PeakRSSMB, r.PeakRSSMB)
+	}
+	return run
+}
+
+// newReport is the report's header for a trace of requests.
+func (o *options) newReport(requests int) report.Report {
 	c := o.cfg
 	return report.Report{Scenario: c.Scenario, Seed: c.Seed, PoPs: c.PoPs,
-		Identities: c.Identities, Requests: len(tr.Requests), Limit: c.Limit,
+		Identities: c.Identities, Requests: requests, Limit: c.Limit,
 		WindowMs: c.Window.Milliseconds(), SyncIntervalMs: o.syncInterval.Milliseconds(),
 		Margin: o.margin, ClockSkewMs: o.clockSkew.Milliseconds(), Notes: notes(o),
 		Network: o.net.network, Jitter: o.net.jitter}
@@ -125,7 +164,9 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	e.RedisCluster = o.clustered()
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)
 	o.net.apply(e)
-	e.Progress = bar.start(mode)
+	var end func()
+	e.Progress, end = bar.start(mode)
+	defer end()
 	m, load, mem := startRSS(), startLoad(ctx, srv.redisAddr, o.clustered()), startMemory(ctx, o.singleAddr(srv))
 	r, err := engine.Run(ctx, e, mode)
 	r.PeakRSSMB, r.RedisLoad = m.peakMB(), load.stop(ctx)
@@ -149,28 +190,6 @@ func withRedis(m *engine.Memory, r *engine.RedisMemory) *engine.Memory {
 	}
 	m.Redis = r
 	return m
-}
-
-// runSweep runs each of modes once per swept value, mode by mode.
-func (o *options) runSweep(ctx context.Context, tr *traffic.Trace, net netmodel.Model,
-	srv *servers, modes []string, bar *progress) ([]report.Point, error) {
-	sp := o.sweepSpec
-	var pts []report.Point
-	for _, m := range modes {
-		for _, v := range sp.values {
-			if sp.skips(m, v) != "" {
-				continue // named in the notes (sweepNotes)
-			}
-			oo := *o
-			sp.apply(&oo, v)
-			r, err := oo.runMode(ctx, tr, net, srv, m, bar)
-			if err != nil {
-				return pts, err
-			}
-			pts = append(pts, report.Point{Mode: m, Param: sp.param, Value: v, Result: r})
-		}
-	}
-	return pts, nil
 }
 
 // singleAddr is the Redis whose used_memory measures a mode: the single

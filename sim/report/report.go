@@ -25,6 +25,23 @@ type Report struct {
 	Results        []engine.Result `json:"results"`
 	Sweep          []Point         `json:"sweep,omitempty"`
 	Notes          []string        `json:"notes,omitempty"`
+	Run            *Run            `json:"run,omitempty"`
+}
+
+// Run is what the whole simulation took: how many of its mode runs ran at
+// a time (Parallel; 1: one after the other in one process, sharing one
+// Redis; more: each in a simulator process of its own with its own
+// Redis), the trace's requests, the wall time from the start of the trace
+// to the last mode's end, and the peak resident memory (MiB; 0 when
+// unknown): one at a time the highest mode's peak, several at a time the
+// sum over every process of the run, its redis-servers included, sampled
+// (a mode's row then gives its own process's peak, and its wall time is
+// its own while it shared the cores with the others).
+type Run struct {
+	Parallel    int     `json:"parallel"`
+	Requests    int     `json:"-"`
+	WallSeconds float64 `json:"wall_seconds"`
+	PeakRSSMB   float64 `json:"peak_rss_mb"`
 }
 
 // Point is one run of a sweep: Mode (a hybrid mode) with Param set to

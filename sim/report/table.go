@@ -69,6 +69,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	if err := writeMemory(w, rep.Results); err != nil {
 		return err
 	}
+	writeRun(w, rep.Run)
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
@@ -92,4 +93,14 @@ func writeAligned(w io.Writer, head []string, rows []engine.Result) error {
 		line(row(r))
 	}
 	return tw.Flush()
+}
+
+// writeRun writes the run's own line when its modes ran several at a time
+// (one at a time, each row's wall s and peak MB are the mode's own).
+func writeRun(w io.Writer, run *Run) {
+	if run == nil || run.Parallel <= 1 {
+		return
+	}
+	fmt.Fprintf(w, "run: %d modes at a time, each in a pop-sim process of its own with its own redis-server: %.1f s wall, peak %s MB summed over the processes (a row's wall s is that mode's own time while it shared the cores; its peak MB its own process's)\n",
+		run.Parallel, run.WallSeconds, mb(run.PeakRSSMB))
 }
