@@ -203,11 +203,29 @@ func stepSync(t *testing.T, ctx context.Context, n *Node, sp **pendingSync, last
 func TestEscrowPinnedIdentityIsOwned(t *testing.T) {
 	e := newEnv(t, false)
 	n := e.node("pa", func(c *Config) { c.Escrow, c.Margin = true, 0.1 })
-	const w = 10_000
-	var cur, prev, idx int64 // a lone sliding-window counter, of what the PoP admitted
 	owns := false
+	pinnedRun(t, e, n, func(step int, d core.Decision, want bool) {
+		if owns = owns || grantOwner(n); owns && d.Allowed != want {
+			t.Fatalf("step %d: allowed %v, a lone counter %v (stats %+v)", step, d.Allowed, want, n.Stats())
+		}
+	})
+	st := n.Stats()
+	if st.EscrowOwned < 500 || st.EscrowDenies > 5 {
+		t.Fatalf("%d admissions as owner, %d escrow denials: want hundreds, and at most the 5 before the first Sync that asked",
+			st.EscrowOwned, st.EscrowDenies)
+	}
+}
+
+// pinnedRun sends n one identity at 5× a limit of 100 per 10 s (50
+// requests a second for 60 s, a Sync every 100 ms, no network delay), and
+// hands check each decision with what a lone sliding-window counter of
+// what n admitted would have decided.
+func pinnedRun(t *testing.T, e *env, n *Node, check func(step int, d core.Decision, want bool)) {
+	t.Helper()
+	const w = 10_000
+	var cur, prev, idx int64
 	now := t0
-	for step := range 3000 { // 50 requests a second for 60 s
+	for step := range 3000 {
 		now = now.Add(20 * time.Millisecond)
 		e.clock.Set(now)
 		if step%5 == 0 {
@@ -225,20 +243,10 @@ func TestEscrowPinnedIdentityIsOwned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if owns || grantOwner(n) {
-			owns = true
-			if d.Allowed != want {
-				t.Fatalf("step %d: allowed %v, a lone counter %v (stats %+v)", step, d.Allowed, want, n.Stats())
-			}
-		}
+		check(step, d, want)
 		if d.Allowed {
 			cur++
 		}
-	}
-	st := n.Stats()
-	if st.EscrowOwned < 500 || st.EscrowDenies > 5 {
-		t.Fatalf("%d admissions as owner, %d escrow denials: want hundreds, and at most the 5 before the first Sync that asked",
-			st.EscrowOwned, st.EscrowDenies)
 	}
 }
 
@@ -341,34 +349,11 @@ func grantOf(n *Node) int64 {
 func TestOwnersPinnedIdentityIsDecidedHere(t *testing.T) {
 	e := newEnv(t, false)
 	n := e.node("pa", func(c *Config) { c.Owners, c.Margin = true, 0.1 })
-	const w = 10_000
-	var cur, prev, idx int64
-	now := t0
-	for step := range 3000 {
-		now = now.Add(20 * time.Millisecond)
-		e.clock.Set(now)
-		if step%5 == 0 {
-			if err := n.Sync(context.Background(), now); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ms := now.UnixMilli()
-		if i := ms / w; i != idx {
-			cur, prev = 0, map[bool]int64{true: cur, false: 0}[i == idx+1]
-			idx = i
-		}
-		want := core.SlidingAdmits(core.SlidingEstimate(cur, prev, ms-idx*w, w), 100, 1)
-		d, err := n.AllowN(context.Background(), "k", now, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+	pinnedRun(t, e, n, func(step int, d core.Decision, want bool) {
 		if d.Allowed != want {
 			t.Fatalf("step %d: allowed %v (%v), a lone counter %v (stats %+v)", step, d.Allowed, d.Source, want, n.Stats())
 		}
-		if want {
-			cur++
-		}
-	}
+	})
 	st := n.Stats()
 	if st.EscrowOwned < 500 || st.RedisDecisions > 5 {
 		t.Fatalf("%d admissions as owner, %d decisions at Redis: want hundreds, and at most the 5 before the first Sync that asked",
