@@ -57,6 +57,7 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-network", "ideal", "-crash", "1@1s"},
 		{"-network", "ideal", "-redis-clock"},
 		{"-parallel", "0"},
+		{"-owners", "-calm", "0.5"},
 	} {
 		code, out, errOut := popSim(t, args...)
 		if code != 2 || out != "" {
