@@ -146,8 +146,9 @@ for i = 1, #KEYS / 3 do
   mine = math.max(mine - spent, 0)
   local exp = now + lease
   if flag == 'o' then
-    -- The owner renews its record, or releases it when another PoP asked
-    -- within a lease: 'r' keeps the others out until its next Sync.
+    -- The owner renews its record, or releases it when another PoP's
+    -- record is unexpired (it asked): 'r' keeps the others out until a
+    -- Sync of the owner read after this reply reached it.
     mine, flag = 0, asked and 'r' or 'o'
   elseif flag == 'r' and believes then
     -- The caller read this batch while it still believed it owned the
