@@ -125,8 +125,7 @@ func (n *Node) queueReleased(es []*entry) {
 	defer n.mu.Unlock()
 	for _, e := range es {
 		if !e.queuedRedis.Load() {
-			n.redisPending.add(e)
-			e.queuedRedis.Store(true)
+			put(&n.redisPending, e, &e.queuedRedis)
 		}
 	}
 }

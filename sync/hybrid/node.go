@@ -282,6 +282,12 @@ func (n *Node) queue(set *pendingSet, e *entry, flag *atomic.Bool) {
 		n.st.pendingDropped.Add(1)
 		return
 	}
+	put(set, e, flag)
+}
+
+// put adds e to set, past MaxPending, and sets its queued flag. Called
+// with n.mu held and the flag unset.
+func put(set *pendingSet, e *entry, flag *atomic.Bool) {
 	set.add(e)
 	flag.Store(true)
 }
