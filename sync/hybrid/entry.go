@@ -74,6 +74,9 @@ type entry struct {
 	queuedRedis  atomic.Bool
 	queuedGossip atomic.Bool
 	promoted     uint64 // its view shard's inserts at its last move to the front; guarded by that shard's lock
+	// newer, older: its neighbours in its view shard's LRU list (nil at
+	// the ends, and out of the view); guarded by that shard's lock.
+	newer, older *entry
 }
 
 func newEntry(key string, idx, now int64) *entry {

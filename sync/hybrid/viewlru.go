@@ -4,8 +4,6 @@ import (
 	"hash/maphash"
 	"runtime"
 	"sync"
-
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // minPerShard is the fewest entries a view shard holds: below it the view
@@ -13,14 +11,18 @@ import (
 const minPerShard = 4096
 
 // viewLRU is the view's bounded LRU of entries, split into independently
-// locked shards (golang-lru/v2 simplelru each) so decisions on different
-// identities from different cores do not meet on one lock. Capacity and LRU
-// order are per shard; the shard of a key is fixed by a seeded hash. Its
-// zero value is not usable: build one with newViewLRU.
+// locked shards so decisions on different identities from different cores
+// do not meet on one lock. Capacity and LRU order are per shard; the shard
+// of a key is fixed by a seeded hash, whose other bits place the key in its
+// shard's index (viewIndex). The LRU order is a list threaded through the
+// entries themselves (entry.newer, entry.older), so an identity costs its
+// entry and one index slot, no list element of its own. Its zero value is
+// not usable: build one with newViewLRU.
 type viewLRU struct {
-	shards []viewShard
-	mask   uint64
-	seed   maphash.Seed
+	shards  []viewShard
+	mask    uint64
+	seed    maphash.Seed
+	onEvict func(string, *entry)
 }
 
 // viewShard is one locked LRU, padded so two shards' locks never share a
@@ -32,25 +34,27 @@ type viewLRU struct {
 // each) on few decisions.
 type viewShard struct {
 	mu      sync.Mutex
-	lru     *simplelru.LRU[string, *entry]
+	index   viewIndex
+	newest  *entry // front of the LRU list; nil when empty
+	oldest  *entry // back of the LRU list, the next evicted
 	size    int    // capacity of this shard
 	inserts uint64 // keys added since creation
 	gap     uint64 // size/8, at least 1
-	_       [88]byte
+	_       [48]byte
 }
 
 // newViewLRU returns a viewLRU holding at most capacity entries (≥ 1).
-// onEvict runs for each entry Add pushes out, inside that shard's lock.
+// onEvict runs for each entry Add pushes out or Remove drops, inside that
+// shard's lock.
 func newViewLRU(capacity int, onEvict func(string, *entry)) *viewLRU {
 	n := viewShardCount(capacity)
-	v := &viewLRU{shards: make([]viewShard, n), mask: uint64(n - 1), seed: maphash.MakeSeed()}
+	v := &viewLRU{shards: make([]viewShard, n), mask: uint64(n - 1), seed: maphash.MakeSeed(), onEvict: onEvict}
 	for i := range v.shards {
 		size := capacity / n
 		if i < capacity%n {
 			size++
 		}
 		v.shards[i].size, v.shards[i].gap = size, uint64(max(size/8, 1))
-		v.shards[i].lru, _ = simplelru.NewLRU(size, onEvict) // size ≥ 1: no error
 	}
 	return v
 }
@@ -69,49 +73,81 @@ func viewShardCount(capacity int) int {
 	return n
 }
 
-func (v *viewLRU) shard(key string) *viewShard {
-	return &v.shards[maphash.String(v.seed, key)&v.mask]
-}
+// hash is key's seeded hash: its low bits pick the shard, its high ones
+// the slot in the shard's index.
+func (v *viewLRU) hash(key string) uint64 { return maphash.String(v.seed, key) }
+
+func (v *viewLRU) shard(key string) *viewShard { return v.shardOf(v.hash(key)) }
+
+func (v *viewLRU) shardOf(h uint64) *viewShard { return &v.shards[h&v.mask] }
 
 // Touch returns key's entry, moving it to the front of its shard when gap
 // keys arrived there since it last moved (see viewShard).
 func (v *viewLRU) Touch(key string) (*entry, bool) {
-	s := v.shard(key)
+	h := v.hash(key)
+	s := v.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.lru.Peek(key)
-	if ok && s.inserts-e.promoted >= s.gap {
-		s.lru.Get(key)
+	e := s.index.get(h, key)
+	if e == nil {
+		return nil, false
+	}
+	if s.inserts-e.promoted >= s.gap {
+		s.unlink(e)
+		s.pushFront(e)
 		e.promoted = s.inserts
 	}
-	return e, ok
+	return e, true
 }
 
 // Peek returns key's entry without changing the LRU order.
 func (v *viewLRU) Peek(key string) (*entry, bool) {
-	s := v.shard(key)
+	h := v.hash(key)
+	s := v.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lru.Peek(key)
+	e := s.index.get(h, key)
+	return e, e != nil
 }
 
-// Add stores e for key at the front of its shard, evicting that shard's
-// oldest entry when full (onEvict runs); it reports whether one was evicted.
+// Add stores e for key (e.key) at the front of its shard, evicting that
+// shard's oldest entry when full (onEvict runs); it reports whether one was
+// evicted. An entry already held for key is replaced, without onEvict.
 func (v *viewLRU) Add(key string, e *entry) bool {
-	s := v.shard(key)
+	h := v.hash(key)
+	s := v.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inserts++
 	e.promoted = s.inserts
-	return s.lru.Add(key, e)
+	if old := s.index.remove(h, key); old != nil {
+		s.unlink(old)
+	}
+	s.index.put(h, e)
+	s.pushFront(e)
+	if s.index.n <= s.size {
+		return false
+	}
+	out := s.oldest
+	s.index.remove(v.hash(out.key), out.key)
+	s.unlink(out)
+	v.onEvict(out.key, out)
+	return true
 }
 
 // Remove drops key (onEvict runs for it) and reports whether it was held.
 func (v *viewLRU) Remove(key string) bool {
-	s := v.shard(key)
+	h := v.hash(key)
+	s := v.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lru.Remove(key)
+	e := s.index.remove(h, key)
+	if e == nil {
+		return false
+	}
+	s.unlink(e)
+	v.onEvict(key, e)
+	return true
 }
 
 // Full reports whether adding key would evict: its shard is at capacity.
@@ -119,7 +155,7 @@ func (v *viewLRU) Full(key string) bool {
 	s := v.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lru.Len() >= s.size
+	return s.index.n >= s.size
 }
 
 // OldestOf returns the entry that adding key would evict, if any.
@@ -127,8 +163,7 @@ func (v *viewLRU) OldestOf(key string) (*entry, bool) {
 	s := v.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, e, ok := s.lru.GetOldest()
-	return e, ok
+	return s.oldest, s.oldest != nil
 }
 
 // Len returns the entries held over all shards.
@@ -137,7 +172,7 @@ func (v *viewLRU) Len() int {
 	for i := range v.shards {
 		s := &v.shards[i]
 		s.mu.Lock()
-		total += s.lru.Len()
+		total += s.index.n
 		s.mu.Unlock()
 	}
 	return total
@@ -149,8 +184,36 @@ func (v *viewLRU) Values() []*entry {
 	for i := range v.shards {
 		s := &v.shards[i]
 		s.mu.Lock()
-		out = append(out, s.lru.Values()...)
+		for e := s.oldest; e != nil; e = e.newer {
+			out = append(out, e)
+		}
 		s.mu.Unlock()
 	}
 	return out
+}
+
+// pushFront puts e, not in the list, at its front.
+func (s *viewShard) pushFront(e *entry) {
+	e.older, e.newer = s.newest, nil
+	if s.newest != nil {
+		s.newest.newer = e
+	} else {
+		s.oldest = e
+	}
+	s.newest = e
+}
+
+// unlink takes e out of the list.
+func (s *viewShard) unlink(e *entry) {
+	if e.newer != nil {
+		e.newer.older = e.older
+	} else {
+		s.newest = e.older
+	}
+	if e.older != nil {
+		e.older.newer = e.newer
+	} else {
+		s.oldest = e.newer
+	}
+	e.older, e.newer = nil, nil
 }
