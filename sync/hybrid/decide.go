@@ -204,7 +204,7 @@ func (n *Node) fromView(e *entry, now, w int64, commit bool) (core.Decision, ver
 		e.escrow.charge(w)
 	}
 	if commit {
-		e.addOwn(idx, w) // in the request's window, even with the entry ahead
+		n.addOwn(e, idx, w) // in the request's window, even with the entry ahead
 		cur += w
 	}
 	v := admitLocal
@@ -253,6 +253,7 @@ func (n *Node) Reset(ctx context.Context, key string) error {
 	n.mu.Unlock()
 	if e != nil {
 		e.mu.Lock()
+		e.gone = true // also when it was parked or pending: no longer the view's
 		if e.idx != idx {
 			windows = append(windows, e.idx) // the windows this view counts
 		}

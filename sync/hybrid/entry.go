@@ -70,6 +70,8 @@ type entry struct {
 	// or Reset). A caller that took the entry before that must not count
 	// in it (see Node.lockLive); reviving it from a pending set clears it.
 	gone bool
+	// listed: in the Node's ownList (see there).
+	listed bool
 
 	queuedRedis  atomic.Bool
 	queuedGossip atomic.Bool

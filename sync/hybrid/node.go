@@ -43,6 +43,8 @@ type Node struct {
 	lastResync    int64
 	inbox         []gossip.Message
 
+	owned ownList // the entries holding own counts, for walks over them
+
 	audits chan auditSample                                 // sampled decisions awaiting Audit; nil when AuditRate is 0
 	down   downSet                                          // Redis nodes that Redis-decided requests skip for now
 	reload topology.Reloader                                // slot-map reloads after errors (cluster only)
@@ -242,17 +244,6 @@ func (n *Node) sweepParked(idx int64) {
 			delete(n.parked, k)
 		}
 	}
-}
-
-// parkedEntries lists the parked entries.
-func (n *Node) parkedEntries() []*entry {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := make([]*entry, 0, len(n.parked))
-	for _, e := range n.parked {
-		out = append(out, e)
-	}
-	return out
 }
 
 // enqueue marks e as holding hits not yet sent to Redis and/or by gossip.

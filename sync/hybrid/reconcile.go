@@ -200,24 +200,14 @@ func (n *Node) maybeResendAll(now int64) {
 	})
 }
 
-// queueWhere queues for Redis every identity, cached or parked, for which
-// keep (called with its lock held, rolled to now's window) is true, in key
-// order, so the batches do not depend on the view's shard hashing or map
-// order (a simulator replays them exactly); only what is queued is sorted
-// (a view also holds every identity it only heard of).
+// queueWhere queues for Redis every identity, cached or parked, holding
+// own counts, for which keep (called with its lock held, rolled to now's
+// window) is true, in key order, so the batches do not depend on the
+// view's shard hashing or list order (a simulator replays them exactly).
+// It walks the entries with own counts (ownList), not the whole view.
 func (n *Node) queueWhere(now int64, keep func(*entry) bool) {
 	idx, _ := n.position(now)
-	all := append(n.cache.Values(), n.parkedEntries()...)
-	kept := all[:0]
-	for _, e := range all {
-		e.mu.Lock()
-		e.roll(idx)
-		if keep(e) {
-			kept = append(kept, e)
-		}
-		e.mu.Unlock()
-	}
-	clear(all[len(kept):])
+	kept := n.sweepOwn(idx, keep)
 	slices.SortFunc(kept, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
 	for _, e := range kept {
 		n.enqueue(e, true, false)

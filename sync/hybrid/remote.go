@@ -40,7 +40,7 @@ func (n *Node) completeDecide(c *Call) (core.Decision, error) {
 	n.st.redis.Add(1)
 	e := n.lockLive(c.e, now, false)
 	if c.ok {
-		e.addOwn(args.Index, w)
+		n.addOwn(e, args.Index, w)
 	}
 	n.mergeResult(e, args.Index, c.one, [2]int64{}, now)
 	// The script's estimate: what Redis holds merged with this view (the
@@ -129,7 +129,7 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 	}
 	stale := msDuration(now - e.refreshed)
 	if !n.cfg.FailClosed {
-		e.addOwn(idx, w) // in the request's window, even with the entry ahead
+		n.addOwn(e, idx, w) // in the request's window, even with the entry ahead
 	}
 	cur, prev := e.totals()
 	audit := !n.cfg.FailClosed && n.sampled()

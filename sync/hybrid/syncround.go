@@ -46,6 +46,9 @@ func (n *Node) beginSync(ctx context.Context, ms int64) *SyncRound {
 	idx, _ := n.position(ms)
 	n.sweepParked(idx)
 	n.maybeResendAll(ms)
+	if n.owned.due() {
+		n.sweepOwn(idx, nil)
+	}
 	groups, moved := n.byShard(ctx, n.take(true))
 	if moved {
 		n.mu.Lock()

@@ -70,7 +70,7 @@ func TestViewIndexGrowsAndKeepsLoad(t *testing.T) {
 	}
 }
 
-// TestViewLRUListOrder: Values lists each shard oldest first, Remove runs
+// TestViewLRUListOrder: the list runs oldest to newest, Remove runs
 // onEvict once and unlinks the entry, and a re-Add replaces without onEvict.
 func TestViewLRUListOrder(t *testing.T) {
 	var evicted []string
@@ -83,7 +83,7 @@ func TestViewLRUListOrder(t *testing.T) {
 	}
 	v.Add("a", newEntry("a", 0, 0)) // replaced: now the newest
 	var got []string
-	for _, e := range v.Values() {
+	for e := v.shards[0].oldest; e != nil; e = e.newer {
 		got = append(got, e.key)
 	}
 	if fmt.Sprint(got) != "[c d a]" || fmt.Sprint(evicted) != "[b]" || v.Len() != 3 {

@@ -178,20 +178,6 @@ func (v *viewLRU) Len() int {
 	return total
 }
 
-// Values returns every entry held, shard by shard (oldest first in each).
-func (v *viewLRU) Values() []*entry {
-	out := make([]*entry, 0, v.Len())
-	for i := range v.shards {
-		s := &v.shards[i]
-		s.mu.Lock()
-		for e := s.oldest; e != nil; e = e.newer {
-			out = append(out, e)
-		}
-		s.mu.Unlock()
-	}
-	return out
-}
-
 // pushFront puts e, not in the list, at its front.
 func (s *viewShard) pushFront(e *entry) {
 	e.older, e.newer = s.newest, nil
