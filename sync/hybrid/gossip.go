@@ -122,11 +122,13 @@ func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
 		n.st.peersDropped.Add(1)
 		return
 	}
-	for _, g := range m.Entries {
-		if g.Window > idx+1 || g.Window < idx-1 || core.ValidateKey(g.Key) != nil {
-			continue
+	valid, found := n.gossipEntriesHeld(m.Entries, idx)
+	for i, j := range valid {
+		g := m.Entries[j]
+		e := found[i]
+		if e == nil {
+			e = n.entry(g.Key, ms, true)
 		}
-		e := n.entry(g.Key, ms, true)
 		if e != nil {
 			e = n.lockLive(e, ms, true)
 		}
@@ -142,4 +144,23 @@ func (n *Node) ApplyGossip(m gossip.Message, now time.Time) {
 			n.st.peersDropped.Add(1)
 		}
 	}
+}
+
+// gossipEntriesHeld returns the indexes in es of the entries ApplyGossip
+// takes at window idx (a valid key, a window within one of idx), and for
+// each the view's entry of its key (nil when not held), all looked up at
+// once (viewLRU.TouchAll: a large view's lookups are cache misses, which
+// overlap there).
+func (n *Node) gossipEntriesHeld(es []gossip.Entry, idx int64) (valid []int, found []*entry) {
+	valid = make([]int, 0, len(es))
+	keys := make([]string, 0, len(es))
+	for j, g := range es {
+		if g.Window > idx+1 || g.Window < idx-1 || core.ValidateKey(g.Key) != nil {
+			continue
+		}
+		valid, keys = append(valid, j), append(keys, g.Key)
+	}
+	found = make([]*entry, len(keys))
+	n.cache.TouchAll(keys, found)
+	return valid, found
 }

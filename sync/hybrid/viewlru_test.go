@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -83,5 +84,51 @@ func TestViewLRUHotEntrySurvivesChurn(t *testing.T) {
 	}
 	if want := 3 * sh.size / int(sh.gap); moved > want+1 {
 		t.Fatalf("hot moved to the front %d times in %d arrivals, want about %d (every %d)", moved, 3*sh.size, want, sh.gap)
+	}
+}
+
+// TestViewLRUTouchAllIsTouchPerKey: TouchAll over keys (held, unheld and
+// repeated, across shards) finds what Touch finds key by key and leaves
+// every shard's LRU list in the same order.
+func TestViewLRUTouchAllIsTouchPerKey(t *testing.T) {
+	one := newViewLRU(8*minPerShard, func(string, *entry) {})
+	all := newViewLRU(8*minPerShard, func(string, *entry) {})
+	all.seed = one.seed
+	if len(one.shards) < 2 {
+		t.Fatalf("%d shards, want several", len(one.shards))
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range 3 * minPerShard {
+		k := fmt.Sprint("k", i)
+		one.Add(k, newEntry(k, 0, 0))
+		all.Add(k, newEntry(k, 0, 0))
+	}
+	for round := range 200 {
+		keys := make([]string, 1+rng.IntN(300))
+		for i := range keys {
+			keys[i] = fmt.Sprint("k", rng.IntN(4*minPerShard)) // a quarter not held
+		}
+		got := make([]*entry, len(keys))
+		all.TouchAll(keys, got)
+		for i, k := range keys {
+			want, ok := one.Touch(k)
+			if ok != (got[i] != nil) || ok && want.key != got[i].key {
+				t.Fatalf("round %d: TouchAll found %v for %s, Touch %v", round, got[i], k, want)
+			}
+		}
+		k := fmt.Sprint("new", round) // arrivals, so entries come due to move
+		one.Add(k, newEntry(k, 0, 0))
+		all.Add(k, newEntry(k, 0, 0))
+	}
+	for si := range one.shards {
+		a, b := one.shards[si].oldest, all.shards[si].oldest
+		for ; a != nil && b != nil; a, b = a.newer, b.newer {
+			if a.key != b.key {
+				t.Fatalf("shard %d: list order differs at %s / %s", si, a.key, b.key)
+			}
+		}
+		if a != nil || b != nil {
+			t.Fatalf("shard %d: lists of different lengths", si)
+		}
 	}
 }
