@@ -195,8 +195,22 @@ func (l *Limiter) runPipeline(calls []*call) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(deadline-monoNow()))
 	defer cancel()
-	l.calls.Add(uint64(len(calls)))
-	cmds := l.pipeline(ctx, calls, l.script.EvalSha)
+	reqs := make([]request, len(calls))
+	for i, c := range calls {
+		reqs[i] = c.req
+	}
+	for i, cmd := range l.execAll(ctx, reqs) {
+		calls[i].val, calls[i].err = cmd.Result()
+		close(calls[i].done)
+	}
+}
+
+// execAll sends reqs as one pipeline of EVALSHA, then the ones Redis
+// answered NOSCRIPT as one pipeline of EVAL, and returns each one's
+// command, in reqs' order.
+func (l *Limiter) execAll(ctx context.Context, reqs []request) []*goredis.Cmd {
+	l.calls.Add(uint64(len(reqs)))
+	cmds := l.pipeline(ctx, reqs, l.script.EvalSha)
 	var lost []int
 	for i, cmd := range cmds {
 		if isNoScript(cmd.Err()) {
@@ -204,29 +218,26 @@ func (l *Limiter) runPipeline(calls []*call) {
 		}
 	}
 	if len(lost) > 0 {
-		retry := make([]*call, len(lost))
+		retry := make([]request, len(lost))
 		for j, i := range lost {
-			retry[j] = calls[i]
+			retry[j] = reqs[i]
 		}
 		for j, cmd := range l.pipeline(ctx, retry, l.script.Eval) {
 			cmds[lost[j]] = cmd
 		}
 	}
-	for i, c := range calls {
-		c.val, c.err = cmds[i].Result()
-		close(c.done)
-	}
+	return cmds
 }
 
 type sender func(ctx context.Context, c goredis.Scripter, keys []string, args ...any) *goredis.Cmd
 
-// pipeline sends one script call per element of calls in one round trip.
-func (l *Limiter) pipeline(ctx context.Context, calls []*call, send sender) []*goredis.Cmd {
+// pipeline sends one script call per element of reqs in one round trip.
+func (l *Limiter) pipeline(ctx context.Context, reqs []request, send sender) []*goredis.Cmd {
 	l.trips.Add(1)
 	p := l.client.Pipeline()
-	cmds := make([]*goredis.Cmd, len(calls))
-	for i, c := range calls {
-		cmds[i] = send(ctx, p, c.req.keys, c.req.args...)
+	cmds := make([]*goredis.Cmd, len(reqs))
+	for i, r := range reqs {
+		cmds[i] = send(ctx, p, r.keys, r.args...)
 	}
 	_, _ = p.Exec(ctx) // each command carries its own error
 	return cmds

@@ -11,6 +11,25 @@ import (
 // mode's keys: keys examined per call, so the calls stay short for Redis.
 const scanCount = 1000
 
+// dropKeys deletes the keys of namespace ns after its mode ran: on a
+// single redis-server of the run's own (s.proc), which holds nothing but
+// the run's keys, by FLUSHALL, or not at all after the last mode (Stop
+// kills the server with them: a mode's process of -parallel runs one
+// mode); else by clearKeys, which leaves the rest of a -redis-addr server
+// or a cluster alone. At a million identities clearKeys' SCAN and UNLINK
+// of millions of keys cost both processes seconds of CPU.
+func (s *servers) dropKeys(ctx context.Context, cluster bool, ns string, last bool) error {
+	switch {
+	case s.proc == nil:
+		return clearKeys(ctx, s.redisAddr, cluster, ns+":*")
+	case last:
+		return nil
+	}
+	c := goredis.NewClient(&goredis.Options{Addr: s.redisAddr})
+	defer c.Close()
+	return c.FlushAll(ctx).Err() // synchronous: the next mode's used_memory starts from the freed server
+}
+
 // clearKeys deletes every key matching pattern from the Redis at addrs
 // (one address, or a cluster's nodes: then from every master), a SCAN
 // page at a time, each page unlinked in one pipeline of single-key

@@ -80,8 +80,8 @@ func (o *options) runTogether(ctx context.Context, jobs []job, net netmodel.Mode
 	}
 	bar.setTotal(len(tr.Requests))
 	res := make([]engine.Result, 0, len(jobs))
-	for _, j := range jobs {
-		r, err := j.o.runMode(ctx, tr, net, srv, j.mode, bar)
+	for k, j := range jobs {
+		r, err := j.o.runMode(ctx, tr, net, srv, j.mode, bar, k == len(jobs)-1)
 		if err != nil {
 			return res, runOf(1, len(tr.Requests), began, res), err
 		}
@@ -151,9 +151,10 @@ func latencyNote(o *options) string {
 	return fmt.Sprintf("honest network: every Redis call, reply and gossip message arrives one drawn one-way delay after it is sent (base: half the PoP's RTT of %s..%s, or the PoP-to-PoP delay; plus exponential jitter of mean %g × base); Redis executes calls in arrival order; a reply changes a PoP's view when it arrives; latency is the whole round trip", o.rttMin, o.rttMax, o.net.jitter)
 }
 
-// runMode runs one mode with the current options.
+// runMode runs one mode with the current options; last says no mode runs
+// on srv after it (dropKeys).
 func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.Model,
-	srv *servers, mode string, bar *progress) (engine.Result, error) {
+	srv *servers, mode string, bar *progress, last bool) (engine.Result, error) {
 	if !engine.Available(mode) {
 		return engine.Result{}, fmt.Errorf("mode %s is not available in this build", mode)
 	}
@@ -173,7 +174,7 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	if red := mem.stop(ctx, e.Namespace); err == nil {
 		r.Memory = withRedis(r.Memory, red)
 	}
-	if cerr := clearKeys(ctx, srv.redisAddr, o.clustered(), e.Namespace+":*"); cerr != nil && err == nil {
+	if cerr := srv.dropKeys(ctx, o.clustered(), e.Namespace, last); cerr != nil && err == nil {
 		err = fmt.Errorf("mode %s: deleting its keys: %w", mode, cerr)
 	}
 	return r, err

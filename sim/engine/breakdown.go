@@ -35,9 +35,12 @@ type FaultCost struct {
 	LostHits         int64   `json:"lost_hits"`
 }
 
-// judges scores a run by class and by fault alongside the whole.
+// judges scores a run by class and by fault alongside the whole. A class
+// is a set of identities, and the exact log is per identity, so the whole
+// run's verdicts are the class's: judges tallies them by class, and the
+// run's Dense judge gives each class's over-admission (classResults).
 type judges struct {
-	classes []*truth.Judge[int32]
+	classes []truth.Tally
 	waited  []int64
 	faults  []faultJudge
 }
@@ -50,11 +53,7 @@ type faultJudge struct {
 }
 
 func (e *Env) newJudges(o *outcome) *judges {
-	j := &judges{}
-	for range e.Trace.Classes {
-		j.classes = append(j.classes, truth.New[int32](e.Limit.Max, e.Limit.Window))
-	}
-	j.waited = make([]int64, len(j.classes))
+	j := &judges{classes: make([]truth.Tally, len(e.Trace.Classes)), waited: make([]int64, len(e.Trace.Classes))}
 	w, f := e.Limit.Window, e.Faults
 	add := func(name string, start, end time.Duration, lost int64) {
 		j.faults = append(j.faults, faultJudge{name: name, start: start, end: end + w, lost: lost})
@@ -79,9 +78,8 @@ func (e *Env) newJudges(o *outcome) *judges {
 // under; shouldAllow is the exact log's verdict on it.
 func (j *judges) observe(e *Env, o *outcome, i int, shouldAllow bool) {
 	r := e.Trace.Requests[i]
-	if len(j.classes) > 0 && int(r.ID) < len(e.Trace.ClassOf) {
-		c := e.Trace.ClassOf[r.ID]
-		j.classes[c].Observe(r.ID, e.At(i).UnixMilli(), int64(r.N), o.allowed[i])
+	if c := j.class(e, r.ID); c >= 0 {
+		j.classes[c].Count(o.allowed[i], shouldAllow, int64(r.N))
 		if o.latency[i] > 0 {
 			j.waited[c]++
 		}
@@ -93,11 +91,20 @@ func (j *judges) observe(e *Env, o *outcome, i int, shouldAllow bool) {
 	}
 }
 
-// classResults returns the classes that made decisions, in ClassNames order.
-func (j *judges) classResults(e *Env) []ClassResult {
+// class is identity id's class, an index of Trace.Classes; -1 when the
+// trace names none.
+func (j *judges) class(e *Env, id int32) int {
+	if len(j.classes) == 0 || int(id) >= len(e.Trace.ClassOf) {
+		return -1
+	}
+	return int(e.Trace.ClassOf[id])
+}
+
+// classResults returns the classes that made decisions, in ClassNames
+// order; whole is the run's judge.
+func (j *judges) classResults(e *Env, whole *truth.Dense) []ClassResult {
 	var out []ClassResult
-	for c, jc := range j.classes {
-		v := jc.Result()
+	for c, v := range whole.ResultsBy(func(id int32) int { return j.class(e, id) }, j.classes) {
 		if v.Decisions == 0 {
 			continue
 		}

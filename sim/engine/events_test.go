@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -12,7 +14,7 @@ func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
 	for range 2000 {
 		a.add(event{at: time.Duration(r.IntN(50)), kind: r.IntN(evTick + 1)})
 	}
-	var prev *event
+	var prev *entry
 	n := 0
 	for {
 		ev, ok := a.next(40)
@@ -22,18 +24,55 @@ func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
 		if ev.at > 40 {
 			t.Fatalf("event at %v returned by next(40)", ev.at)
 		}
-		if prev != nil && before(&ev, prev) {
+		key := &entry{at: ev.at, order: uint64(ev.kind)<<kindShift | ev.seq}
+		if prev != nil && before(key, prev) {
 			t.Fatalf("event %+v came after %+v, which it runs before", ev, *prev)
 		}
-		prev = &ev
+		prev = key
 		n++
 	}
-	for range len(a.items) {
+	for range a.len() {
 		if ev, _ := a.next(1 << 40); ev.at <= 40 {
 			t.Fatalf("event at %v left behind by next(40)", ev.at)
 		}
 	}
-	if n == 0 || len(a.items) != 0 {
-		t.Fatalf("ran %d events by 40, %d left", n, len(a.items))
+	if n == 0 || a.len() != 0 {
+		t.Fatalf("ran %d events by 40, %d left", n, a.len())
+	}
+}
+
+// TestAgendaReusesPlacesInOrder interleaves scheduling and running, as the
+// loop does, so that freed places of the slab are reused, and checks every
+// event comes out whole and in the order of a sort by (at, kind, seq).
+func TestAgendaReusesPlacesInOrder(t *testing.T) {
+	var a agenda
+	r := rand.New(rand.NewPCG(3, 4))
+	var want []event // scheduled, not yet run
+	now := time.Duration(0)
+	for step := range 20000 {
+		if r.IntN(3) > 0 {
+			ev := event{at: now + time.Duration(r.IntN(30)), kind: r.IntN(evTick + 1), pop: step, req: step}
+			a.add(ev)
+			ev.seq = a.seq
+			want = append(want, ev)
+			continue
+		}
+		now += time.Duration(r.IntN(3))
+		slices.SortFunc(want, func(x, y event) int {
+			return cmp.Or(cmp.Compare(x.at, y.at), cmp.Compare(x.kind, y.kind), cmp.Compare(x.seq, y.seq))
+		})
+		for len(want) > 0 && want[0].at <= now {
+			got, ok := a.next(now)
+			if !ok || got != want[0] {
+				t.Fatalf("step %d: next = %+v, %v; want %+v", step, got, ok, want[0])
+			}
+			want = want[1:]
+		}
+		if _, ok := a.next(now); ok {
+			t.Fatalf("step %d: an event past %v came out", step, now)
+		}
+	}
+	if len(a.events) > 2*a.len()+100 {
+		t.Fatalf("slab of %d places for %d events: freed places not reused", len(a.events), a.len())
 	}
 }

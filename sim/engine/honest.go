@@ -29,13 +29,12 @@ type honest struct {
 	s      *hybridSim
 	links  *netmodel.Links
 	faults netmodel.Faults
-	gen    []int               // per PoP: its incarnation (crashes so far)
-	inc    []int32             // per PoP: its incarnation's number in the ledger
-	syncs  []syncState         // per PoP
-	open   []map[int]time.Time // per PoP: Redis-decided requests awaiting a reply
-	ledger *ledger             // units each incarnation admitted, for the loss count
-	dead   []*hybrid.Node      // crashed incarnations, in crash order, never closed
-	redis  *redisQueue         // Calls that reached Redis, run by its own goroutines, each key's in arrival order
+	gen    []int          // per PoP: its incarnation (crashes so far)
+	inc    []int32        // per PoP: its incarnation's number in the ledger
+	syncs  []syncState    // per PoP
+	ledger *ledger        // units each incarnation admitted, for the loss count
+	dead   []*hybrid.Node // crashed incarnations, in crash order, never closed
+	redis  *redisQueue    // Calls that reached Redis, run by its own goroutines, each key's in arrival order
 }
 
 // syncState is one PoP's Sync in flight: its round, its batches out, and
@@ -107,12 +106,11 @@ func (e *Env) startHonestWith(ctx context.Context, withGossip, escrow bool) (*ho
 	pops := len(s.pops)
 	h := &honest{s: s, links: netmodel.NewLinks(e.Net, e.Jitter, e.Trace.Config.Seed),
 		faults: e.Faults, gen: make([]int, pops), inc: make([]int32, pops), syncs: make([]syncState, pops),
-		open: make([]map[int]time.Time, pops), ledger: newLedger(e)}
+		ledger: newLedger(e)}
 	s.honest = h
 	h.redis = newRedisQueue(ctx, s.pops[0].redis, !escrow) // an escrow decision may touch more than its identity's keys
 	for p := range pops {
 		h.inc[p] = h.ledger.incarnation(s.pops[p].node.ID())
-		h.open[p] = map[int]time.Time{}
 		s.agenda.add(event{at: e.SyncInterval * time.Duration(p) / time.Duration(pops), kind: evTick, pop: p})
 	}
 	for _, c := range e.Faults.Crashes {
@@ -228,13 +226,14 @@ func (h *honest) runUntil(t time.Duration) error {
 }
 
 // decide asks request i's PoP; a request its view cannot decide waits for
-// its Call's reply.
+// its Call's reply: until then it is open, its Call's event (arrival, then
+// reply) on the agenda, which carries the window clock it was decided at.
 func (h *honest) decide(i int) error {
 	s, r := h.s, h.s.e.Trace.Requests[i]
 	p := int(r.PoP)
 	now := s.now(p, r.At)
 	node := s.pops[p].node
-	win := now.Add(node.ClockOffset()) // the time the Node counts in (its window clock)
+	win := now.Add(node.ClockOffset()).UnixMilli() // the time the Node counts in (its window clock)
 	d, c, err := node.Begin(s.ctx, s.e.Key(r.ID), now, int64(r.N))
 	if err != nil && !errors.Is(err, core.ErrUnavailable) {
 		return fmt.Errorf("hybrid decision %d at pop %d: %w", i, p, err)
@@ -243,15 +242,14 @@ func (h *honest) decide(i int) error {
 		h.answer(i, p, win, d.Allowed, 0)
 		return nil
 	}
-	h.open[p][i] = win
-	h.send(p, c, r.At, i)
+	h.send(p, c, r.At, i, win)
 	return nil
 }
 
 // answer records request i's decision, and its units in the ledger of the
 // incarnation that admitted them, in the window of win (the time the Node
-// counted them at).
-func (h *honest) answer(i, p int, win time.Time, allowed bool, lat time.Duration) {
+// counted them at, ms).
+func (h *honest) answer(i, p int, win int64, allowed bool, lat time.Duration) {
 	s := h.s
 	s.out.allowed[i], s.out.latency[i] = allowed, lat
 	if allowed {
@@ -262,9 +260,10 @@ func (h *honest) answer(i, p int, win time.Time, allowed bool, lat time.Duration
 
 // send puts PoP p's call c on the network at at: lost at once when p is
 // partitioned (it fails at its timeout), else it reaches Redis one drawn
-// delay later.
-func (h *honest) send(p int, c *hybrid.Call, at time.Duration, req int) {
-	ev := event{kind: evArrive, pop: p, call: c, node: h.s.pops[p].node, gen: h.gen[p], sent: at, req: req}
+// delay later. req is the request it decides, at window clock win (ms), or
+// -1 for a Sync's batch.
+func (h *honest) send(p int, c *hybrid.Call, at time.Duration, req int, win int64) {
+	ev := event{kind: evArrive, pop: p, call: c, node: h.s.pops[p].node, gen: h.gen[p], sent: at, req: req, win: win}
 	if h.faults.Cut(p, at) {
 		ev.kind, ev.at, ev.lost = evReply, at+callTimeout, true
 		h.s.agenda.add(ev)
@@ -321,9 +320,7 @@ func (h *honest) reply(ev event) {
 	if err != nil && !errors.Is(err, core.ErrUnavailable) {
 		panic(fmt.Sprintf("hybrid complete at pop %d: %v", ev.pop, err)) // a seam misuse, not a run condition
 	}
-	now := h.open[ev.pop][ev.req]
-	delete(h.open[ev.pop], ev.req)
-	h.answer(ev.req, ev.pop, now, d.Allowed, ev.at-s.e.Trace.Requests[ev.req].At)
+	h.answer(ev.req, ev.pop, ev.win, d.Allowed, ev.at-s.e.Trace.Requests[ev.req].At)
 }
 
 // tick publishes PoP ev.pop's gossip and starts its Sync, or, with one
@@ -360,7 +357,7 @@ func (h *honest) sendNext(p int, at time.Duration) {
 	for g := range st.round.Groups() {
 		for c := st.round.Next(g); c != nil; c = st.round.Next(g) {
 			st.out++
-			h.send(p, c, at, -1)
+			h.send(p, c, at, -1, 0)
 		}
 	}
 	if st.out > 0 {
@@ -398,10 +395,11 @@ func (h *honest) crash(ev event) error {
 	s, p := h.s, ev.pop
 	old := s.pops[p]
 	h.dead = append(h.dead, old.node)
-	for req := range h.open[p] {
-		s.out.latency[req] = ev.at - s.e.Trace.Requests[req].At
-	}
-	h.open[p] = map[int]time.Time{}
+	s.agenda.each(func(open *event) { // its open requests: their Calls' events
+		if open.pop == p && open.gen == h.gen[p] && open.req >= 0 && (open.kind == evArrive || open.kind == evReply) {
+			s.out.latency[open.req] = ev.at - s.e.Trace.Requests[open.req].At
+		}
+	})
 	h.syncs[p] = syncState{}
 	h.gen[p]++
 	if old.nc != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/edgelimit/edgelimit/sync/reconcile"
 	goredis "github.com/redis/go-redis/v9"
@@ -40,9 +39,8 @@ func (l *ledger) incarnation(node string) int32 {
 }
 
 // add records n units of identity id admitted by incarnation node (its
-// number) at now (its clock).
-func (l *ledger) add(node int32, id int32, now time.Time, n int64) {
-	ms := now.UnixMilli()
+// number) at ms (its clock, ms since the epoch).
+func (l *ledger) add(node int32, id int32, ms int64, n int64) {
 	win := ms / l.w
 	if ms%l.w < 0 {
 		win--

@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/backends/redis"
+	"github.com/edgelimit/edgelimit/core"
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// redisWorkers is how many identities' request streams are in flight to
-// Redis at once in pure-Redis mode.
-const redisWorkers = 256
+// redisLanes is how many goroutines send pure-Redis mode's pipelines:
+// each sends its identities' calls (identity modulo redisLanes), so while
+// Redis runs one lane's pipeline the others encode and read theirs.
+const redisLanes = 4
 
 // redisBatch bounds one pipeline of pure-Redis mode.
-const redisBatch = 64
+const redisBatch = 128
 
 // runRedis sends every decision to backends/redis, one EVALSHA each with the
-// deciding PoP's clock as now. To finish quickly it lets calls of different identities
-// share pipelines (the backend's WithPipelining): identities are split over
-// redisWorkers goroutines, each sending its identities' requests one at a
-// time in trace order, so each identity's order at Redis is its order in
+// deciding PoP's clock as now. To finish quickly it lets calls share
+// pipelines (pipelined): each identity's calls reach Redis one after the
+// other in trace order, so each identity's order at Redis is its order in
 // time. Different identities touch different keys, so how they interleave
 // changes no decision. Round trips are still counted one per decision, as a
 // deployment without that cross-PoP batching would pay; each decision adds
@@ -39,7 +40,7 @@ func runRedisServerTime(ctx context.Context, e *Env) (*outcome, error) {
 
 // runRedis is pure-Redis mode with clock(i) as the now of request i.
 func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outcome, error) {
-	client, _ := e.countedClient(redisWorkers)
+	client, _ := e.countedClient(redisLanes)
 	defer client.Close()
 	lim, err := e.redisLimiter(client)
 	if err != nil {
@@ -50,15 +51,10 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 	for i := range order {
 		order[i] = i
 	}
-	err = e.byIdentity(order, func(i int) error {
-		r := e.Trace.Requests[i]
-		d, err := lim.AllowN(ctx, e.Key(r.ID), clock(i), int64(r.N))
-		if err != nil {
-			return fmt.Errorf("redis decision %d: %w", i, err)
-		}
-		o.allowed[i], o.latency[i] = d.Allowed, e.Net.RedisRTT[r.PoP]
-		return nil
-	})
+	err = e.pipelined(ctx, lim, order, func(i int) (time.Time, bool) { return clock(i), true },
+		func(i int, d core.Decision) {
+			o.allowed[i], o.latency[i] = d.Allowed, e.Net.RedisRTT[e.Trace.Requests[i].PoP]
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -66,25 +62,29 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 	return o, nil
 }
 
-// byIdentity calls decide for every request index in order, spread over
-// redisWorkers goroutines by identity (identity modulo redisWorkers), so
-// each identity's requests go one at a time in order while different
-// identities' calls share pipelines. It returns the first error.
-func (e *Env) byIdentity(order []int, decide func(i int) error) error {
-	shares := e.shares(order)
-	errs := make([]error, redisWorkers)
-	var done countdown
+// pipelined decides the requests of order through lim: ask(i) says whether
+// request i goes to Redis (false: nothing is sent for it) and at what now,
+// and done(i, d) gets its decision. The requests are split over
+// redisLanes goroutines by identity, each sending its share, in order, in
+// pipelines of at most redisBatch (lim.AllowEach), one after the other,
+// and none holding two calls of one identity (AllowEach's rule for
+// concurrent callers): each identity's calls run at Redis in order, and
+// different identities' share pipelines, which changes no decision. It
+// returns the first error.
+func (e *Env) pipelined(ctx context.Context, lim *redis.Limiter, order []int,
+	ask func(i int) (time.Time, bool), done func(i int, d core.Decision)) error {
+	errs := make([]error, redisLanes)
+	var count countdown
 	var wg sync.WaitGroup
-	for w, share := range shares {
+	// in[id] is the pipeline identity id's lane is filling when it holds a
+	// call of id (each lane numbers its own from 1; a lane alone touches
+	// its identities' places)
+	in := make([]uint32, e.Trace.Config.Identities)
+	for l, share := range e.shares(order) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, i := range share {
-				if errs[w] = decide(i); errs[w] != nil {
-					return
-				}
-				done.add(e)
-			}
+			errs[l] = e.sendShare(ctx, lim, share, in, ask, done, &count)
 		}()
 	}
 	wg.Wait()
@@ -96,45 +96,93 @@ func (e *Env) byIdentity(order []int, decide func(i int) error) error {
 	return nil
 }
 
-// shares splits order by worker (identity modulo redisWorkers), keeping
-// its order within each worker's share, so a worker walks its own
-// requests rather than the whole trace.
+// sendShare is one lane of pipelined: its share of the requests, in
+// pipelines of at most redisBatch, each identity at most once in one.
+func (e *Env) sendShare(ctx context.Context, lim *redis.Limiter, share []int, in []uint32,
+	ask func(i int) (time.Time, bool), done func(i int, d core.Decision), count *countdown) error {
+	asks, reqs := make([]redis.Ask, 0, redisBatch), make([]int, 0, redisBatch)
+	out := make([]core.Decision, redisBatch)
+	batch := uint32(1)
+	send := func() error {
+		batch++
+		if err := lim.AllowEach(ctx, asks, out); err != nil {
+			return fmt.Errorf("redis decision %d: %w", reqs[0], err)
+		}
+		for k, i := range reqs {
+			done(i, out[k])
+		}
+		count.add(e, len(reqs))
+		asks, reqs = asks[:0], reqs[:0]
+		return nil
+	}
+	for _, i := range share {
+		now, ok := ask(i)
+		if !ok {
+			count.add(e, 1)
+			continue
+		}
+		r := e.Trace.Requests[i]
+		if int(r.ID) >= len(in) {
+			in = append(in, make([]uint32, int(r.ID)+1-len(in))...) // a lane's own copy from here on
+		}
+		if in[r.ID] == batch {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		in[r.ID] = batch
+		asks, reqs = append(asks, redis.Ask{Key: e.Key(r.ID), Now: now, N: int64(r.N)}), append(reqs, i)
+		if len(asks) == redisBatch {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(asks) > 0 {
+		return send()
+	}
+	return nil
+}
+
+// shares splits order by lane (identity modulo redisLanes), keeping its
+// order within each lane's share, so a lane walks its own requests rather
+// than the whole trace.
 func (e *Env) shares(order []int) [][]int {
-	counts := make([]int, redisWorkers)
+	counts := make([]int, redisLanes)
 	for _, i := range order {
-		counts[int(e.Trace.Requests[i].ID)%redisWorkers]++
+		counts[int(e.Trace.Requests[i].ID)%redisLanes]++
 	}
 	all := make([]int, 0, len(order))
-	shares := make([][]int, redisWorkers)
+	shares := make([][]int, redisLanes)
 	for w, n := range counts {
 		shares[w] = all[len(all) : len(all) : len(all)+n]
 		all = all[:len(all)+n]
 	}
 	for _, i := range order {
-		w := int(e.Trace.Requests[i].ID) % redisWorkers
+		w := int(e.Trace.Requests[i].ID) % redisLanes
 		shares[w] = append(shares[w], i)
 	}
 	return shares
 }
 
-// redisLimiter is pure-Redis mode's limiter on client: pipelined across
-// identities, a timeout no simulated run reaches, keys kept for the run.
+// redisLimiter is pure-Redis mode's limiter on client (its pipelines are
+// pipelined's, lim.AllowEach): a timeout no simulated run reaches, keys
+// kept for the run.
 func (e *Env) redisLimiter(client goredis.UniversalClient) (*redis.Limiter, error) {
-	return redis.New(client, e.Limit, redis.WithPrefix(e.Namespace),
-		redis.WithPipelining(100*time.Microsecond, redisBatch), redis.WithTimeout(30*time.Second),
+	return redis.New(client, e.Limit, redis.WithPrefix(e.Namespace), redis.WithTimeout(30*time.Second),
 		redis.WithExpirySlack(e.expirySlack()))
 }
 
-// countdown counts finished decisions across goroutines and reports them
-// to the progress callback one at a time.
+// countdown counts finished decisions across goroutines and reports the
+// total to the progress callback.
 type countdown struct {
 	mu sync.Mutex
 	n  int
 }
 
-func (c *countdown) add(e *Env) {
+func (c *countdown) add(e *Env, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.n++
+	c.n += n
 	e.progress(c.n)
 }

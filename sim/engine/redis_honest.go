@@ -3,12 +3,11 @@ package engine
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
 
-	"github.com/edgelimit/edgelimit/backends/redis"
+	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 )
 
@@ -40,23 +39,19 @@ type flight struct {
 // state and is ignored.
 func (e *Env) runRedisHonest(ctx context.Context, clock func(i int) time.Time) (*outcome, error) {
 	fl, order := e.flights()
-	client, _ := e.countedClient(redisWorkers)
+	client, _ := e.countedClient(redisLanes)
 	defer client.Close()
 	lim, err := e.redisLimiter(client)
 	if err != nil {
 		return nil, err
 	}
-	o := newOutcome(len(e.Trace.Requests))
-	var lost atomic.Int64
-	err = e.byIdentity(order, func(i int) error {
-		return e.redisHonestCall(ctx, lim, clock, i, fl[i], o, &lost)
-	})
-	if err != nil {
+	c := &honestCalls{e: e, clock: clock, fl: fl, o: newOutcome(len(e.Trace.Requests))}
+	if err := e.pipelined(ctx, lim, order, c.ask, c.done); err != nil {
 		return nil, err
 	}
-	o.roundTrips = int64(len(e.Trace.Requests))
-	o.lost = lost.Load()
-	return o, nil
+	c.o.roundTrips = int64(len(e.Trace.Requests))
+	c.o.lost = c.lost.Load()
+	return c.o, nil
 }
 
 // flights draws every request's trip (in trace order, from the run's
@@ -74,34 +69,49 @@ func (e *Env) flights() ([]flight, []int) {
 	return fl, order
 }
 
-// redisHonestCall decides request i whose call flies f.
-func (e *Env) redisHonestCall(ctx context.Context, lim *redis.Limiter, clock func(int) time.Time,
-	i int, f flight, o *outcome, lost *atomic.Int64) error {
-	r := e.Trace.Requests[i]
-	p, n := int(r.PoP), int64(r.N)
-	failOpen := func(lat time.Duration) {
-		o.allowed[i], o.latency[i] = true, lat
-		lost.Add(n)
+// honestCalls decides pure-Redis mode's requests on the honest network
+// (pipelined's ask and done), each call flying fl[i].
+type honestCalls struct {
+	e     *Env
+	clock func(int) time.Time
+	fl    []flight
+	o     *outcome
+	lost  atomic.Int64
+}
+
+// ask fails request i open when its call cannot reach Redis (its PoP cut
+// off when it sends, or Redis down at its arrival), else sends it with the
+// script's now, clock(i).
+func (c *honestCalls) ask(i int) (time.Time, bool) {
+	r, f := c.e.Trace.Requests[i], c.fl[i]
+	switch p := int(r.PoP); {
+	case c.e.Faults.Cut(p, r.At):
+		c.failOpen(i, callTimeout)
+		return time.Time{}, false
+	case c.e.Faults.RedisOutage.Has(f.arrive):
+		c.failOpen(i, f.arrive+f.back-r.At)
+		return time.Time{}, false
 	}
-	switch {
-	case e.Faults.Cut(p, r.At):
-		failOpen(callTimeout)
-		return nil
-	case e.Faults.RedisOutage.Has(f.arrive):
-		failOpen(f.arrive + f.back - r.At)
-		return nil
+	return c.clock(i), true
+}
+
+// done answers request i with Redis' decision d when its reply gets back;
+// a reply lost to a partition fails open at the call's timeout (lost when
+// Redis had denied it).
+func (c *honestCalls) done(i int, d core.Decision) {
+	r, f := c.e.Trace.Requests[i], c.fl[i]
+	if reply := f.arrive + f.back; !c.e.Faults.Cut(int(r.PoP), reply) {
+		c.o.allowed[i], c.o.latency[i] = d.Allowed, reply-r.At
+		return
 	}
-	d, err := lim.AllowN(ctx, e.Key(r.ID), clock(i), n)
-	if err != nil {
-		return fmt.Errorf("redis decision %d: %w", i, err)
-	}
-	if reply := f.arrive + f.back; !e.Faults.Cut(p, reply) {
-		o.allowed[i], o.latency[i] = d.Allowed, reply-r.At
-		return nil
-	}
-	o.allowed[i], o.latency[i] = true, callTimeout
+	c.o.allowed[i], c.o.latency[i] = true, callTimeout
 	if !d.Allowed {
-		lost.Add(n)
+		c.lost.Add(int64(r.N))
 	}
-	return nil
+}
+
+// failOpen admits request i uncounted, answered after lat.
+func (c *honestCalls) failOpen(i int, lat time.Duration) {
+	c.o.allowed[i], c.o.latency[i] = true, lat
+	c.lost.Add(int64(c.e.Trace.Requests[i].N))
 }

@@ -80,7 +80,7 @@ func newOutcome(n int) *outcome {
 // Pure-Redis mode makes one round trip per decision, so round trips saved
 // are measured against the number of decisions.
 func (e *Env) score(mode string, o *outcome) Result {
-	j := truth.New[int32](e.Limit.Max, e.Limit.Window)
+	j := truth.NewDense(e.Limit.Max, e.Limit.Window, e.Trace.Config.Identities)
 	by := e.newJudges(o)
 	for i, r := range e.Trace.Requests {
 		should := j.Observe(r.ID, e.At(i).UnixMilli(), int64(r.N), o.allowed[i])
@@ -93,7 +93,7 @@ func (e *Env) score(mode string, o *outcome) Result {
 		MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission,
 		RedisRoundTrips: o.roundTrips, NATSMessages: o.natsMsgs, NATSBytes: o.natsBytes,
 		AddedLatencyP50Ms: p50, AddedLatencyP99Ms: p99, LostHits: o.lost,
-		Classes: by.classResults(e), Faults: by.faultCosts()}
+		Classes: by.classResults(e, j), Faults: by.faultCosts()}
 	if o.view != nil {
 		r.Memory = NewMemory()
 		r.Memory.View = o.view

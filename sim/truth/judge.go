@@ -6,23 +6,43 @@ import "time"
 type stamp struct{ t, n int64 }
 
 // history is one identity's admissions still inside the window, oldest
-// first, their total, and the most units ever seen in one window.
+// first from head on, their total, the most units ever seen in one window,
+// and whether it made a decision.
 type history struct {
 	log   []stamp
+	head  int
 	units int64
 	peak  int64
+	seen  bool
 }
 
-// expire drops admissions at or before t − window.
+// expire drops admissions at or before t − window: it moves head past
+// them, and moves the live ones to the front only when they are at most
+// half the slice, so each admission is moved O(1) times on average.
 func (h *history) expire(t, window int64) {
-	i := 0
+	i := h.head
 	for i < len(h.log) && h.log[i].t <= t-window {
 		h.units -= h.log[i].n
 		i++
 	}
-	if i > 0 {
-		h.log = append(h.log[:0], h.log[i:]...)
+	if h.head = i; h.head > len(h.log)/2 {
+		h.log = append(h.log[:0], h.log[h.head:]...)
+		h.head = 0
 	}
+}
+
+// observe judges one decision on n units at t against the log, records
+// it when allowed, and returns whether the log said to allow.
+func (h *history) observe(t, n, limit, window int64, allowed bool) (right bool) {
+	h.seen = true
+	h.expire(t, window)
+	right = h.units < limit-n+1
+	if allowed {
+		h.log = append(h.log, stamp{t, n})
+		h.units += n
+		h.peak = max(h.peak, h.units)
+	}
+	return right
 }
 
 // Judge scores decisions against the exact admitted log. Feed it every
@@ -50,13 +70,7 @@ func (j *Judge[K]) Observe(k K, t, n int64, allowed bool) (right bool) {
 		h = &history{}
 		j.ids[k] = h
 	}
-	h.expire(t, j.window)
-	right = h.units < j.limit-n+1
+	right = h.observe(t, n, j.limit, j.window, allowed)
 	j.tally.count(allowed, right, n)
-	if allowed {
-		h.log = append(h.log, stamp{t, n})
-		h.units += n
-		h.peak = max(h.peak, h.units)
-	}
 	return right
 }

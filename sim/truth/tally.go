@@ -59,9 +59,15 @@ func (j *Judge[K]) Result() Result {
 	for _, h := range j.ids {
 		peaks = append(peaks, float64(h.peak)/float64(j.limit))
 	}
+	return Result{Tally: j.tally}.withPeaks(peaks)
+}
+
+// withPeaks returns r with its over-admission figures taken from peaks,
+// one per identity in any order (sorted in place).
+func (r Result) withPeaks(peaks []float64) Result {
 	slices.Sort(peaks)
-	return Result{Tally: j.tally, MaxOveradmission: Percentile(peaks, 100),
-		P99Overadmission: Percentile(peaks, 99)}
+	r.MaxOveradmission, r.P99Overadmission = Percentile(peaks, 100), Percentile(peaks, 99)
+	return r
 }
 
 // Percentile is the nearest-rank p-th percentile of sorted; 0 when empty.

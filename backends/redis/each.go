@@ -1,0 +1,60 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// Ask is one decision of AllowEach: N units of Key at Now.
+type Ask struct {
+	Key string
+	Now time.Time
+	N   int64
+}
+
+// AllowEach decides every ask as AllowN would, in one pipeline (one round
+// trip, bounded by the limiter's timeout): Redis runs the script calls in
+// asks' order, so asks of one key see each other as AllowN called once per
+// ask in that order would. Except when Redis lost the script (a restart,
+// SCRIPT FLUSH) and another client loads it while the pipeline runs: the
+// calls refused before that are sent again (EVAL) after the rest ran, so
+// callers running AllowEach concurrently must give each key at most one
+// ask per call. out[i] (out is at least as long as asks) gets ask i's
+// decision. It is for a caller holding many decisions at once, a
+// replay of recorded traffic for instance: no goroutine per call waits in
+// a batch (WithPipelining), which a replay would pay for per call. A bad
+// key or weight fails before anything is sent (a core error matching
+// core.ErrInvalid); a call Redis failed gets the fail-mode decision, and
+// the first such failure is returned as a *core.UnavailableError.
+func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision) error {
+	reqs := make([]request, len(asks))
+	for i, a := range asks {
+		if err := core.ValidateKey(a.Key); err != nil {
+			return err
+		}
+		if err := l.limit.CheckWeight(a.N); err != nil {
+			return err
+		}
+		reqs[i] = l.newRequest(l.Key(a.Key), core.Millis(a.Now), a.N, true)
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
+	defer cancel()
+	var first error
+	for i, cmd := range l.execAll(ctx, reqs) {
+		v, err := cmd.Result()
+		if err != nil {
+			l.reload.AfterError(l.client) // a dead master: find its promoted replica
+		} else {
+			out[i], err = l.parseReply(v)
+		}
+		if err != nil {
+			out[i] = l.failDecision()
+			if first == nil {
+				first = &core.UnavailableError{Op: "redis evalsha", Err: err}
+			}
+		}
+	}
+	return first
+}

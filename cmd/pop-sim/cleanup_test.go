@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+)
+
+// TestDropKeys: on a server of the run's own, a mode's keys go by
+// FLUSHALL, or stay after the last mode (the server dies with them); on
+// someone else's, only the mode's namespace goes.
+func TestDropKeys(t *testing.T) {
+	rdb, p := redistest.Client(t)
+	ctx := context.Background()
+	fill := func() {
+		for _, k := range []string{"ns:{a}:s", "ns:{b}:s", "other"} {
+			if err := rdb.Set(ctx, k, "1", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	left := func() []string {
+		keys, err := rdb.Keys(ctx, "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	for _, c := range []struct {
+		name string
+		srv  *servers
+		last bool
+		want []string
+	}{
+		{"own server", &servers{redisAddr: p.Addr, proc: p}, false, nil},
+		{"own server, last mode", &servers{redisAddr: p.Addr, proc: p}, true, []string{"ns:{a}:s", "ns:{b}:s", "other"}},
+		{"another's server", &servers{redisAddr: p.Addr}, false, []string{"other"}},
+		{"another's server, last mode", &servers{redisAddr: p.Addr}, true, []string{"other"}},
+	} {
+		fill()
+		if err := c.srv.dropKeys(ctx, false, "ns", c.last); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := left(); !slices.Equal(got, c.want) {
+			t.Fatalf("%s: left %v, want %v", c.name, got, c.want)
+		}
+		if err := rdb.FlushAll(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
