@@ -44,4 +44,13 @@
 // fail-mode decision: denied with Source core.SourceFailClosed by default,
 // allowed with core.SourceFailOpen under WithFailOpen. Scripts are sent by
 // EVALSHA; a NOSCRIPT reply (SCRIPT FLUSH, restart) costs one EVAL retry.
+//
+// # Many decisions at once
+//
+// AllowEach decides a slice of asks in one pipeline, as AllowN would one
+// by one in the slice's order, for a caller that holds many decisions at
+// once (a replay of recorded traffic, pop-sim's pure-Redis mode); a bad
+// ask anywhere fails the whole slice before anything is sent. Callers
+// running AllowEach concurrently give each key at most one ask per call:
+// after a lost script, the calls refused NOSCRIPT run again after the rest.
 package redis
