@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHybridScriptsMatchReference runs random calls of the hybrid's scripts
@@ -39,10 +39,8 @@ func TestHybridScriptsMatchReference(t *testing.T) {
 	scripts := map[string]pair{}
 	for name, old := range map[string]string{"hybrid_decide": legacyDecide, "hybrid_reconcile": legacyReconcile, "hybrid_escrow": legacyEscrow} {
 		src, err := Source(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		scripts[name] = pair{redis.NewScript(src), redis.NewScript(old)}
+		require.NoError(t, err)
+		scripts[name] = pair{redis.NewScript(pexpireLog + src), redis.NewScript(pexpireLog + old)}
 	}
 	listpack := 128
 	if v, err := c.ConfigGet(ctx, "hash-max-listpack-entries").Result(); err == nil {
@@ -70,9 +68,8 @@ func TestHybridScriptsMatchReference(t *testing.T) {
 				repliesAreHGETALL(t, ctx, c, name, keys, got, where)
 			}
 			want, werr := s.ref.Run(ctx, ref, keys, args...).Result()
-			if (gerr == nil) != (werr == nil) || gerr != nil && scriptError(gerr) != scriptError(werr) {
-				t.Fatalf("%s: error %v, reference %v", where, gerr, werr)
-			}
+			require.Equal(t, werr == nil, gerr == nil, "%s: error %v, reference %v", where, gerr, werr)
+			require.False(t, gerr != nil && scriptError(gerr) != scriptError(werr), "%s: error %v, reference %v", where, gerr, werr)
 			if gerr != nil {
 				g.errors++
 			} else if name == "hybrid_decide" {
@@ -82,16 +79,12 @@ func TestHybridScriptsMatchReference(t *testing.T) {
 			} else {
 				got, want = dropClock(t, got), dropClock(t, want)
 			}
-			if !reflect.DeepEqual(unorderTables(got, listpack), unorderTables(want, listpack)) {
-				t.Fatalf("%s:\n reply     %v\n reference %v", where, got, want)
-			}
+			require.Equal(t, unorderTables(want, listpack), unorderTables(got, listpack), "%s:\n reply     %v\n reference %v", where, got, want)
 			for _, k := range keys {
 				sameKey(t, ctx, c, ref, k, where)
 			}
 		}
-		if !g.covered() {
-			t.Fatalf("seed %d: the generator missed a case: %+v", seed, *g)
-		}
+		require.True(t, g.covered(), "seed %d: the generator missed a case: %+v", seed, *g)
 		t.Logf("seed %d: %d calls, %d admissions, %d errors (both versions), %d hashes past %d fields, %d long ids, %d keys named twice, %d counts past 2^53, 10^15 or 10^17",
 			seed, made, g.admits, g.errors, g.bigHashes, listpack, g.longIDs, g.dupKeys, g.huge)
 	}
@@ -128,9 +121,9 @@ func repliesAreHGETALL(t *testing.T, ctx context.Context, c *redis.Client, name 
 			continue
 		}
 		h, err := c.Do(ctx, "HGETALL", k).Slice()
-		if err != nil || i >= len(v) || !sameList(v[i], h) {
-			t.Fatalf("%s: reply for %s\n %v\nHGETALL after it\n %v (%v)", where, k, v[i], h, err)
-		}
+		require.NoError(t, err, "%s: HGETALL %s after the call", where, k)
+		require.Less(t, i, len(v), "%s: reply %v has no HGETALL of %s at %d", where, v, k, i)
+		require.True(t, sameList(v[i], h), "%s: reply for %s\n %v\nHGETALL after it\n %v (%v)", where, k, v[i], h, err)
 	}
 }
 
@@ -192,40 +185,66 @@ func scriptError(err error) string {
 // dropClock removes the last element of a reply (Redis' TIME).
 func dropClock(t *testing.T, v any) any {
 	s, ok := v.([]any)
-	if !ok || len(s) == 0 {
-		t.Fatalf("reply %v: not a list", v)
-	}
+	require.True(t, ok, "reply %v: not a list", v)
+	require.NotEmpty(t, s, "reply %v: not a list", v)
 	return s[:len(s)-1]
 }
 
+// pexpireLog is put before both versions of a script: it shadows redis.call
+// with one that also records, for every PEXPIRE, the key's TTL argument in
+// the hash pexpireKey (field: the key). The two versions run on two
+// databases a moment apart, so their keys' remaining TTLs differ by however
+// long the machine took between the calls; the argument each one last gave
+// does not, and since every call of the test gives its own TTL (the call's
+// number in it), equal arguments mean the same call set both keys' expiry.
+const pexpireLog = `local redis = setmetatable({call = function(cmd, ...)
+  local r = redis.call(cmd, ...)
+  if cmd == 'PEXPIRE' then
+    local a = {...}
+    redis.call('HSET', '` + pexpireKey + `', a[1], a[2])
+  end
+  return r
+end}, {__index = redis})
+`
+
+// pexpireKey is the hash where pexpireLog records the last PEXPIRE argument
+// of each key; it is named by no call of the test.
+const pexpireKey = "edgelimit-test:pexpire"
+
 // sameKey requires k to hold the same in both databases: type, encoding,
-// HGETALL (see TestHybridScriptsMatchReference for the order), and a TTL
-// within what the two calls took apart.
+// HGETALL (see TestHybridScriptsMatchReference for the order), whether it
+// has a TTL, and the TTL argument of the last PEXPIRE that set it (see
+// pexpireLog: not two wall-clock readings).
 func sameKey(t *testing.T, ctx context.Context, c, ref *redis.Client, k, where string) {
 	t.Helper()
 	typ, rtyp := c.Type(ctx, k).Val(), ref.Type(ctx, k).Val()
-	if typ != rtyp {
-		t.Fatalf("%s: %s is a %s, reference %s", where, k, typ, rtyp)
-	}
+	require.Equal(t, rtyp, typ, "%s: %s is a %s, reference %s", where, k, typ, rtyp)
 	if typ != "hash" {
 		return
 	}
 	enc, renc := c.ObjectEncoding(ctx, k).Val(), ref.ObjectEncoding(ctx, k).Val()
 	h, err := c.Do(ctx, "HGETALL", k).Slice()
 	rh, rerr := ref.Do(ctx, "HGETALL", k).Slice()
-	if err != nil || rerr != nil {
-		t.Fatalf("%s: HGETALL %s: %v, reference %v", where, k, err, rerr)
-	}
+	require.NoError(t, err, "%s: HGETALL %s", where, k)
+	require.NoError(t, rerr, "%s: HGETALL %s, reference", where, k)
 	if enc == "hashtable" {
 		h, rh = unorderTables(h, 0).([]any), unorderTables(rh, 0).([]any)
 	}
-	if enc != renc || !sameList(h, rh) {
-		t.Fatalf("%s: %s holds (%s)\n %v\nreference (%s)\n %v", where, k, enc, h, renc, rh)
-	}
+	require.Equal(t, renc, enc, "%s: %s holds (%s)\n %v\nreference (%s)\n %v", where, k, enc, h, renc, rh)
+	require.True(t, sameList(h, rh), "%s: %s holds (%s)\n %v\nreference (%s)\n %v", where, k, enc, h, renc, rh)
+	// Every TTL given is at least 100 s and each seed starts from an empty
+	// server, so no key expires during a seed's calls on any machine that
+	// runs them in less: a key without a TTL here was never given one.
 	ttl, rttl := c.PTTL(ctx, k).Val(), ref.PTTL(ctx, k).Val()
-	if (ttl < 0) != (rttl < 0) || (ttl-rttl).Abs() > 500*time.Millisecond {
-		t.Fatalf("%s: %s TTL %v, reference %v", where, k, ttl, rttl)
+	require.Equal(t, rttl < 0, ttl < 0, "%s: %s TTL %v, reference %v", where, k, ttl, rttl)
+	if ttl < 0 {
+		return
 	}
+	arg, err := c.HGet(ctx, pexpireKey, k).Result()
+	require.NoError(t, err, "%s: %s has a TTL, but no PEXPIRE of it was recorded", where, k)
+	rarg, err := ref.HGet(ctx, pexpireKey, k).Result()
+	require.NoError(t, err, "%s: %s has a TTL, but no PEXPIRE of it was recorded, reference", where, k)
+	require.Equal(t, rarg, arg, "%s: %s was last given PEXPIRE %s ms, reference %s ms (remaining %v and %v)", where, k, arg, rarg, ttl, rttl)
 }
 
 // callGen draws calls of the three scripts on a few identities, windows
