@@ -3,6 +3,8 @@ package core
 import (
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestBucketExactBurst: from a full bucket, exactly Max single units pass at
@@ -23,9 +25,7 @@ func TestBucketExactBurst(t *testing.T) {
 						admitted++
 					}
 				}
-				if admitted != m {
-					t.Fatalf("%v at %d: admitted %d at one instant, want %d", l, start, admitted, m)
-				}
+				require.Equal(t, m, admitted, "%v at %d: admitted %d at one instant, want %d", l, start, admitted, m)
 			}
 		}
 	}
@@ -36,28 +36,22 @@ func TestBucketExactBurst(t *testing.T) {
 func TestBucketWeightedBurst(t *testing.T) {
 	l := Limit{Max: 7, Window: time.Second, Algorithm: TokenBucket}
 	var s BucketState
-	if d := s.Decide(l, t0, 7, true); !d.Allowed || d.Remaining != 0 {
-		t.Fatalf("weight Max on a full bucket: %+v", d)
-	}
+	d := s.Decide(l, t0, 7, true)
+	require.True(t, d.Allowed, "weight Max on a full bucket: %+v", d)
+	require.Equal(t, int64(0), d.Remaining, "weight Max on a full bucket: %+v", d)
 	// T = 142857µs: one unit is back after 143ms (rounded up to whole ms).
-	d := s.Decide(l, t0, 1, true)
-	if d.Allowed || d.RetryAfter != 143*time.Millisecond {
-		t.Fatalf("after the burst: %+v, want RetryAfter 143ms", d)
-	}
-	if d.ResetAfter != 1000*time.Millisecond { // 7 × 142857µs = 999.999ms
-		t.Fatalf("ResetAfter = %v, want 1s", d.ResetAfter)
-	}
-	if !s.Decide(l, t0+143, 1, true).Allowed {
-		t.Fatal("denied after RetryAfter")
-	}
+	d = s.Decide(l, t0, 1, true)
+	require.False(t, d.Allowed, "after the burst: %+v, want RetryAfter 143ms", d)
+	require.Equal(t, 143*time.Millisecond, d.RetryAfter, "after the burst: %+v, want RetryAfter 143ms", d)
+	// 7 × 142857µs = 999.999ms
+	require.Equal(t, 1000*time.Millisecond, d.ResetAfter, "ResetAfter = %v, want 1s", d.ResetAfter)
+	require.True(t, s.Decide(l, t0+143, 1, true).Allowed, "denied after RetryAfter")
 }
 
 // TestBucketInterval: floor(window_µs / Max).
 func TestBucketInterval(t *testing.T) {
-	if got := BucketInterval(Limit{Max: 7, Window: time.Millisecond}); got != 142 {
-		t.Fatalf("BucketInterval(7/1ms) = %d, want 142", got)
-	}
-	if got := BucketInterval(Limit{Max: 1000, Window: time.Millisecond}); got != 1 {
-		t.Fatalf("BucketInterval(1000/1ms) = %d, want 1", got)
-	}
+	got := BucketInterval(Limit{Max: 7, Window: time.Millisecond})
+	require.Equal(t, int64(142), got, "BucketInterval(7/1ms) = %d, want 142", got)
+	got = BucketInterval(Limit{Max: 1000, Window: time.Millisecond})
+	require.Equal(t, int64(1), got, "BucketInterval(1000/1ms) = %d, want 1", got)
 }

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLimitValidate: each bad limit has its own sentinel, and all match
@@ -28,13 +31,13 @@ func TestLimitValidate(t *testing.T) {
 	for _, c := range cases {
 		err := c.l.Validate()
 		if c.want == nil {
-			if err != nil {
-				t.Errorf("%v: %v", c.l, err)
-			}
+			assert.NoError(t, err, "%v", c.l)
 			continue
 		}
-		if !errors.Is(err, c.want) || !errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnavailable) {
-			t.Errorf("%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want)
+		if assert.ErrorIs(t, err, c.want, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want) {
+			if assert.ErrorIs(t, err, ErrInvalid, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want) {
+				assert.NotErrorIs(t, err, ErrUnavailable, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want)
+			}
 		}
 	}
 }
@@ -44,53 +47,52 @@ func TestCheckWeight(t *testing.T) {
 	l := PerWindow(5, time.Second)
 	for n, ok := range map[int64]bool{-1: false, 0: false, 1: true, 5: true, 6: false} {
 		err := l.CheckWeight(n)
-		if ok != (err == nil) || (!ok && (!errors.Is(err, ErrBadWeight) || !errors.Is(err, ErrInvalid))) {
-			t.Errorf("CheckWeight(%d) = %v", n, err)
+		if assert.Equal(t, ok, err == nil, "CheckWeight(%d) = %v", n, err) && !ok {
+			assert.ErrorIs(t, err, ErrBadWeight, "CheckWeight(%d) = %v", n, err)
+			assert.ErrorIs(t, err, ErrInvalid, "CheckWeight(%d) = %v", n, err)
 		}
 	}
 }
 
 // TestValidateKey: empty and over MaxKeyLen are refused; any bytes pass.
 func TestValidateKey(t *testing.T) {
-	if err := ValidateKey(""); !errors.Is(err, ErrEmptyKey) || !errors.Is(err, ErrInvalid) {
-		t.Errorf("empty: %v", err)
+	err := ValidateKey("")
+	if assert.ErrorIs(t, err, ErrEmptyKey, "empty: %v", err) {
+		assert.ErrorIs(t, err, ErrInvalid, "empty: %v", err)
 	}
-	if err := ValidateKey(strings.Repeat("k", MaxKeyLen+1)); !errors.Is(err, ErrKeyTooLong) || !errors.Is(err, ErrInvalid) {
-		t.Errorf("long: %v", err)
+	err = ValidateKey(strings.Repeat("k", MaxKeyLen+1))
+	if assert.ErrorIs(t, err, ErrKeyTooLong, "long: %v", err) {
+		assert.ErrorIs(t, err, ErrInvalid, "long: %v", err)
 	}
 	for _, k := range []string{"a", strings.Repeat("k", MaxKeyLen), "{x}:y z", "\x00\xff", "é"} {
-		if err := ValidateKey(k); err != nil {
-			t.Errorf("ValidateKey(%q) = %v", k, err)
-		}
+		err := ValidateKey(k)
+		assert.NoError(t, err, "ValidateKey(%q) = %v", k, err)
 	}
-	if errors.Is(ErrEmptyKey, ErrKeyTooLong) {
-		t.Error("distinct sentinels match each other")
-	}
+	assert.NotErrorIs(t, ErrEmptyKey, ErrKeyTooLong, "distinct sentinels match each other")
 }
 
 // TestParseAlgorithm: String and ParseAlgorithm are inverses.
 func TestParseAlgorithm(t *testing.T) {
 	for _, a := range Algorithms {
 		got, err := ParseAlgorithm(a.String())
-		if err != nil || got != a {
-			t.Errorf("ParseAlgorithm(%q) = %v, %v", a.String(), got, err)
+		if assert.NoError(t, err, "ParseAlgorithm(%q) = %v, %v", a.String(), got, err) {
+			assert.Equal(t, a, got, "ParseAlgorithm(%q) = %v, %v", a.String(), got, err)
 		}
 	}
 	for _, s := range []string{"", "Sliding", "gcra", "token"} {
-		if _, err := ParseAlgorithm(s); !errors.Is(err, ErrBadAlgorithm) || !errors.Is(err, ErrInvalid) {
-			t.Errorf("ParseAlgorithm(%q) err %v", s, err)
+		_, err := ParseAlgorithm(s)
+		if assert.ErrorIs(t, err, ErrBadAlgorithm, "ParseAlgorithm(%q) err %v", s, err) {
+			assert.ErrorIs(t, err, ErrInvalid, "ParseAlgorithm(%q) err %v", s, err)
 		}
 	}
-	if Algorithm(9).String() != "Algorithm(9)" {
-		t.Errorf("unknown algorithm renders %q", Algorithm(9).String())
-	}
+	assert.Equal(t, "Algorithm(9)", Algorithm(9).String(), "unknown algorithm renders %q", Algorithm(9).String())
 }
 
 // TestUnavailableError matches ErrUnavailable, not ErrInvalid, and unwraps.
 func TestUnavailableError(t *testing.T) {
 	cause := errors.New("dial tcp: refused")
 	err := error(&UnavailableError{Op: "redis evalsha", Err: cause})
-	if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) || !errors.Is(err, cause) {
-		t.Fatalf("UnavailableError matching wrong: %v", err)
-	}
+	require.ErrorIs(t, err, ErrUnavailable, "UnavailableError matching wrong: %v", err)
+	require.NotErrorIs(t, err, ErrInvalid, "UnavailableError matching wrong: %v", err)
+	require.ErrorIs(t, err, cause, "UnavailableError matching wrong: %v", err)
 }

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzDecide drives every algorithm through random limits, weights, times
@@ -69,9 +71,7 @@ func checkAdmitted(t *testing.T, l Limit, stamps []int64) {
 		perWindow := map[int64]int64{}
 		for _, at := range stamps {
 			perWindow[floorDiv(at, w)]++
-			if perWindow[floorDiv(at, w)] > l.Max {
-				t.Fatalf("%v: more than Max in window %d", l, floorDiv(at, w))
-			}
+			require.LessOrEqual(t, perWindow[floorDiv(at, w)], l.Max, "%v: more than Max in window %d", l, floorDiv(at, w))
 		}
 	case SlidingLog, TokenBucket:
 		bound := l.Max // the log is exact
@@ -83,19 +83,17 @@ func checkAdmitted(t *testing.T, l Limit, stamps []int64) {
 			for stamps[lo] <= at-w {
 				lo++
 			}
-			if int64(hi-lo+1) > bound {
-				t.Fatalf("%v: %d units in (%d, %d], bound %d", l, hi-lo+1, at-w, at, bound)
-			}
+			require.LessOrEqual(t, int64(hi-lo+1), bound, "%v: %d units in (%d, %d], bound %d", l, hi-lo+1, at-w, at, bound)
 		}
 	}
 }
 
 func checkDecision(t *testing.T, l Limit, d Decision) {
 	t.Helper()
-	if d.Remaining < 0 || d.Remaining > l.Max || d.RetryAfter < 0 || d.ResetAfter < 0 || d.Limit != l.Max {
-		t.Fatalf("%v: bad decision %+v", l, d)
-	}
-	if d.Allowed != (d.RetryAfter == 0) {
-		t.Fatalf("%v: Allowed %v with RetryAfter %v", l, d.Allowed, d.RetryAfter)
-	}
+	require.GreaterOrEqual(t, d.Remaining, int64(0), "%v: bad decision %+v", l, d)
+	require.LessOrEqual(t, d.Remaining, l.Max, "%v: bad decision %+v", l, d)
+	require.GreaterOrEqual(t, d.RetryAfter, time.Duration(0), "%v: bad decision %+v", l, d)
+	require.GreaterOrEqual(t, d.ResetAfter, time.Duration(0), "%v: bad decision %+v", l, d)
+	require.Equal(t, l.Max, d.Limit, "%v: bad decision %+v", l, d)
+	require.Equal(t, d.RetryAfter == 0, d.Allowed, "%v: Allowed %v with RetryAfter %v", l, d.Allowed, d.RetryAfter)
 }

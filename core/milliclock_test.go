@@ -3,6 +3,8 @@ package core
 import (
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // nowOnlyClock is a Clock that is no MilliClock.
@@ -26,17 +28,15 @@ func (c offsetClock) Now() time.Time { return c.SystemClock.Now().Add(c.off) }
 func TestMilliClockOf(t *testing.T) {
 	manual := NewManualClock(time.UnixMilli(-1))
 	for name, c := range map[string]MilliClock{"SystemClock": SystemClock{}, "ManualClock": manual, "zero CoarseClock": &CoarseClock{}} {
-		if got := MilliClockOf(c); got != c {
-			t.Fatalf("MilliClockOf(%s) = %v, want the clock itself", name, got)
-		}
+		got := MilliClockOf(c)
+		require.False(t, got != c, "MilliClockOf(%s) = %v, want the clock itself", name, got)
 	}
 	refused := map[string]Clock{"nil": nil, "Now only": nowOnlyClock{}}
 	for _, off := range []time.Duration{time.Hour, -time.Hour, 50 * time.Millisecond, -50 * time.Millisecond} {
 		refused["offset "+off.String()] = offsetClock{off: off}
 	}
 	for name, c := range refused {
-		if got := MilliClockOf(c); got != nil {
-			t.Fatalf("MilliClockOf(%s) = %v, want nil", name, got)
-		}
+		got := MilliClockOf(c)
+		require.False(t, got != nil, "MilliClockOf(%s) = %v, want nil", name, got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestRetryAfterIsExact: when a request is denied, the same request is
@@ -54,58 +56,45 @@ func forRandomStates(t *testing.T, back bool, check func(t *testing.T, s anyStat
 func checkRetryAfter(t *testing.T, s anyState, l Limit, now, n int64) {
 	d := s.peekAt(l, now, n)
 	if d.Allowed {
-		if d.RetryAfter != 0 {
-			t.Errorf("%v state %+v now %d n %d: allowed with RetryAfter %v", l, s, now, n, d.RetryAfter)
-		}
+		assert.Equal(t, time.Duration(0), d.RetryAfter, "%v state %+v now %d n %d: allowed with RetryAfter %v", l, s, now, n, d.RetryAfter)
 		return
 	}
 	ra := d.RetryAfter.Milliseconds()
-	if ra < 1 || d.RetryAfter%time.Millisecond != 0 {
-		t.Errorf("%v state %+v now %d n %d: denied with RetryAfter %v", l, s, now, n, d.RetryAfter)
+	if !assert.True(t, ra >= 1 && d.RetryAfter%time.Millisecond == 0, "%v state %+v now %d n %d: denied with RetryAfter %v, want a whole number of ms, at least 1", l, s, now, n, d.RetryAfter) {
 		return
 	}
-	if !s.peekAt(l, now+ra, n).Allowed {
-		t.Errorf("%v state %+v now %d n %d: still denied after RetryAfter %dms", l, s, now, n, ra)
-	}
-	if s.peekAt(l, now+ra-1, n).Allowed {
-		t.Errorf("%v state %+v now %d n %d: admitted 1ms before RetryAfter %dms", l, s, now, n, ra)
-	}
+	assert.True(t, s.peekAt(l, now+ra, n).Allowed, "%v state %+v now %d n %d: still denied after RetryAfter %dms", l, s, now, n, ra)
+	assert.False(t, s.peekAt(l, now+ra-1, n).Allowed, "%v state %+v now %d n %d: admitted 1ms before RetryAfter %dms", l, s, now, n, ra)
 }
 
 func checkRemaining(t *testing.T, s anyState, l Limit, now, n int64) {
 	c := s.clone()
 	d := c.decide(l, now, n, true)
-	if d.Remaining < 0 || d.Remaining > l.Max {
-		t.Errorf("%v state %+v now %d: Remaining %d out of range", l, s, now, d.Remaining)
+	if !assert.True(t, d.Remaining >= 0 && d.Remaining <= l.Max, "%v state %+v now %d: Remaining %d out of range [0, %d]", l, s, now, d.Remaining, l.Max) {
 		return
 	}
 	for k := int64(0); k < d.Remaining; k++ {
-		if !c.decide(l, now, 1, true).Allowed {
-			t.Errorf("%v state %+v now %d n %d: Remaining %d but unit %d denied", l, s, now, n, d.Remaining, k+1)
+		if !assert.True(t, c.decide(l, now, 1, true).Allowed, "%v state %+v now %d n %d: Remaining %d but unit %d denied", l, s, now, n, d.Remaining, k+1) {
 			return
 		}
 	}
-	if c.decide(l, now, 1, true).Allowed {
-		t.Errorf("%v state %+v now %d n %d: Remaining %d but one more unit admitted", l, s, now, n, d.Remaining)
-	}
+	assert.False(t, c.decide(l, now, 1, true).Allowed, "%v state %+v now %d n %d: Remaining %d but one more unit admitted", l, s, now, n, d.Remaining)
 }
 
 func checkResetAfter(t *testing.T, s anyState, l Limit, now, n int64) {
 	c := s.clone()
 	d := c.decide(l, now, n, true)
 	ra := d.ResetAfter.Milliseconds()
-	if ra < 0 || d.ResetAfter%time.Millisecond != 0 {
-		t.Errorf("%v: ResetAfter %v", l, d.ResetAfter)
+	if !assert.True(t, ra >= 0 && d.ResetAfter%time.Millisecond == 0, "%v: ResetAfter %v, want a whole number of ms, not negative", l, d.ResetAfter) {
 		return
 	}
 	at := c.peekAt(l, now+ra, 1)
-	if at.Remaining != l.Max || at.ResetAfter != 0 {
-		t.Errorf("%v state %+v now %d n %d: at ResetAfter %dms got %+v, want an empty state", l, s, now, n, ra, at)
+	if assert.Equal(t, l.Max, at.Remaining, "%v state %+v now %d n %d: at ResetAfter %dms got %+v, want an empty state", l, s, now, n, ra, at) {
+		assert.Equal(t, time.Duration(0), at.ResetAfter, "%v state %+v now %d n %d: at ResetAfter %dms got %+v, want an empty state", l, s, now, n, ra, at)
 	}
 	if ra > 0 {
-		if before := c.peekAt(l, now+ra-1, 1); before.ResetAfter == 0 {
-			t.Errorf("%v state %+v now %d n %d: empty already 1ms before ResetAfter %dms", l, s, now, n, ra)
-		}
+		before := c.peekAt(l, now+ra-1, 1)
+		assert.NotEqual(t, time.Duration(0), before.ResetAfter, "%v state %+v now %d n %d: empty already 1ms before ResetAfter %dms", l, s, now, n, ra)
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSlidingEstimateFormula: cur + prev × (window − elapsed) / window.
@@ -21,9 +24,8 @@ func TestSlidingEstimateFormula(t *testing.T) {
 		{0, 3, 1, 2, 1.5},
 	}
 	for _, c := range cases {
-		if got := SlidingEstimate(c.cur, c.prev, c.elapsed, c.w); got != c.want {
-			t.Errorf("SlidingEstimate(%d, %d, %d, %d) = %v, want %v", c.cur, c.prev, c.elapsed, c.w, got, c.want)
-		}
+		got := SlidingEstimate(c.cur, c.prev, c.elapsed, c.w)
+		assert.Equal(t, c.want, got, "SlidingEstimate(%d, %d, %d, %d) = %v, want %v", c.cur, c.prev, c.elapsed, c.w, got, c.want)
 	}
 }
 
@@ -45,9 +47,7 @@ func TestRoll(t *testing.T) {
 	for _, c := range cases {
 		s := base
 		s.Roll(c.idx)
-		if s != c.want {
-			t.Errorf("Roll(%d) = %+v, want %+v", c.idx, s, c.want)
-		}
+		assert.Equal(t, c.want, s, "Roll(%d) = %+v, want %+v", c.idx, s, c.want)
 	}
 }
 
@@ -56,22 +56,21 @@ func TestSlidingDecisions(t *testing.T) {
 	l := PerWindow(10, time.Second)
 	// Window 5 holds 10: at elapsed 0 of window 6 the estimate is 10, denied.
 	s := WindowState{Index: 5, Cur: 10}
-	if d := s.DecideSliding(l, 6000, 1, true); d.Allowed || s.Index != 5 {
-		t.Fatalf("elapsed 0 after a full window: %+v, state %+v", d, s)
-	}
+	d := s.DecideSliding(l, 6000, 1, true)
+	require.False(t, d.Allowed, "elapsed 0 after a full window: %+v, state %+v", d, s)
+	require.Equal(t, int64(5), s.Index, "elapsed 0 after a full window: %+v, state %+v", d, s)
 	// 1ms later the estimate is 10 × 999/1000 = 9.99 < 10: admitted, and the
 	// roll by one is committed.
-	if d := s.DecideSliding(l, 6001, 1, true); !d.Allowed || s != (WindowState{Index: 6, Cur: 1, Prev: 10}) {
-		t.Fatalf("elapsed 1: %+v, state %+v", d, s)
-	}
+	d = s.DecideSliding(l, 6001, 1, true)
+	require.True(t, d.Allowed, "elapsed 1: %+v, state %+v", d, s)
+	require.Equal(t, WindowState{Index: 6, Cur: 1, Prev: 10}, s, "elapsed 1: %+v, state %+v", d, s)
 	// Two windows on, both counters are gone: the full quota.
-	if d := s.DecideSliding(l, 8000, 10, true); !d.Allowed || s != (WindowState{Index: 8, Cur: 10}) {
-		t.Fatalf("roll by two: %+v, state %+v", d, s)
-	}
+	d = s.DecideSliding(l, 8000, 10, true)
+	require.True(t, d.Allowed, "roll by two: %+v, state %+v", d, s)
+	require.Equal(t, WindowState{Index: 8, Cur: 10}, s, "roll by two: %+v, state %+v", d, s)
 	// A clock that went back to window 7 is counted in window 8 at elapsed 0.
-	if d := s.DecideSliding(l, 7500, 1, true); d.Allowed {
-		t.Fatalf("clock back, window full: %+v", d)
-	}
+	d = s.DecideSliding(l, 7500, 1, true)
+	require.False(t, d.Allowed, "clock back, window full: %+v", d)
 }
 
 // TestSlidingClockBackDurations: with now before the state's window, the
@@ -83,16 +82,13 @@ func TestSlidingClockBackDurations(t *testing.T) {
 	d := s.DecideSliding(l, 7500, 1, false)
 	// At 8000 (elapsed 0 of window 8) the estimate is 10; in window 9 it is
 	// 10 × (1000−e)/1000 < 10 from e = 1: retry at 9001, that is 1501ms on.
-	if d.Allowed || d.RetryAfter != 1501*time.Millisecond {
-		t.Fatalf("RetryAfter = %v, want 1.501s (%+v)", d.RetryAfter, d)
-	}
-	if d.ResetAfter != 2500*time.Millisecond {
-		t.Fatalf("ResetAfter = %v, want 2.5s", d.ResetAfter)
-	}
+	require.False(t, d.Allowed, "RetryAfter = %v, want 1.501s (%+v)", d.RetryAfter, d)
+	require.Equal(t, 1501*time.Millisecond, d.RetryAfter, "RetryAfter = %v, want 1.501s (%+v)", d.RetryAfter, d)
+	require.Equal(t, 2500*time.Millisecond, d.ResetAfter, "ResetAfter = %v, want 2.5s", d.ResetAfter)
 	f := s.DecideFixed(Limit{Max: 10, Window: time.Second, Algorithm: FixedWindow}, 7500, 1, false)
-	if f.Allowed || f.RetryAfter != 1500*time.Millisecond || f.ResetAfter != 1500*time.Millisecond {
-		t.Fatalf("fixed with clock back: %+v, want retry and reset 1.5s", f)
-	}
+	require.False(t, f.Allowed, "fixed with clock back: %+v, want retry and reset 1.5s", f)
+	require.Equal(t, 1500*time.Millisecond, f.RetryAfter, "fixed with clock back: %+v, want retry and reset 1.5s", f)
+	require.Equal(t, 1500*time.Millisecond, f.ResetAfter, "fixed with clock back: %+v, want retry and reset 1.5s", f)
 }
 
 // TestSlidingWeightedBoundary: n units pass exactly when est < max − n + 1.
@@ -102,20 +98,17 @@ func TestSlidingWeightedBoundary(t *testing.T) {
 		for cur := int64(0); cur <= 10; cur++ {
 			s := WindowState{Index: 3, Cur: cur}
 			want := cur+n <= 10 // est = cur here: est < 10 − n + 1 ⇔ cur + n ≤ 10
-			if got := s.DecideSliding(l, 3500, n, false).Allowed; got != want {
-				t.Fatalf("cur %d n %d: allowed %v, want %v", cur, n, got, want)
-			}
+			got := s.DecideSliding(l, 3500, n, false).Allowed
+			require.Equal(t, want, got, "cur %d n %d: allowed %v, want %v", cur, n, got, want)
 		}
 	}
 	// A fractional estimate: cur 2, prev 5 at half the window is 4.5, so 6
 	// units need 4.5 < 5 (yes) and 7 units 4.5 < 4 (no).
 	s := WindowState{Index: 3, Cur: 2, Prev: 5}
-	if !s.DecideSliding(l, 3500, 6, false).Allowed || s.DecideSliding(l, 3500, 7, false).Allowed {
-		t.Fatal("fractional weighted boundary wrong")
-	}
-	if SlidingAdmits(4, 10, 7) || !SlidingAdmits(3.999, 10, 7) {
-		t.Fatal("SlidingAdmits boundary")
-	}
+	require.True(t, s.DecideSliding(l, 3500, 6, false).Allowed, "fractional weighted boundary wrong")
+	require.False(t, s.DecideSliding(l, 3500, 7, false).Allowed, "fractional weighted boundary wrong")
+	require.False(t, SlidingAdmits(4, 10, 7), "SlidingAdmits boundary")
+	require.True(t, SlidingAdmits(3.999, 10, 7), "SlidingAdmits boundary")
 }
 
 // TestSlidingRemaining: ceil(max − estimate), never negative.
@@ -125,9 +118,8 @@ func TestSlidingRemaining(t *testing.T) {
 		want int64
 	}{{0, 10}, {9.5, 1}, {9, 1}, {10, 0}, {12.5, 0}, {0.01, 10}}
 	for _, c := range cases {
-		if got := SlidingRemaining(c.est, 10); got != c.want {
-			t.Errorf("SlidingRemaining(%v, 10) = %d, want %d", c.est, got, c.want)
-		}
+		got := SlidingRemaining(c.est, 10)
+		assert.Equal(t, c.want, got, "SlidingRemaining(%v, 10) = %d, want %d", c.est, got, c.want)
 	}
 }
 
@@ -136,25 +128,24 @@ func TestFixedWindowDecisions(t *testing.T) {
 	l := Limit{Max: 3, Window: time.Second, Algorithm: FixedWindow}
 	var s WindowState
 	for i := 0; i < 3; i++ {
-		if d := s.DecideFixed(l, 4200, 1, true); !d.Allowed || d.Remaining != int64(2-i) || d.ResetAfter != 800*time.Millisecond {
-			t.Fatalf("unit %d: %+v", i, d)
-		}
+		d := s.DecideFixed(l, 4200, 1, true)
+		require.True(t, d.Allowed, "unit %d: %+v", i, d)
+		require.Equal(t, int64(2-i), d.Remaining, "unit %d: %+v", i, d)
+		require.Equal(t, 800*time.Millisecond, d.ResetAfter, "unit %d: %+v", i, d)
 	}
-	if d := s.DecideFixed(l, 4999, 1, true); d.Allowed || d.RetryAfter != time.Millisecond {
-		t.Fatalf("full window: %+v", d)
-	}
-	if d := s.DecideFixed(l, 5000, 3, true); !d.Allowed {
-		t.Fatalf("next window: %+v", d)
-	}
+	d := s.DecideFixed(l, 4999, 1, true)
+	require.False(t, d.Allowed, "full window: %+v", d)
+	require.Equal(t, time.Millisecond, d.RetryAfter, "full window: %+v", d)
+	d = s.DecideFixed(l, 5000, 3, true)
+	require.True(t, d.Allowed, "next window: %+v", d)
 }
 
 // TestFloorDiv: window numbers round down, also before 1970.
 func TestFloorDiv(t *testing.T) {
 	cases := [][3]int64{{7, 2, 3}, {-1, 1000, -1}, {-1000, 1000, -1}, {-1001, 1000, -2}, {0, 5, 0}}
 	for _, c := range cases {
-		if got := floorDiv(c[0], c[1]); got != c[2] {
-			t.Errorf("floorDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
-		}
+		got := floorDiv(c[0], c[1])
+		assert.Equal(t, c[2], got, "floorDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
 	}
 }
 
@@ -190,10 +181,9 @@ func checkWindowPos(t *testing.T, w, index, now int64) {
 	if want < index {
 		want, wantElapsed, wantLag = index, 0, index*w-now
 	}
-	if idx != want || elapsed != wantElapsed || lag != wantLag {
-		t.Fatalf("w %d, state window %d, now %d: windowPos = (%d, %d, %d), want (%d, %d, %d)",
-			w, index, now, idx, elapsed, lag, want, wantElapsed, wantLag)
-	}
+	require.Equal(t, want, idx, "w %d, state window %d, now %d: windowPos = (%d, %d, %d), want (%d, %d, %d)", w, index, now, idx, elapsed, lag, want, wantElapsed, wantLag)
+	require.Equal(t, wantElapsed, elapsed, "w %d, state window %d, now %d: windowPos = (%d, %d, %d), want (%d, %d, %d)", w, index, now, idx, elapsed, lag, want, wantElapsed, wantLag)
+	require.Equal(t, wantLag, lag, "w %d, state window %d, now %d: windowPos = (%d, %d, %d), want (%d, %d, %d)", w, index, now, idx, elapsed, lag, want, wantElapsed, wantLag)
 }
 
 // TestSlidingEstimateWithoutPrevIsTheFormula: skipping the division when
@@ -202,10 +192,8 @@ func TestSlidingEstimateWithoutPrevIsTheFormula(t *testing.T) {
 	for _, cur := range []int64{0, 1, 99, 1 << 40} {
 		for _, elapsed := range []int64{0, 1, 59_999} {
 			formula := float64(cur) + float64(0)*float64(60_000-elapsed)/float64(60_000)
-			if got := SlidingEstimate(cur, 0, elapsed, 60_000); math.Float64bits(got) != math.Float64bits(formula) {
-				t.Fatalf("SlidingEstimate(%d, 0, %d, 60000) = %v (bits %x), formula %v (bits %x)",
-					cur, elapsed, got, math.Float64bits(got), formula, math.Float64bits(formula))
-			}
+			got := SlidingEstimate(cur, 0, elapsed, 60_000)
+			require.Equal(t, math.Float64bits(formula), math.Float64bits(got), "SlidingEstimate(%d, 0, %d, 60000) = %v (bits %x), formula %v (bits %x)", cur, elapsed, got, math.Float64bits(got), formula, math.Float64bits(formula))
 		}
 	}
 }

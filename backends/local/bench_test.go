@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/stretchr/testify/require"
 )
 
 // benchKeys is the number of warm identities the benchmarks draw from: large
@@ -50,13 +51,10 @@ func benchLimit(a core.Algorithm) core.Limit {
 func warmLimiter(b *testing.B, a core.Algorithm) *Limiter {
 	b.Helper()
 	l, err := New(benchLimit(a))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	for _, k := range benchKeySet {
-		if _, err := l.AllowN(context.Background(), k, benchNow, 1); err != nil {
-			b.Fatal(err)
-		}
+		_, err := l.AllowN(context.Background(), k, benchNow, 1)
+		require.NoError(b, err)
 	}
 	return l
 }
@@ -102,9 +100,7 @@ func BenchmarkAllowNParallel(b *testing.B) {
 func warmBareLRU(b *testing.B) *lru.Cache[string, *core.WindowState] {
 	b.Helper()
 	c, err := lru.New[string, *core.WindowState](DefaultCapacity)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	for _, k := range benchKeySet {
 		c.Add(strings.Clone(k), &core.WindowState{})
 	}

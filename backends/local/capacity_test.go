@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCapacityBound: ten times the capacity in distinct identities never
@@ -18,16 +19,11 @@ func TestCapacityBound(t *testing.T) {
 		l := mustNew(t, core.Limit{Max: 3, Window: time.Minute, Algorithm: a}, WithCapacity(capacity), WithShards(16))
 		for i := 0; i < 10*capacity; i++ {
 			mustAllow(t, l, "ip:"+strconv.Itoa(i), epoch, 1)
-			if l.Len() > capacity {
-				t.Fatalf("after %d identities Len() = %d > capacity %d", i+1, l.Len(), capacity)
-			}
+			require.LessOrEqual(t, l.Len(), int(capacity), "after %d identities Len() = %d > capacity %d", i+1, l.Len(), capacity)
 		}
-		if l.Len() != capacity {
-			t.Fatalf("Len() = %d, want the full capacity %d", l.Len(), capacity)
-		}
-		if got, want := l.Evictions(), uint64(9*capacity); got != want {
-			t.Fatalf("Evictions() = %d, want %d", got, want)
-		}
+		require.Equal(t, int(capacity), l.Len(), "Len() = %d, want the full capacity %d", l.Len(), capacity)
+		got, want := l.Evictions(), uint64(9*capacity)
+		require.Equal(t, want, got, "Evictions() = %d, want %d", got, want)
 	})
 }
 
@@ -37,9 +33,7 @@ func TestCapacitySmallerThanShards(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		mustAllow(t, l, "k"+strconv.Itoa(i), epoch, 1)
 	}
-	if l.Len() > 5 {
-		t.Fatalf("Len() = %d > capacity 5", l.Len())
-	}
+	require.LessOrEqual(t, l.Len(), 5, "Len() = %d > capacity 5", l.Len())
 }
 
 // TestIdleEntriesAreFree: identities whose state fully reset are dropped to
@@ -55,12 +49,8 @@ func TestIdleEntriesAreFree(t *testing.T) {
 		for i := 0; i < 32; i++ {
 			mustAllow(t, l, "new"+strconv.Itoa(i), later, 1)
 		}
-		if l.Evictions() != 0 {
-			t.Fatalf("Evictions() = %d after dropping only idle identities, want 0", l.Evictions())
-		}
-		if l.Len() != 32 {
-			t.Fatalf("Len() = %d, want 32: each insert sweeps up to %d idle identities", l.Len(), sweepPerInsert)
-		}
+		require.Equal(t, uint64(0), l.Evictions(), "Evictions() = %d after dropping only idle identities, want 0", l.Evictions())
+		require.Equal(t, 32, l.Len(), "Len() = %d, want 32: each insert sweeps up to %d idle identities", l.Len(), sweepPerInsert)
 	})
 }
 
@@ -70,12 +60,9 @@ func TestEvictionForgetsCount(t *testing.T) {
 	l := mustNew(t, core.PerWindow(1, time.Minute), WithCapacity(1), WithShards(1))
 	mustAllow(t, l, "a", epoch, 1)
 	mustAllow(t, l, "b", epoch, 1) // evicts a, which still held a count
-	if d := mustAllow(t, l, "a", epoch, 1); !d.Allowed {
-		t.Fatal("an evicted identity should start afresh")
-	}
-	if l.Evictions() != 2 {
-		t.Fatalf("Evictions() = %d, want 2", l.Evictions())
-	}
+	d := mustAllow(t, l, "a", epoch, 1)
+	require.True(t, d.Allowed, "an evicted identity should start afresh")
+	require.Equal(t, uint64(2), l.Evictions(), "Evictions() = %d, want 2", l.Evictions())
 }
 
 // TestHotKeySurvivesChurn: a key hit between every two new identities
@@ -86,9 +73,7 @@ func TestEvictionForgetsCount(t *testing.T) {
 func TestHotKeySurvivesChurn(t *testing.T) {
 	clk := core.NewManualClock(time.Unix(1_700_000_000, 0))
 	l, err := New(core.PerWindow(100, 16*time.Second), WithCapacity(64), WithShards(1), WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	for i := 0; i < 50; i++ {
 		l.Allow(ctx, "hot")
@@ -98,13 +83,10 @@ func TestHotKeySurvivesChurn(t *testing.T) {
 		l.Allow(ctx, "flood:"+strconv.Itoa(i))
 		l.Allow(ctx, "hot")
 	}
-	if d, _ := l.Peek(ctx, "hot", clk.Now()); d.Allowed || d.Remaining != 0 {
-		t.Fatalf("hot after 1000 new keys: %+v, want its 100 counted (denied, 0 remaining)", d)
-	}
-	if l.Evictions() < 900 {
-		t.Fatalf("%d evictions, want the flood's (≥ 900)", l.Evictions())
-	}
-	if _, ok := l.State("flood:0"); ok {
-		t.Fatal("the oldest idle key is still held")
-	}
+	d, _ := l.Peek(ctx, "hot", clk.Now())
+	require.False(t, d.Allowed, "hot after 1000 new keys: %+v, want its 100 counted (denied, 0 remaining)", d)
+	require.Equal(t, int64(0), d.Remaining, "hot after 1000 new keys: %+v, want its 100 counted (denied, 0 remaining)", d)
+	require.GreaterOrEqual(t, l.Evictions(), uint64(900), "%d evictions, want the flood's (≥ 900)", l.Evictions())
+	_, ok := l.State("flood:0")
+	require.False(t, ok, "the oldest idle key is still held")
 }

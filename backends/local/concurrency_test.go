@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/stretchr/testify/require"
 )
 
 // TestConcurrentManyKeys mixes Allow, Peek, Reset, State, Len and new keys
@@ -35,9 +36,8 @@ func TestConcurrentManyKeys(t *testing.T) {
 		}
 		wg.Wait()
 		for k := range admitted {
-			if got := admitted[k].Load(); got != 5 {
-				t.Fatalf("key %q admitted %d, want 5", keys[k], got)
-			}
+			got := admitted[k].Load()
+			require.Equal(t, int64(5), got, "key %q admitted %d, want 5", keys[k], got)
 		}
 	})
 }

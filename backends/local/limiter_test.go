@@ -1,7 +1,7 @@
 package local
 
 import (
-	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,6 +11,8 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/clocktest"
 	"github.com/edgelimit/edgelimit/internal/keybuf"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHotPathAllocatesNothing: a decision on a key already held allocates
@@ -33,9 +35,10 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 			l.Allow(ctx, key)
 		})
 		peek := testing.AllocsPerRun(1000, func() { l.Peek(ctx, key, now) })
-		if allowed != 0 || denied != 0 || viaAllow != 0 || peek != 0 {
-			t.Fatalf("allocs per call: allowed %v, denied %v, Allow %v, Peek %v; want 0", allowed, denied, viaAllow, peek)
-		}
+		require.Equal(t, float64(0), allowed, "allocs per call: allowed %v, denied %v, Allow %v, Peek %v; want 0", allowed, denied, viaAllow, peek)
+		require.Equal(t, float64(0), denied, "allocs per call: allowed %v, denied %v, Allow %v, Peek %v; want 0", allowed, denied, viaAllow, peek)
+		require.Equal(t, float64(0), viaAllow, "allocs per call: allowed %v, denied %v, Allow %v, Peek %v; want 0", allowed, denied, viaAllow, peek)
+		require.Equal(t, float64(0), peek, "allocs per call: allowed %v, denied %v, Allow %v, Peek %v; want 0", allowed, denied, viaAllow, peek)
 	})
 }
 
@@ -59,22 +62,17 @@ func TestBadInputCreatesNothing(t *testing.T) {
 		}
 		for _, c := range cases {
 			d, err := l.AllowN(ctx, c.key, epoch, c.n)
-			if !errors.Is(err, c.want) || !errors.Is(err, core.ErrInvalid) || d.Allowed {
-				t.Fatalf("AllowN(len %d, %d) = %+v, %v; want denied and %v", len(c.key), c.n, d, err, c.want)
-			}
+			require.ErrorIs(t, err, c.want, "AllowN(len %d, %d) = %+v, %v; want denied and %v", len(c.key), c.n, d, err, c.want)
+			require.ErrorIs(t, err, core.ErrInvalid, "AllowN(len %d, %d) = %+v, %v; want denied and %v", len(c.key), c.n, d, err, c.want)
+			require.False(t, d.Allowed, "AllowN(len %d, %d) = %+v, %v; want denied and %v", len(c.key), c.n, d, err, c.want)
 		}
-		if _, err := l.Peek(ctx, "", epoch); !errors.Is(err, core.ErrEmptyKey) {
-			t.Fatalf("Peek(\"\"): %v", err)
-		}
-		if err := l.Reset(ctx, strings.Repeat("k", core.MaxKeyLen+1)); !errors.Is(err, core.ErrKeyTooLong) {
-			t.Fatalf("Reset(long): %v", err)
-		}
-		if l.Len() != 1 {
-			t.Fatalf("Len() = %d after bad input, want 1", l.Len())
-		}
-		if st, _ := l.State("present"); st.Window.Cur+int64(len(st.Log.Stamps)) == 0 && st.Bucket.TAT == 0 {
-			t.Fatal("the present key lost its state")
-		}
+		_, err := l.Peek(ctx, "", epoch)
+		require.ErrorIs(t, err, core.ErrEmptyKey, "Peek(\"\"): %v", err)
+		err = l.Reset(ctx, strings.Repeat("k", core.MaxKeyLen+1))
+		require.ErrorIs(t, err, core.ErrKeyTooLong, "Reset(long): %v", err)
+		require.Equal(t, 1, l.Len(), "Len() = %d after bad input, want 1", l.Len())
+		st, _ := l.State("present")
+		require.False(t, st.Window.Cur+int64(len(st.Log.Stamps)) == 0 && st.Bucket.TAT == 0, "the present key lost its state")
 	})
 }
 
@@ -96,8 +94,9 @@ func TestNewRejects(t *testing.T) {
 		{"clock", good, []Option{WithClock(nil)}, core.ErrInvalid},
 	}
 	for _, c := range cases {
-		if _, err := New(c.l, c.opts...); !errors.Is(err, c.want) || !errors.Is(err, core.ErrInvalid) {
-			t.Errorf("%s: err %v, want %v", c.name, err, c.want)
+		_, err := New(c.l, c.opts...)
+		if assert.ErrorIs(t, err, c.want, "%s: err %v, want %v", c.name, err, c.want) {
+			assert.ErrorIs(t, err, core.ErrInvalid, "%s: err %v, want %v", c.name, err, c.want)
 		}
 	}
 }
@@ -108,22 +107,20 @@ func TestPeekDoesNotSpend(t *testing.T) {
 	eachAlgorithm(t, func(t *testing.T, a core.Algorithm) {
 		l := mustNew(t, core.Limit{Max: 3, Window: time.Minute, Algorithm: a})
 		for i := 0; i < 10; i++ {
-			if d, _ := l.Peek(ctx, "k", epoch); !d.Allowed || d.Remaining != 3 {
-				t.Fatalf("Peek on a fresh key = %+v, want allowed with 3 remaining", d)
-			}
+			d, _ := l.Peek(ctx, "k", epoch)
+			require.True(t, d.Allowed, "Peek on a fresh key = %+v, want allowed with 3 remaining", d)
+			require.Equal(t, int64(3), d.Remaining, "Peek on a fresh key = %+v, want allowed with 3 remaining", d)
 		}
-		if l.Len() != 0 {
-			t.Fatalf("Peek stored an entry: Len() = %d", l.Len())
-		}
+		require.Equal(t, 0, l.Len(), "Peek stored an entry: Len() = %d", l.Len())
 		mustAllow(t, l, "k", epoch, 2)
 		for i := 0; i < 10; i++ {
-			if d, _ := l.Peek(ctx, "k", epoch); !d.Allowed || d.Remaining != 1 {
-				t.Fatalf("Peek after 2 of 3 = %+v, want allowed with 1 remaining", d)
-			}
+			d, _ := l.Peek(ctx, "k", epoch)
+			require.True(t, d.Allowed, "Peek after 2 of 3 = %+v, want allowed with 1 remaining", d)
+			require.Equal(t, int64(1), d.Remaining, "Peek after 2 of 3 = %+v, want allowed with 1 remaining", d)
 		}
-		if d := mustAllow(t, l, "k", epoch, 1); !d.Allowed || d.Remaining != 0 {
-			t.Fatalf("third unit = %+v, want allowed with 0 remaining", d)
-		}
+		d := mustAllow(t, l, "k", epoch, 1)
+		require.True(t, d.Allowed, "third unit = %+v, want allowed with 0 remaining", d)
+		require.Equal(t, int64(0), d.Remaining, "third unit = %+v, want allowed with 0 remaining", d)
 	})
 }
 
@@ -133,24 +130,18 @@ func TestResetForgets(t *testing.T) {
 	eachAlgorithm(t, func(t *testing.T, a core.Algorithm) {
 		l := mustNew(t, core.Limit{Max: 2, Window: time.Minute, Algorithm: a})
 		mustAllow(t, l, "k", epoch, 2)
-		if d := mustAllow(t, l, "k", epoch, 1); d.Allowed {
-			t.Fatal("third unit of 2 allowed")
-		}
-		if err := l.Reset(ctx, "k"); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Reset(ctx, "never-seen"); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := l.State("k"); ok || l.Len() != 0 {
-			t.Fatalf("after Reset: held %v, Len() %d", ok, l.Len())
-		}
-		if d := mustAllow(t, l, "k", epoch, 2); !d.Allowed {
-			t.Fatal("full quota not back after Reset")
-		}
-		if l.Evictions() != 0 {
-			t.Fatalf("Reset counted as eviction: %d", l.Evictions())
-		}
+		d := mustAllow(t, l, "k", epoch, 1)
+		require.False(t, d.Allowed, "third unit of 2 allowed")
+		err := l.Reset(ctx, "k")
+		require.NoError(t, err)
+		err = l.Reset(ctx, "never-seen")
+		require.NoError(t, err)
+		_, ok := l.State("k")
+		require.False(t, ok, "after Reset: held %v, Len() %d", ok, l.Len())
+		require.Equal(t, 0, l.Len(), "after Reset: held %v, Len() %d", ok, l.Len())
+		d = mustAllow(t, l, "k", epoch, 2)
+		require.True(t, d.Allowed, "full quota not back after Reset")
+		require.Equal(t, uint64(0), l.Evictions(), "Reset counted as eviction: %d", l.Evictions())
 	})
 }
 
@@ -169,9 +160,8 @@ func TestAllowUsesClock(t *testing.T) {
 			l := mustNew(t, core.Limit{Max: 1, Window: time.Minute, Algorithm: a}, WithClock(clk))
 			before := clk.Reads()
 			allowUsesClock(t, l, clk.ManualClock, 0)
-			if n := clk.Reads() - before; n != 3 {
-				t.Fatalf("3 Allow calls read UnixMilli %d times, want 3", n)
-			}
+			n := clk.Reads() - before
+			require.Equal(t, int64(3), n, "3 Allow calls read UnixMilli %d times, want 3", n)
 		})
 		t.Run("Clock", func(t *testing.T) {
 			clk := core.NewManualClock(epoch)
@@ -194,19 +184,15 @@ func TestAllowUsesClock(t *testing.T) {
 func allowUsesClock(t *testing.T, l *Limiter, clk *core.ManualClock, skew time.Duration) {
 	t.Helper()
 	if d, _ := l.Allow(ctx, "k"); !d.Allowed {
-		t.Fatal("first Allow denied")
+		require.FailNow(t, "first Allow denied")
 	}
 	d, _ := l.Allow(ctx, "k")
-	if d.Allowed {
-		t.Fatal("second Allow at the same clock time admitted")
-	}
+	require.False(t, d.Allowed, "second Allow at the same clock time admitted")
 	clk.Advance(d.RetryAfter)
-	if d, _ := l.Allow(ctx, "k"); !d.Allowed {
-		t.Fatalf("Allow after the clock moved by RetryAfter %v denied", d.RetryAfter)
-	}
-	if d, _ := l.Peek(ctx, "k", epoch.Add(skew)); d.Allowed {
-		t.Fatalf("Peek at the clock's time (epoch + %v) should see the spent quota", skew)
-	}
+	d, _ = l.Allow(ctx, "k")
+	require.True(t, d.Allowed, "Allow after the clock moved by RetryAfter %v denied", d.RetryAfter)
+	d, _ = l.Peek(ctx, "k", epoch.Add(skew))
+	require.False(t, d.Allowed, "Peek at the clock's time (epoch + %v) should see the spent quota", skew)
 }
 
 // TestStateCopies: State returns the algorithm's counters as a copy.
@@ -215,23 +201,21 @@ func TestStateCopies(t *testing.T) {
 	sliding := mustNew(t, core.PerWindow(10, time.Second))
 	mustAllow(t, sliding, "k", now, 4)
 	if st, ok := sliding.State("k"); !ok || st.Window != (core.WindowState{Index: core.Millis(now) / 1000, Cur: 4}) {
-		t.Fatalf("sliding State = %+v, %v", st, ok)
+		require.FailNow(t, fmt.Sprintf("sliding State = %+v, %v", st, ok))
 	}
 	log := mustNew(t, core.Limit{Max: 10, Window: time.Second, Algorithm: core.SlidingLog})
 	mustAllow(t, log, "k", now, 2)
 	st, _ := log.State("k")
 	st.Log.Stamps[0] = 0 // a copy: the stored log is unchanged
-	if st2, _ := log.State("k"); len(st2.Log.Stamps) != 2 || st2.Log.Stamps[0] != core.Millis(now) {
-		t.Fatalf("log State = %+v", st2)
-	}
+	st2, _ := log.State("k")
+	require.Len(t, st2.Log.Stamps, 2, "log State = %+v", st2)
+	require.Equal(t, core.Millis(now), st2.Log.Stamps[0], "log State = %+v", st2)
 	bucket := mustNew(t, core.Limit{Max: 10, Window: time.Second, Algorithm: core.TokenBucket})
 	mustAllow(t, bucket, "k", now, 1)
-	if st, _ := bucket.State("k"); st.Bucket.TAT != core.Millis(now)*1000+100_000 {
-		t.Fatalf("bucket State = %+v", st)
-	}
-	if _, ok := bucket.State("absent"); ok {
-		t.Fatal("State of an absent key reported held")
-	}
+	st, _ = bucket.State("k")
+	require.Equal(t, core.Millis(now)*1000+100_000, st.Bucket.TAT, "bucket State = %+v", st)
+	_, ok := bucket.State("absent")
+	require.False(t, ok, "State of an absent key reported held")
 }
 
 // TestDistinctKeysNeverShare: keys differing in any byte have their own
@@ -239,22 +223,19 @@ func TestStateCopies(t *testing.T) {
 func TestDistinctKeysNeverShare(t *testing.T) {
 	l := mustNew(t, core.PerWindow(1, time.Minute))
 	for _, k := range []string{"a", "a ", "A", "a\x00", "{a}", "a:b", "é", "\xff"} {
-		if d := mustAllow(t, l, k, epoch, 1); !d.Allowed {
-			t.Fatalf("key %q shared state with an earlier key", k)
-		}
+		d := mustAllow(t, l, k, epoch, 1)
+		require.True(t, d.Allowed, "key %q shared state with an earlier key", k)
 	}
 }
 
 // TestDefaultShards: a power of two with room for every core.
 func TestDefaultShards(t *testing.T) {
 	n := DefaultShards()
-	if n&(n-1) != 0 || n < runtime.GOMAXPROCS(0) || n > 256 {
-		t.Fatalf("DefaultShards() = %d", n)
-	}
+	require.Equal(t, 0, n&(n-1), "DefaultShards() = %d", n)
+	require.GreaterOrEqual(t, n, runtime.GOMAXPROCS(0), "DefaultShards() = %d", n)
+	require.LessOrEqual(t, n, 256, "DefaultShards() = %d", n)
 	st := mustNew(t, core.PerWindow(1, time.Minute)).eng.(*store[core.WindowState])
-	if len(st.shards) != n {
-		t.Fatalf("New uses %d shards, want %d", len(st.shards), n)
-	}
+	require.Len(t, st.shards, n, "New uses %d shards, want %d", len(st.shards), n)
 }
 
 // TestShardPadding: shards are at least 128 bytes apart whatever the state
@@ -262,9 +243,7 @@ func TestDefaultShards(t *testing.T) {
 func TestShardPadding(t *testing.T) {
 	sizes := []uintptr{unsafe.Sizeof(shard[core.WindowState]{}), unsafe.Sizeof(shard[core.BucketState]{}), unsafe.Sizeof(shard[*core.LogState]{})}
 	for _, s := range sizes {
-		if s < 128 {
-			t.Fatalf("shard sizes %v: one is below 128 bytes", sizes)
-		}
+		require.GreaterOrEqual(t, s, uintptr(128), "shard sizes %v: one is below 128 bytes", sizes)
 	}
 }
 
@@ -282,11 +261,9 @@ func TestStoredKeyIsACopy(t *testing.T) {
 			buf[i] = 'x' // the caller reuses its buffer
 		}
 		st, ok := l.State(want)
-		if !ok || st.Window.Cur != 3 {
-			t.Fatalf("key of %d bytes: State after the caller's buffer changed = %+v, %v; want Cur 3, held", size, st.Window, ok)
-		}
-		if _, ok := l.State(string(buf)); ok {
-			t.Fatalf("key of %d bytes: the caller's rewritten buffer names a held key", size)
-		}
+		require.True(t, ok, "key of %d bytes: State after the caller's buffer changed = %+v, %v; want Cur 3, held", size, st.Window, ok)
+		require.Equal(t, int64(3), st.Window.Cur, "key of %d bytes: State after the caller's buffer changed = %+v, %v; want Cur 3, held", size, st.Window, ok)
+		_, ok = l.State(string(buf))
+		require.False(t, ok, "key of %d bytes: the caller's rewritten buffer names a held key", size)
 	}
 }
