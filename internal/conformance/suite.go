@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/stretchr/testify/require"
 )
 
 // Backend describes one limiter implementation to the suite.
@@ -69,26 +70,20 @@ var ctx = context.Background()
 func build(t *testing.T, b Backend, a core.Algorithm, max int64, w time.Duration) core.Limiter {
 	t.Helper()
 	l, err := b.New(t, core.Limit{Max: max, Window: w, Algorithm: a})
-	if err != nil {
-		t.Fatalf("%s: New(%d/%s %s): %v", b.Name, max, w, a, err)
-	}
+	require.NoError(t, err, "%s: New(%d/%s %s)", b.Name, max, w, a)
 	return l
 }
 
 func allow(t *testing.T, l core.Limiter, key string, now time.Time, n int64) core.Decision {
 	t.Helper()
 	d, err := l.AllowN(ctx, key, now, n)
-	if err != nil {
-		t.Fatalf("AllowN(%q, %s, %d): %v", key, now.Sub(epoch), n, err)
-	}
+	require.NoError(t, err, "AllowN(%q, %s, %d)", key, now.Sub(epoch), n)
 	return d
 }
 
 func peek(t *testing.T, l core.Limiter, key string, now time.Time) core.Decision {
 	t.Helper()
 	d, err := l.Peek(ctx, key, now)
-	if err != nil {
-		t.Fatalf("Peek(%q): %v", key, err)
-	}
+	require.NoError(t, err, "Peek(%q)", key)
 	return d
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestOwnCopies: for lengths around Inline, Own returns a string equal to
@@ -19,12 +21,8 @@ func TestOwnCopies(t *testing.T) {
 		for i := range buf {
 			buf[i] = 'x'
 		}
-		if got != want {
-			t.Fatalf("key of %d bytes: Own gave %q after the caller's buffer changed, want %q", size, got, want)
-		}
+		require.Equal(t, want, got, "key of %d bytes: Own gave %q after the caller's buffer changed, want %q", size, got, want)
 		inside := size > 0 && unsafe.StringData(got) == &b[0]
-		if inside != (size > 0 && size <= Inline) {
-			t.Fatalf("key of %d bytes: held in the Buf %v, want %v", size, inside, size <= Inline)
-		}
+		require.Equal(t, size > 0 && size <= Inline, inside, "key of %d bytes: held in the Buf %v, want %v", size, inside, size <= Inline)
 	}
 }

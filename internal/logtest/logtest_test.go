@@ -5,12 +5,13 @@ import (
 	"log"
 	"log/slog"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCapture: lines from log, log/slog's default logger and go-redis'
@@ -23,19 +24,14 @@ func TestCapture(t *testing.T) {
 	log.Print("from log")
 	slog.Info("from slog")
 	port, err := freeport.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port),
 		MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second})
 	defer rdb.Close()
-	if err := rdb.Ping(context.Background()).Err(); err == nil {
-		t.Fatalf("Ping of closed port %d succeeded", port)
-	}
+	err = rdb.Ping(context.Background()).Err()
+	require.Error(t, err, "Ping of closed port %d succeeded", port)
 	for _, want := range []string{"from log", "from slog",
 		"redis: connection pool: failed to dial", "127.0.0.1:" + strconv.Itoa(port)} {
-		if !strings.Contains(c.String(), want) {
-			t.Errorf("capture %q lacks %q", c, want)
-		}
+		assert.Contains(t, c.String(), want, "capture %q lacks %q", c, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
 )
 
 // Cluster is a NATS cluster of embedded servers joined by routes, each on
@@ -31,21 +32,15 @@ const clusterName = "edgelimit-test"
 // cluster cannot form.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
-	if n < 2 {
-		t.Fatalf("natstest: a cluster needs at least 2 servers, got %d", n)
-	}
+	require.GreaterOrEqual(t, n, 2, "natstest: a cluster needs at least 2 servers, got %d", n)
 	c := &Cluster{Servers: make([]*Server, n)}
 	routes := make([]*url.URL, n)
 	opts := make([]server.Options, n)
 	for i := range opts {
 		port, err := freeport.Get()
-		if err != nil {
-			t.Fatalf("natstest: no free port: %v", err)
-		}
+		require.NoError(t, err, "natstest: no free port")
 		cport, err := freeport.Get()
-		if err != nil {
-			t.Fatalf("natstest: no free port: %v", err)
-		}
+		require.NoError(t, err, "natstest: no free port")
 		opts[i] = server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true,
 			MaxPayload: 4 << 20, ServerName: fmt.Sprintf("n%d", i),
 			Cluster: server.ClusterOpts{Name: clusterName, Host: "127.0.0.1", Port: cport}}
@@ -86,9 +81,7 @@ func (c *Cluster) Connect(t testing.TB, i int, extra ...nats.Option) *nats.Conn 
 	opts := append(ClientOptions(), nats.DontRandomize())
 	opts = append(opts, extra...)
 	nc, err := nats.Connect(c.URLs(i), opts...)
-	if err != nil {
-		t.Fatalf("natstest: connect %s: %v", c.URLs(i), err)
-	}
+	require.NoError(t, err, "natstest: connect %s", c.URLs(i))
 	t.Cleanup(nc.Close)
 	return nc
 }
@@ -114,9 +107,7 @@ func (c *Cluster) WaitRouted(t testing.TB) {
 		if ok {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("natstest: cluster routes not formed after %s", readyWait)
-		}
+		require.False(t, time.Now().After(deadline), "natstest: cluster routes not formed after %s", readyWait)
 		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
 )
 
 // TestClusterRoutesAndFailover: a message published on one node reaches a
@@ -14,23 +15,17 @@ func TestClusterRoutesAndFailover(t *testing.T) {
 	pub := c.Connect(t, 0)
 	sub := c.Connect(t, 2)
 	got := make(chan string, 16)
-	if _, err := sub.Subscribe("t.x", func(m *nats.Msg) { got <- string(m.Data) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := sub.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	_, err := sub.Subscribe("t.x", func(m *nats.Msg) { got <- string(m.Data) })
+	require.NoError(t, err, "subscribe")
+	require.NoError(t, sub.Flush(), "flush the subscription")
 	publishUntil(t, pub, got, "one")
 	c.Servers[0].Shutdown()
 	publishUntil(t, pub, got, "two")
-	if u := pub.ConnectedUrl(); u == c.Servers[0].URL {
-		t.Fatalf("still connected to the stopped node %s", u)
-	}
+	u := pub.ConnectedUrl()
+	require.NotEqual(t, c.Servers[0].URL, u, "still connected to the stopped node %s", u)
 	c.Restart(t, 0)
 	only0, err := nats.Connect(c.Servers[0].URL, ClientOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer only0.Close()
 	publishUntil(t, only0, got, "three")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
 )
 
 // readyWait bounds how long Start and Restart wait for the server to accept
@@ -73,9 +74,7 @@ func StartWithTLS(t testing.TB, config *tls.Config) *Server {
 func start(t testing.TB, mod func(*server.Options)) *Server {
 	t.Helper()
 	port, err := freeport.Get()
-	if err != nil {
-		t.Fatalf("natstest: no free port: %v", err)
-	}
+	require.NoError(t, err, "natstest: no free port")
 	s := &Server{t: t, opts: server.Options{Host: "127.0.0.1", Port: port,
 		NoLog: true, NoSigs: true, MaxPayload: 4 << 20}}
 	if mod != nil {
@@ -141,9 +140,7 @@ func (s *Server) Connect(t testing.TB, extra ...nats.Option) *nats.Conn {
 	t.Helper()
 	opts := append(ClientOptions(), extra...)
 	nc, err := nats.Connect(s.URL, opts...)
-	if err != nil {
-		t.Fatalf("natstest: connect %s: %v", s.URL, err)
-	}
+	require.NoError(t, err, "natstest: connect %s", s.URL)
 	t.Cleanup(nc.Close)
 	return nc
 }

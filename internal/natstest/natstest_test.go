@@ -1,33 +1,33 @@
 package natstest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRestartSamePortAndReconnect(t *testing.T) {
 	s := Start(t)
 	nc := s.Connect(t)
 	got := make(chan string, 16)
-	if _, err := nc.Subscribe("t.x", func(m *nats.Msg) { got <- string(m.Data) }); err != nil {
-		t.Fatal(err)
-	}
+	_, err := nc.Subscribe("t.x", func(m *nats.Msg) { got <- string(m.Data) })
+	require.NoError(t, err)
 	publishUntil(t, nc, got, "one")
 	s.Shutdown()
-	if s.Running() {
-		t.Fatal("still running after Shutdown")
-	}
-	if err := nc.Publish("t.x", []byte("while-down")); err != nil {
-		t.Fatalf("publish while down must buffer, got %v", err)
-	}
+	require.False(t, s.Running(), "still running after Shutdown")
+	err = nc.Publish("t.x", []byte("while-down"))
+	require.NoError(t, err, "publish while down must buffer, got %v", err)
 	s.Restart()
 	publishUntil(t, nc, got, "two")
 }
 
 func publishUntil(t *testing.T, nc *nats.Conn, got chan string, want string) {
 	t.Helper()
+	// Publishing again every 50 ms until the message comes back is the wait
+	// (a route or subscription may not be up yet); 10 s is what a hang trips.
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		_ = nc.Publish("t.x", []byte(want))
@@ -39,5 +39,5 @@ func publishUntil(t *testing.T, nc *nats.Conn, got chan string, want string) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	t.Fatalf("message %q never arrived", want)
+	require.FailNow(t, fmt.Sprintf("message %q never arrived", want))
 }

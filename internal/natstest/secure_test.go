@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/tlstest"
 	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
 )
 
 // TestStartWithUser: a client with the user and password gets messages
@@ -28,11 +29,9 @@ func TestStartWithUser(t *testing.T) {
 		nc, err := nats.Connect(s.URL, append(opts, nats.Timeout(2*time.Second))...)
 		if err == nil {
 			nc.Close()
-			t.Fatalf("%s: connected", name)
 		}
-		if strings.Contains(err.Error(), "word") {
-			t.Fatalf("%s: error %q shows the password", name, err)
-		}
+		require.Error(t, err, "%s: connected", name)
+		require.NotContains(t, err.Error(), "word", "%s: error %q shows the password", name, err)
 	}
 }
 
@@ -55,8 +54,8 @@ func TestStartWithTLS(t *testing.T) {
 		nc, err := nats.Connect(s.URL, append(opts, nats.Timeout(2*time.Second))...)
 		if err == nil {
 			nc.Close()
-			t.Fatalf("%s client connected to a TLS-only server requiring client certificates", name)
 		}
+		require.Error(t, err, "%s client connected to a TLS-only server requiring client certificates", name)
 		t.Logf("%s: %v", name, err)
 	}
 	foreignCertRefused(t, s.URL, m, other)
@@ -77,20 +76,15 @@ func foreignCertRefused(t *testing.T, url string, m, other *tlstest.Material) {
 		nats.NoReconnect())
 	if err == nil {
 		defer nc.Close()
-		if ferr := nc.FlushTimeout(2 * time.Second); ferr == nil && !nc.IsClosed() {
-			t.Fatal("client certificate of another CA: connected and got a PONG from a server requiring certificates of its CA")
-		}
+		ferr := nc.FlushTimeout(2 * time.Second)
+		require.False(t, ferr == nil && !nc.IsClosed(), "client certificate of another CA: connected and got a PONG from a server requiring certificates of its CA")
 		t.Logf("client certificate of another CA: connected, then cut off (%v)", nc.LastError())
 		return
 	}
-	if errors.As(err, new(x509.UnknownAuthorityError)) {
-		t.Fatalf("client certificate of another CA: %v; the client refused the server, want the server to refuse the client", err)
-	}
+	require.False(t, errors.As(err, new(x509.UnknownAuthorityError)), "client certificate of another CA: %v; the client refused the server, want the server to refuse the client", err)
 	// The server refuses after the handshake: the client reads its alert,
 	// or (when the server has already closed) finds the connection gone.
-	if !serverRefused(err) {
-		t.Fatalf("client certificate of another CA: %v; want the server's TLS alert or its closing the connection", err)
-	}
+	require.True(t, serverRefused(err), "client certificate of another CA: %v; want the server's TLS alert or its closing the connection", err)
 	t.Logf("client certificate of another CA: %v", err)
 }
 
@@ -110,12 +104,10 @@ func serverRefused(err error) bool {
 func roundTrip(t *testing.T, nc *nats.Conn) {
 	t.Helper()
 	got := make(chan string, 16)
-	if _, err := nc.Subscribe("t.x", func(m *nats.Msg) { got <- string(m.Data) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	_, err := nc.Subscribe("t.x", func(m *nats.Msg) { got <- string(m.Data) })
+	require.NoError(t, err)
+	err = nc.Flush()
+	require.NoError(t, err)
 	publishUntil(t, nc, got, "hello")
 }
 
@@ -124,16 +116,13 @@ func roundTrip(t *testing.T, nc *nats.Conn) {
 func plaintextRefused(t *testing.T, url string) {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "nats://"), 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(3 * time.Second))
 	r := bufio.NewReader(c)
 	info, err := r.ReadString('\n')
-	if err != nil || !strings.Contains(info, `"tls_required":true`) {
-		t.Fatalf("INFO %q (%v), want tls_required", info, err)
-	}
+	require.NoError(t, err, "INFO %q (%v), want tls_required", info, err)
+	require.Contains(t, info, `"tls_required":true`, "INFO %q (%v), want tls_required", info, err)
 	if _, err := c.Write([]byte("CONNECT {\"verbose\":false}\r\nPING\r\n")); err != nil {
 		return // refused already
 	}
@@ -142,8 +131,6 @@ func plaintextRefused(t *testing.T, url string) {
 		if err != nil {
 			return // connection closed or nothing came back
 		}
-		if strings.HasPrefix(line, "PONG") {
-			t.Fatal("a plaintext client got PONG from a TLS-only server")
-		}
+		require.False(t, strings.HasPrefix(line, "PONG"), "a plaintext client got PONG from a TLS-only server")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/redisproc"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // Cluster starts a private three-master Redis Cluster (see
@@ -32,17 +33,14 @@ func ReplicatedCluster(t testing.TB) (*redis.ClusterClient, *redisproc.Cluster) 
 func clusterOf(t testing.TB, cfg redisproc.ClusterConfig) (*redis.ClusterClient, *redisproc.Cluster) {
 	t.Helper()
 	cl, err := redisproc.StartClusterWith(cfg)
-	if err != nil {
-		t.Fatalf("this test needs a real Redis Cluster: %v", err)
-	}
+	require.NoError(t, err, "this test needs a real Redis Cluster")
 	t.Cleanup(func() { cl.Stop() })
 	c := cl.Client()
 	t.Cleanup(func() { c.Close() })
-	if err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+	err = c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
 		return m.Ping(ctx).Err()
-	}); err != nil {
-		t.Fatalf("private redis cluster %v does not answer: %v", cl.Addrs(), err)
-	}
+	})
+	require.NoError(t, err, "private redis cluster %v does not answer", cl.Addrs())
 	return c, cl
 }
 
@@ -50,11 +48,10 @@ func clusterOf(t testing.TB, cfg redisproc.ClusterConfig) (*redis.ClusterClient,
 // error.
 func FlushCluster(t testing.TB, c *redis.ClusterClient) {
 	t.Helper()
-	if err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+	err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
 		return m.FlushAll(ctx).Err()
-	}); err != nil {
-		t.Fatalf("FLUSHALL on every master: %v", err)
-	}
+	})
+	require.NoError(t, err, "FLUSHALL on every master")
 }
 
 // ClusterDBSize is the sum of DBSIZE over every master of c, failing the
@@ -62,15 +59,14 @@ func FlushCluster(t testing.TB, c *redis.ClusterClient) {
 func ClusterDBSize(t testing.TB, c *redis.ClusterClient) int64 {
 	t.Helper()
 	var total atomic.Int64 // ForEachMaster runs fn concurrently
-	if err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+	err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
 		n, err := m.DBSize(ctx).Result()
 		if err != nil {
 			return err
 		}
 		total.Add(n)
 		return nil
-	}); err != nil {
-		t.Fatalf("DBSIZE on every master: %v", err)
-	}
+	})
+	require.NoError(t, err, "DBSIZE on every master")
 	return total.Load()
 }

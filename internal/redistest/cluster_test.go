@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // TestClusterKillRestart: the cluster comes up with every slot served by
@@ -20,46 +21,33 @@ func TestClusterKillRestart(t *testing.T) {
 	t.Logf("3-master cluster up in %s: %v", time.Since(start), cl.Addrs())
 	ctx := context.Background()
 	shards, err := c.ClusterShards(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(shards) != 3 {
-		t.Fatalf("%d shards, want 3", len(shards))
-	}
+	require.NoError(t, err)
+	require.Len(t, shards, 3, "%d shards, want 3", len(shards))
 	for i := 0; i < 30; i++ {
-		if err := c.Set(ctx, fmt.Sprint("k", i), i, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
+		err := c.Set(ctx, fmt.Sprint("k", i), i, 0).Err()
+		require.NoError(t, err)
 	}
-	if n := ClusterDBSize(t, c); n != 30 {
-		t.Fatalf("cluster DBSIZE %d, want 30", n)
-	}
+	n := ClusterDBSize(t, c)
+	require.Equal(t, int64(30), n, "cluster DBSIZE %d, want 30", n)
 	killed := cl.Node(1).Addr
-	if err := cl.Kill(1); err != nil {
-		t.Fatal(err)
-	}
+	err = cl.Kill(1)
+	require.NoError(t, err)
 	served := 0
 	for i := 0; i < 30; i++ {
 		key := fmt.Sprint("k", i)
 		owner := ownerOf(t, cl.Addrs(), key)
 		err := c.Get(ctx, key).Err()
-		if owner != killed && err != nil {
-			t.Fatalf("GET %s on a live master %s: %v", key, owner, err)
-		}
-		if owner == killed && err == nil {
-			t.Fatalf("GET %s answered by the killed master", key)
-		}
+		require.False(t, owner != killed && err != nil, "GET %s on a live master %s: %v", key, owner, err)
+		require.False(t, owner == killed && err == nil, "GET %s answered by the killed master", key)
 		if err == nil {
 			served++
 		}
 	}
-	if served == 0 || served == 30 {
-		t.Fatalf("%d of 30 keys served with one master of three down", served)
-	}
+	require.NotEqual(t, 0, served, "%d of 30 keys served with one master of three down", served)
+	require.NotEqual(t, 30, served, "%d of 30 keys served with one master of three down", served)
 	start = time.Now()
-	if err := cl.Restart(1); err != nil {
-		t.Fatal(err)
-	}
+	err = cl.Restart(1)
+	require.NoError(t, err)
 	t.Logf("master back and cluster ok in %s", time.Since(start))
 	waitOK(t, func() error { return c.Set(ctx, "after", 1, 0).Err() })
 	for i := 0; i < 30; i++ {
@@ -73,9 +61,8 @@ func TestClusterKillRestart(t *testing.T) {
 		})
 	}
 	FlushCluster(t, c)
-	if n := ClusterDBSize(t, c); n != 0 {
-		t.Fatalf("DBSIZE %d after FlushCluster", n)
-	}
+	n = ClusterDBSize(t, c)
+	require.Equal(t, int64(0), n, "DBSIZE %d after FlushCluster", n)
 }
 
 // ownerOf asks the first live node which master serves key's slot.
@@ -99,7 +86,7 @@ func ownerOf(t *testing.T, addrs []string, key string) string {
 			}
 		}
 	}
-	t.Fatalf("no node knows the owner of %q", key)
+	require.FailNow(t, fmt.Sprintf("no node knows the owner of %q", key))
 	return ""
 }
 
@@ -124,9 +111,7 @@ func waitOK(t *testing.T, f func() error) {
 		if err == nil {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still failing after 10s: %v", err)
-		}
+		require.False(t, time.Now().After(deadline), "still failing after 10s: %v", err)
 		time.Sleep(20 * time.Millisecond)
 	}
 }

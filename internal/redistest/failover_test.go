@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/redisproc"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // TestClusterFailover: three masters with one replica each; once the
@@ -19,31 +20,25 @@ func TestClusterFailover(t *testing.T) {
 	start := time.Now()
 	c, cl := ReplicatedCluster(t)
 	t.Logf("3 masters + 3 replicas up in %s", time.Since(start))
-	if got := roles(t, cl); got != 3 {
-		t.Fatalf("%d replicas among %d nodes, want 3", got, len(cl.Addrs()))
-	}
+	got := roles(t, cl)
+	require.Equal(t, 3, got, "%d replicas among %d nodes, want 3", got, len(cl.Addrs()))
 	ctx := context.Background()
 	for i := 0; i < 60; i++ {
-		if err := c.Set(ctx, fmt.Sprint("k", i), i, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
+		err := c.Set(ctx, fmt.Sprint("k", i), i, 0).Err()
+		require.NoError(t, err)
 	}
 	waitReplicated(t, c)
 	victim, err := cl.MasterOf("k0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.Kill(victim); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	err = cl.Kill(victim)
+	require.NoError(t, err)
 	start = time.Now()
-	if err := cl.WaitHealthy(15 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	err = cl.WaitHealthy(15 * time.Second)
+	require.NoError(t, err)
 	t.Logf("master %d killed; replica promoted in %s", victim, time.Since(start))
-	if now, err := cl.MasterOf("k0"); err != nil || now == victim {
-		t.Fatalf("k0 served by node %d (err %v) after failover, killed %d", now, err, victim)
-	}
+	now, err := cl.MasterOf("k0")
+	require.NoError(t, err, "k0 served by node %d (err %v) after failover, killed %d", now, err, victim)
+	require.NotEqual(t, victim, now, "k0 served by node %d (err %v) after failover, killed %d", now, err, victim)
 	for i := 0; i < 60; i++ {
 		key := fmt.Sprint("k", i)
 		waitOK(t, func() error {
@@ -57,12 +52,11 @@ func TestClusterFailover(t *testing.T) {
 		})
 	}
 	start = time.Now()
-	if err := cl.Restart(victim); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := cl.Replica(victim); err != nil || !r {
-		t.Fatalf("restarted node %d: replica %v, err %v", victim, r, err)
-	}
+	err = cl.Restart(victim)
+	require.NoError(t, err)
+	r, err := cl.Replica(victim)
+	require.NoError(t, err, "restarted node %d: replica %v, err %v", victim, r, err)
+	require.True(t, r, "restarted node %d: replica %v, err %v", victim, r, err)
 	t.Logf("killed master back as a replica in %s", time.Since(start))
 }
 
@@ -72,9 +66,7 @@ func roles(t *testing.T, cl *redisproc.Cluster) int {
 	n := 0
 	for i := range cl.Addrs() {
 		r, err := cl.Replica(i)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if r {
 			n++
 		}

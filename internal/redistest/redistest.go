@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/redisproc"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // Start launches a private redis-server for the test and stops it in
@@ -16,9 +17,7 @@ import (
 func Start(t testing.TB) *redisproc.Proc {
 	t.Helper()
 	p, err := redisproc.Start()
-	if err != nil {
-		t.Fatalf("this test needs a real Redis: %v", err)
-	}
+	require.NoError(t, err, "this test needs a real Redis")
 	t.Cleanup(func() { p.Stop() })
 	return p
 }
@@ -30,8 +29,7 @@ func Client(t testing.TB) (*redis.Client, *redisproc.Proc) {
 	p := Start(t)
 	c := p.Client()
 	t.Cleanup(func() { c.Close() })
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("private redis-server on %s does not answer: %v", p.Addr, err)
-	}
+	err := c.Ping(context.Background()).Err()
+	require.NoError(t, err, "private redis-server on %s does not answer", p.Addr)
 	return c, p
 }

@@ -3,22 +3,21 @@ package redistest
 import (
 	"context"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestStartKillRestart(t *testing.T) {
 	c, p := Client(t)
 	ctx := context.Background()
-	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
+	err := c.Set(ctx, "k", "v", 0).Err()
+	require.NoError(t, err)
 	p.Kill()
-	if err := c.Get(ctx, "k").Err(); err == nil {
-		t.Fatal("GET succeeded on a killed server")
-	}
-	if err := p.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := c.DBSize(ctx).Result(); err != nil || n != 0 {
-		t.Fatalf("restarted server: dbsize=%d err=%v, want empty", n, err)
-	}
+	err = c.Get(ctx, "k").Err()
+	require.Error(t, err, "GET succeeded on a killed server")
+	err = p.Restart()
+	require.NoError(t, err)
+	n, err := c.DBSize(ctx).Result()
+	require.NoError(t, err, "restarted server: dbsize=%d err=%v, want empty", n, err)
+	require.Equal(t, int64(0), n, "restarted server: dbsize=%d err=%v, want empty", n, err)
 }

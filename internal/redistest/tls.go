@@ -6,6 +6,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/redisproc"
 	"github.com/edgelimit/edgelimit/internal/tlstest"
+	"github.com/stretchr/testify/require"
 )
 
 // StartTLS launches a private redis-server that speaks only TLS, with m's
@@ -18,14 +19,11 @@ func StartTLS(t testing.TB, m *tlstest.Material, extra ...string) *redisproc.Pro
 	t.Helper()
 	p, err := redisproc.StartTLS(redisproc.TLS{CertFile: m.ServerCert, KeyFile: m.ServerKey,
 		CAFile: m.CA, Client: m.Client}, extra...)
-	if err != nil {
-		t.Fatalf("this test needs a real Redis with TLS: %v", err)
-	}
+	require.NoError(t, err, "this test needs a real Redis with TLS")
 	t.Cleanup(func() { p.Stop() })
 	c := p.Client()
 	defer c.Close()
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("private TLS redis-server on %s does not answer: %v", p.Addr, err)
-	}
+	err = c.Ping(context.Background()).Err()
+	require.NoError(t, err, "private TLS redis-server on %s does not answer", p.Addr)
 	return p
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/tlstest"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // TestStartTLS: the TLS-only server answers its TLS client, refuses a plain
@@ -17,20 +18,17 @@ func TestStartTLS(t *testing.T) {
 	c := p.Client()
 	defer c.Close()
 	ctx := context.Background()
-	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
-		t.Fatalf("SET over TLS: %v", err)
-	}
+	err := c.Set(ctx, "k", "v", 0).Err()
+	require.NoError(t, err, "SET over TLS")
 	plain := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1, DialTimeout: time.Second,
 		ReadTimeout: time.Second})
 	defer plain.Close()
-	if err := plain.Ping(ctx).Err(); err == nil {
-		t.Fatal("a plain TCP client got PONG from a TLS-only server")
-	}
+	err = plain.Ping(ctx).Err()
+	require.Error(t, err, "a plain TCP client got PONG from a TLS-only server")
 	p.Kill()
-	if err := p.Restart(); err != nil {
-		t.Fatalf("Restart: %v", err)
-	}
-	if n, err := c.DBSize(ctx).Result(); err != nil || n != 0 {
-		t.Fatalf("restarted TLS server: dbsize=%d err=%v, want empty", n, err)
-	}
+	err = p.Restart()
+	require.NoError(t, err, "Restart")
+	n, err := c.DBSize(ctx).Result()
+	require.NoError(t, err, "restarted TLS server: dbsize=%d err=%v, want empty", n, err)
+	require.Equal(t, int64(0), n, "restarted TLS server: dbsize=%d err=%v, want empty", n, err)
 }

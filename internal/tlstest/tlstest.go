@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Files are the paths of the PEM files New writes: what a server started
@@ -50,9 +52,7 @@ type Material struct {
 func New(t testing.TB) *Material {
 	t.Helper()
 	m, err := generate(t.TempDir())
-	if err != nil {
-		t.Fatalf("tlstest: %v", err)
-	}
+	require.NoError(t, err, "tlstest")
 	return m
 }
 

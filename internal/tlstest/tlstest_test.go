@@ -8,9 +8,10 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestHandshake: over a loopback TCP connection the client config
@@ -23,31 +24,27 @@ func TestHandshake(t *testing.T) {
 	m, other := New(t), New(t)
 	for _, name := range []string{"127.0.0.1", "localhost"} {
 		cliErr, srvErr := exchange(t, m.Server, m.Client, name)
-		if cliErr != nil || srvErr != nil {
-			t.Fatalf("%s: client %v, server %v; want a handshake", name, cliErr, srvErr)
-		}
+		require.NoError(t, cliErr, "%s: client %v, server %v; want a handshake", name, cliErr, srvErr)
+		require.NoError(t, srvErr, "%s: client %v, server %v; want a handshake", name, cliErr, srvErr)
 	}
 	cliErr, srvErr := exchange(t, m.Server, other.Client, "127.0.0.1")
-	if !errors.As(cliErr, new(x509.UnknownAuthorityError)) || srvErr == nil {
-		t.Fatalf("client of another CA: client %v, server %v; want unknown authority, refused", cliErr, srvErr)
-	}
+	require.True(t, errors.As(cliErr, new(x509.UnknownAuthorityError)), "client of another CA: client %v, server %v; want unknown authority, refused", cliErr, srvErr)
+	require.Error(t, srvErr, "client of another CA: client %v, server %v; want unknown authority, refused", cliErr, srvErr)
 	// A client that trusts the server's CA but presents a certificate of
 	// another CA: the server itself must refuse it. Its Handshake fails
 	// verifying the client certificate; the client, whose handshake may
 	// complete first under TLS 1.3, sees the server's alert at its read.
 	foreignCert := &tls.Config{RootCAs: m.Pool, Certificates: other.Client.Certificates}
 	cliErr, srvErr = exchange(t, m.Server, foreignCert, "127.0.0.1")
-	if !errors.As(srvErr, new(x509.UnknownAuthorityError)) || !strings.Contains(srvErr.Error(), "certificate") {
-		t.Fatalf("client certificate of another CA: server %v; want it to refuse the certificate (unknown authority)", srvErr)
-	}
-	if cliErr == nil || !strings.Contains(cliErr.Error(), "remote error: tls:") {
-		t.Fatalf("client certificate of another CA: client %v; want the server's TLS alert", cliErr)
-	}
+	require.True(t, errors.As(srvErr, new(x509.UnknownAuthorityError)), "client certificate of another CA: server %v; want it to refuse the certificate (unknown authority)", srvErr)
+	require.Contains(t, srvErr.Error(), "certificate", "client certificate of another CA: server %v; want it to refuse the certificate (unknown authority)", srvErr)
+	require.Error(t, cliErr, "client certificate of another CA: client %v; want the server's TLS alert", cliErr)
+	require.Contains(t, cliErr.Error(), "remote error: tls:", "client certificate of another CA: client %v; want the server's TLS alert", cliErr)
 	t.Logf("client certificate of another CA: client %v; server %v", cliErr, srvErr)
 	noCert := &tls.Config{RootCAs: m.Pool}
-	if cliErr, srvErr := exchange(t, m.Server, noCert, "127.0.0.1"); cliErr == nil || srvErr == nil {
-		t.Fatalf("client without certificate: client %v, server %v; want both to fail", cliErr, srvErr)
-	}
+	cliErr, srvErr = exchange(t, m.Server, noCert, "127.0.0.1")
+	require.Error(t, cliErr, "client without certificate: client %v, server %v; want both to fail", cliErr, srvErr)
+	require.Error(t, srvErr, "client without certificate: client %v, server %v; want both to fail", cliErr, srvErr)
 }
 
 // TestFiles: the PEM files hold the same material as the configs, as a
@@ -56,21 +53,13 @@ func TestHandshake(t *testing.T) {
 func TestFiles(t *testing.T) {
 	m := New(t)
 	srvPair, err := tls.LoadX509KeyPair(m.ServerCert, m.ServerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cliPair, err := tls.LoadX509KeyPair(m.ClientCert, m.ClientKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	caPEM, err := os.ReadFile(m.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		t.Fatalf("%s holds no certificate", m.CA)
-	}
+	require.True(t, pool.AppendCertsFromPEM(caPEM), "%s holds no certificate", m.CA)
 	srv := &tls.Config{Certificates: []tls.Certificate{srvPair}, ClientCAs: pool,
 		ClientAuth: tls.RequireAndVerifyClientCert}
 	cli := &tls.Config{Certificates: []tls.Certificate{cliPair}, RootCAs: pool}
@@ -78,9 +67,9 @@ func TestFiles(t *testing.T) {
 		name     string
 		srv, cli *tls.Config
 	}{{"files/files", srv, cli}, {"files/config", srv, m.Client}, {"config/files", m.Server, cli}} {
-		if cliErr, srvErr := exchange(t, c.srv, c.cli, "localhost"); cliErr != nil || srvErr != nil {
-			t.Fatalf("%s: client %v, server %v", c.name, cliErr, srvErr)
-		}
+		cliErr, srvErr := exchange(t, c.srv, c.cli, "localhost")
+		require.NoError(t, cliErr, "%s: client %v, server %v", c.name, cliErr, srvErr)
+		require.NoError(t, srvErr, "%s: client %v, server %v", c.name, cliErr, srvErr)
 	}
 }
 
@@ -91,9 +80,7 @@ func TestFiles(t *testing.T) {
 func exchange(t *testing.T, server, client *tls.Config, serverName string) (cliErr, srvErr error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ln.Close()
 	done := make(chan error, 1)
 	go func() {

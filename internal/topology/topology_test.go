@@ -7,6 +7,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAfterErrorThrottles: many concurrent errors within MinInterval ask
@@ -23,16 +24,12 @@ func TestAfterErrorThrottles(t *testing.T) {
 		go func() { defer wg.Done(); r.AfterError(cc) }()
 	}
 	wg.Wait()
-	if got := reloads.Load(); got != 1 {
-		t.Fatalf("50 errors at once asked for %d reloads, want 1", got)
-	}
+	got := reloads.Load()
+	require.Equal(t, int32(1), got, "50 errors at once asked for %d reloads, want 1", got)
 	time.Sleep(MinInterval + 20*time.Millisecond)
-	if !r.AfterError(cc) || reloads.Load() != 2 {
-		t.Fatalf("an error after MinInterval asked for no reload (%d in all)", reloads.Load())
-	}
+	require.True(t, r.AfterError(cc), "an error after MinInterval asked for no reload (%d in all)", reloads.Load())
+	require.Equal(t, int32(2), reloads.Load(), "an error after MinInterval asked for no reload (%d in all)", reloads.Load())
 	plain := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"})
 	defer plain.Close()
-	if r.AfterError(plain) {
-		t.Fatal("a plain client was reloaded")
-	}
+	require.False(t, r.AfterError(plain), "a plain client was reloaded")
 }
