@@ -1,11 +1,14 @@
 package metrics_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // histogramOf finds the histogram of family name whose first label value
@@ -13,9 +16,7 @@ import (
 func histogramOf(t *testing.T, reg *prometheus.Registry, name, first string) *dto.Histogram {
 	t.Helper()
 	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
+	require.NoError(t, err, "gather")
 	for _, f := range fams {
 		if f.GetName() != name {
 			continue
@@ -28,7 +29,7 @@ func histogramOf(t *testing.T, reg *prometheus.Registry, name, first string) *dt
 			}
 		}
 	}
-	t.Fatalf("no %s{...%q...} gathered", name, first)
+	require.FailNow(t, fmt.Sprintf("no %s{...%q...} gathered", name, first))
 	return nil
 }
 
@@ -46,9 +47,7 @@ func histogramSum(t *testing.T, reg *prometheus.Registry, name, label string) fl
 func wantCounters(t *testing.T, reg *prometheus.Registry, name string, want map[string]float64) {
 	t.Helper()
 	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
+	require.NoError(t, err, "gather")
 	got := map[string]float64{}
 	for _, f := range fams {
 		if f.GetName() != name {
@@ -63,14 +62,11 @@ func wantCounters(t *testing.T, reg *prometheus.Registry, name string, want map[
 		}
 	}
 	for k, v := range got {
-		if v != want[k] {
-			t.Errorf("%s{%s} = %v, want %v", name, k, v, want[k])
-		}
+		assert.Equal(t, want[k], v, "%s{%s} = %v, want %v", name, k, v, want[k])
 	}
 	for k, v := range want {
-		if _, ok := got[k]; !ok {
-			t.Errorf("%s{%s} missing, want %v", name, k, v)
-		}
+		_, ok := got[k]
+		assert.True(t, ok, "%s{%s} missing, want %v", name, k, v)
 	}
 }
 

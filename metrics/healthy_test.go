@@ -12,6 +12,8 @@ import (
 	"github.com/edgelimit/edgelimit/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // counterValue reads the counter of family name whose labels are exactly
@@ -19,9 +21,7 @@ import (
 func counterValue(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
 	t.Helper()
 	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
+	require.NoError(t, err, "gather")
 	for _, f := range fams {
 		if f.GetName() != name {
 			continue
@@ -57,16 +57,14 @@ func TestHealthyRedisCountsNoErrors(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, alg := range core.Algorithms {
 		l, err := redisbackend.New(rdb, core.Limit{Max: 100, Window: time.Minute, Algorithm: alg})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for g := 0; g < 8; g++ { // several connections at once
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := 0; i < 10; i++ {
-					if _, err := l.Allow(ctx, "k"); err != nil {
-						t.Error(err)
+					_, err := l.Allow(ctx, "k")
+					if !assert.NoError(t, err) {
 						return
 					}
 				}
@@ -74,10 +72,8 @@ func TestHealthyRedisCountsNoErrors(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if n := counterValue(t, reg, "edgelimit_redis_errors_total", map[string]string{"type": "reply"}); n != 0 {
-		t.Errorf("redis_errors_total{type=\"reply\"} = %v on a healthy Redis, want 0", n)
-	}
-	if n := counterValue(t, reg, "edgelimit_redis_errors_total", map[string]string{"type": "transport"}); n != 0 {
-		t.Errorf("redis_errors_total{type=\"transport\"} = %v on a healthy Redis, want 0", n)
-	}
+	n := counterValue(t, reg, "edgelimit_redis_errors_total", map[string]string{"type": "reply"})
+	assert.Equal(t, float64(0), n, "redis_errors_total{type=\"reply\"} = %v on a healthy Redis, want 0", n)
+	n = counterValue(t, reg, "edgelimit_redis_errors_total", map[string]string{"type": "transport"})
+	assert.Equal(t, float64(0), n, "redis_errors_total{type=\"transport\"} = %v on a healthy Redis, want 0", n)
 }

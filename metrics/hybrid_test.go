@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,15 +11,15 @@ import (
 	"github.com/edgelimit/edgelimit/metrics"
 	"github.com/edgelimit/edgelimit/sync/hybrid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // nodeStat reads edgelimit_node_stat{node, stat} from reg.
 func nodeStat(t *testing.T, reg *prometheus.Registry, node, stat string) float64 {
 	t.Helper()
 	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
+	require.NoError(t, err, "gather")
 	for _, f := range fams {
 		if f.GetName() != "edgelimit_node_stat" {
 			continue
@@ -33,7 +34,7 @@ func nodeStat(t *testing.T, reg *prometheus.Registry, node, stat string) float64
 			}
 		}
 	}
-	t.Fatalf("edgelimit_node_stat{node=%q,stat=%q} not gathered", node, stat)
+	require.FailNow(t, fmt.Sprintf("edgelimit_node_stat{node=%q,stat=%q} not gathered", node, stat))
 	return 0
 }
 
@@ -48,9 +49,7 @@ func TestHybridLiveAccuracyExported(t *testing.T) {
 	newNode := func(pop string, rate float64) *hybrid.Node {
 		n, err := hybrid.New(hybrid.Config{PoP: pop, Limit: core.PerWindow(100, 10*time.Second),
 			Redis: rdb, Clock: core.NewManualClock(now), Resync: -1, AuditRate: rate})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { n.Close(context.Background()) })
 		return n
 	}
@@ -58,20 +57,18 @@ func TestHybridLiveAccuracyExported(t *testing.T) {
 	ctx := context.Background()
 	allow := func(n *hybrid.Node, key string, times int) {
 		for i := 0; i < times; i++ {
-			if d, err := n.AllowN(ctx, key, now, 1); err != nil || !d.Allowed {
-				t.Fatalf("%s %q: %+v %v", n.ID(), key, d, err)
-			}
+			d, err := n.AllowN(ctx, key, now, 1)
+			require.NoError(t, err, "%s %q: %+v %v", n.ID(), key, d, err)
+			require.True(t, d.Allowed, "%s %q: %+v %v", n.ID(), key, d, err)
 		}
 	}
 	allow(b, "k", 100)
-	if err := b.Sync(ctx, now); err != nil {
-		t.Fatal(err)
-	}
+	err := b.Sync(ctx, now)
+	require.NoError(t, err)
 	allow(a, "k", 10)
 	allow(a, "calm", 5)
-	if err := a.Audit(ctx, now); err != nil {
-		t.Fatal(err)
-	}
+	err = a.Audit(ctx, now)
+	require.NoError(t, err)
 
 	c := metrics.New()
 	reg := register(t, c)
@@ -82,14 +79,11 @@ func TestHybridLiveAccuracyExported(t *testing.T) {
 		"redis_round_trips": 0, "local_decisions": 15,
 		"pending_redis": 2, "pending_gossip": 0,
 	} {
-		if got := nodeStat(t, reg, "pop-a", stat); got != want {
-			t.Errorf("edgelimit_node_stat{node=\"pop-a\",stat=%q} = %v, want %v", stat, got, want)
-		}
+		got := nodeStat(t, reg, "pop-a", stat)
+		assert.Equal(t, want, got, "edgelimit_node_stat{node=\"pop-a\",stat=%q} = %v, want %v", stat, got, want)
 	}
-	if err := a.Sync(ctx, now); err != nil {
-		t.Fatal(err)
-	}
-	if got := nodeStat(t, reg, "pop-a", "pending_redis"); got != 0 {
-		t.Errorf("pending_redis after Sync = %v, want 0", got)
-	}
+	err = a.Sync(ctx, now)
+	require.NoError(t, err)
+	got := nodeStat(t, reg, "pop-a", "pending_redis")
+	assert.Equal(t, float64(0), got, "pending_redis after Sync = %v, want 0", got)
 }

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 var epoch = time.Unix(1_700_000_010, 0)
@@ -35,9 +37,7 @@ func (invalid) AllowN(context.Context, string, time.Time, int64) (core.Decision,
 func newLocal(t *testing.T, max int64) core.Limiter {
 	t.Helper()
 	l, err := local.New(core.PerWindow(max, time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return l
 }
 
@@ -46,9 +46,8 @@ func newLocal(t *testing.T, max int64) core.Limiter {
 func register(t *testing.T, c *metrics.Collector) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(c); err != nil {
-		t.Fatalf("register: %v", err)
-	}
+	err := reg.Register(c)
+	require.NoError(t, err, "register")
 	return reg
 }
 
@@ -58,13 +57,12 @@ func TestDecisionCountsOfAKnownRun(t *testing.T) {
 	ctx := context.Background()
 	l := c.Wrap("api", newLocal(t, 3))
 	for i := 0; i < 5; i++ { // 3 allowed, 2 denied
-		if _, err := l.AllowN(ctx, "k", epoch, 1); err != nil {
-			t.Fatal(err)
-		}
+		_, err := l.AllowN(ctx, "k", epoch, 1)
+		require.NoError(t, err)
 	}
-	if _, err := l.Peek(ctx, "k", epoch); err != nil { // not counted
-		t.Fatal(err)
-	}
+	// not counted
+	_, err := l.Peek(ctx, "k", epoch)
+	require.NoError(t, err)
 	_, _ = c.Wrap("store", down{l}).AllowN(ctx, "k", epoch, 1)
 	_, _ = c.Wrap("store", invalid{l}).AllowN(ctx, "k", epoch, 1)
 	wantCounters(t, reg, "edgelimit_decisions_total", map[string]float64{
@@ -76,9 +74,8 @@ func TestDecisionCountsOfAKnownRun(t *testing.T) {
 		"store/unavailable": 1,
 		"store/invalid":     1,
 	})
-	if n := histogramCount(t, reg, "edgelimit_decision_duration_seconds", "api"); n != 5 {
-		t.Fatalf("latency histogram of api holds %d samples, want 5", n)
-	}
+	n := histogramCount(t, reg, "edgelimit_decision_duration_seconds", "api")
+	require.Equal(t, uint64(5), n, "latency histogram of api holds %d samples, want 5", n)
 }
 
 func TestRedisRoundTripsOfAKnownRun(t *testing.T) {
@@ -89,7 +86,7 @@ func TestRedisRoundTripsOfAKnownRun(t *testing.T) {
 	// Set up both connections (commands, pipelines) before counting: a new
 	// connection's HELLO and CLIENT SETINFO are round trips too.
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatal(err)
+		require.FailNow(t, fmt.Sprint(err))
 	}
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { p.Ping(ctx); return nil })
 	c := metrics.New()
@@ -106,15 +103,11 @@ func TestRedisRoundTripsOfAKnownRun(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := proc.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if rdb.Get(ctx, "a").Err() == nil { // command, transport error
-		t.Fatal("GET succeeded on a killed server")
-	}
+	require.NoError(t, err)
+	err = proc.Kill()
+	require.NoError(t, err)
+	// command, transport error
+	require.Error(t, rdb.Get(ctx, "a").Err(), "GET succeeded on a killed server")
 	want := `
 # HELP edgelimit_redis_errors_total Failed Redis round trips: type=reply for an error reply, type=transport for no answer, type=noscript for a script Redis had not cached (the caller then sends it).
 # TYPE edgelimit_redis_errors_total counter
@@ -126,13 +119,11 @@ edgelimit_redis_errors_total{client="main",type="transport"} 1
 edgelimit_redis_roundtrips_total{client="main",kind="command"} 5
 edgelimit_redis_roundtrips_total{client="main",kind="pipeline"} 1
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"edgelimit_redis_roundtrips_total", "edgelimit_redis_errors_total"); err != nil {
-		t.Fatal(err)
-	}
-	if n := histogramSum(t, reg, "edgelimit_redis_pipeline_commands", "main"); n != 4 {
-		t.Fatalf("pipeline size histogram sums %v commands, want 4", n)
-	}
+	err = testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"edgelimit_redis_roundtrips_total", "edgelimit_redis_errors_total")
+	require.NoError(t, err)
+	n := histogramSum(t, reg, "edgelimit_redis_pipeline_commands", "main")
+	require.Equal(t, float64(4), n, "pipeline size histogram sums %v commands, want 4", n)
 }
 
 func TestNodeStats(t *testing.T) {
@@ -152,9 +143,8 @@ func TestNodeStats(t *testing.T) {
 x_node_stat{node="n1",pop="fra1",stat="gossip_sent"} 20
 x_node_stat{node="n1",pop="fra1",stat="pending"} 3
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "x_node_stat"); err != nil {
-		t.Fatal(err)
-	}
+	err := testutil.GatherAndCompare(reg, strings.NewReader(want), "x_node_stat")
+	require.NoError(t, err)
 }
 
 func TestWrapForwardsEverything(t *testing.T) {
@@ -162,22 +152,16 @@ func TestWrapForwardsEverything(t *testing.T) {
 	inner := newLocal(t, 2)
 	l := c.Wrap("api", inner)
 	ctx := context.Background()
-	if l.Limit() != inner.Limit() {
-		t.Fatalf("Limit() = %v", l.Limit())
-	}
+	require.False(t, l.Limit() != inner.Limit(), "Limit() = %v", l.Limit())
 	d, _ := l.Allow(ctx, "k")
-	if !d.Allowed || d.Remaining != 1 {
-		t.Fatalf("Allow = %+v", d)
-	}
-	if err := l.Reset(ctx, "k"); err != nil {
-		t.Fatal(err)
-	}
-	if d, _ := l.Peek(ctx, "k", time.Now()); d.Remaining != 2 {
-		t.Fatalf("after Reset, Peek = %+v", d)
-	}
-	if _, err := l.AllowN(ctx, "", epoch, 1); !errors.Is(err, core.ErrInvalid) {
-		t.Fatalf("bad key: err = %v", err)
-	}
+	require.True(t, d.Allowed, "Allow = %+v", d)
+	require.Equal(t, int64(1), d.Remaining, "Allow = %+v", d)
+	err := l.Reset(ctx, "k")
+	require.NoError(t, err)
+	d, _ = l.Peek(ctx, "k", time.Now())
+	require.Equal(t, int64(2), d.Remaining, "after Reset, Peek = %+v", d)
+	_, err = l.AllowN(ctx, "", epoch, 1)
+	require.ErrorIs(t, err, core.ErrInvalid, "bad key: err = %v", err)
 }
 
 // TestNodeLabelDropped: WithNodeLabel("") exports a node's statistics
@@ -192,14 +176,12 @@ func TestNodeLabelDropped(t *testing.T) {
 # TYPE edgelimit_node_stat gauge
 edgelimit_node_stat{pop="fra1",stat="pending"} 3
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "edgelimit_node_stat"); err != nil {
-		t.Fatal(err)
-	}
+	err := testutil.GatherAndCompare(reg, strings.NewReader(want), "edgelimit_node_stat")
+	require.NoError(t, err)
 	c = metrics.New(metrics.WithNodeLabel("pop_node"))
 	reg = register(t, c)
 	c.AddStats("fra1", func() map[string]float64 { return map[string]float64{"pending": 3} })
 	want = strings.Replace(want, `pop="fra1"`, `pop_node="fra1"`, 1)
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "edgelimit_node_stat"); err != nil {
-		t.Fatal(err)
-	}
+	err = testutil.GatherAndCompare(reg, strings.NewReader(want), "edgelimit_node_stat")
+	require.NoError(t, err)
 }

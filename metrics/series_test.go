@@ -13,6 +13,7 @@ import (
 	"github.com/edgelimit/edgelimit/metrics"
 	"github.com/edgelimit/edgelimit/sync/hybrid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHybridFallbackCountedByDecision: with Redis killed, a hybrid node's
@@ -26,17 +27,14 @@ func TestHybridFallbackCountedByDecision(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_500)
 	n, err := hybrid.New(hybrid.Config{PoP: "p1", Limit: core.PerWindow(5, time.Minute), Redis: rdb,
 		Margin: 0.5, Resync: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = n.Close(ctx)
 	})
-	if err := proc.Kill(); err != nil {
-		t.Fatal(err)
-	}
+	err = proc.Kill()
+	require.NoError(t, err)
 	c := metrics.New()
 	reg := register(t, c)
 	l := c.Wrap("api", n)
@@ -63,28 +61,22 @@ func TestOnlySeriesThatCanMove(t *testing.T) {
 	c := metrics.New()
 	reg := register(t, c)
 	r, err := redisbackend.New(rdb, core.PerWindow(1, time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c.Wrap("redis", r) // a SourceLister: redis, fail-closed
 	c.Wrap("local", newLocal(t, 1))
 	c.Wrap("hinted", newLocal(t, 1), core.SourceLocal)
 	want := []string{"hinted/allowed/local", "hinted/denied/local",
 		"redis/allowed/redis", "redis/denied/fail-closed", "redis/denied/redis"}
-	if got := seriesOf(t, reg, "edgelimit_decisions_total"); !slices.Equal(got, want) {
-		t.Fatalf("series at Wrap:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if _, err := c.Wrap("local", newLocal(t, 1)).AllowN(context.Background(), "k", epoch, 1); err != nil {
-		t.Fatal(err)
-	}
+	got := seriesOf(t, reg, "edgelimit_decisions_total")
+	require.True(t, slices.Equal(got, want), "series at Wrap:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	_, err = c.Wrap("local", newLocal(t, 1)).AllowN(context.Background(), "k", epoch, 1)
+	require.NoError(t, err)
 	want = append(want, "local/allowed/local")
 	slices.Sort(want)
-	if got := seriesOf(t, reg, "edgelimit_decisions_total"); !slices.Equal(got, want) {
-		t.Fatalf("series after one local decision:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if got := seriesOf(t, reg, "edgelimit_decision_errors_total"); len(got) != 0 {
-		t.Fatalf("error series before any error: %v", got)
-	}
+	got = seriesOf(t, reg, "edgelimit_decisions_total")
+	require.True(t, slices.Equal(got, want), "series after one local decision:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	got = seriesOf(t, reg, "edgelimit_decision_errors_total")
+	require.Empty(t, got, "error series before any error: %v", got)
 }
 
 // seriesOf lists the series of family name as their label values joined by
@@ -92,9 +84,7 @@ func TestOnlySeriesThatCanMove(t *testing.T) {
 func seriesOf(t *testing.T, reg *prometheus.Registry, name string) []string {
 	t.Helper()
 	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
+	require.NoError(t, err, "gather")
 	var out []string
 	for _, f := range fams {
 		if f.GetName() != name {

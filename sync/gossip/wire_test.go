@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func sample() Message {
@@ -19,16 +20,10 @@ func sample() Message {
 
 func TestRoundTripSample(t *testing.T) {
 	b, err := Marshal(sample())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got, err := Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, sample()) {
-		t.Fatalf("round trip:\n got %+v\nwant %+v", got, sample())
-	}
+	require.NoError(t, err)
+	require.Equal(t, sample(), got, "round trip:\n got %+v\nwant %+v", got, sample())
 }
 
 // TestRoundTripProperty: for random valid messages, Decode(Encode(m)) gives
@@ -39,29 +34,21 @@ func TestRoundTripProperty(t *testing.T) {
 		m := randomMessage(r)
 		limit := 1024 + r.IntN(8192)
 		parts, err := Encode(m, limit)
-		if err != nil {
-			t.Fatalf("encode %d: %v", i, err)
-		}
+		require.NoError(t, err, "encode %d", i)
 		var all []Entry
 		for _, p := range parts {
-			if len(p) > limit {
-				t.Fatalf("payload %d bytes over limit %d", len(p), limit)
-			}
+			require.LessOrEqual(t, len(p), limit, "payload %d bytes over limit %d", len(p), limit)
 			d, err := Decode(p)
-			if err != nil {
-				t.Fatalf("decode: %v", err)
-			}
-			if d.PoP != m.PoP || !d.SentAt.Equal(m.SentAt) || d.WindowMillis != m.WindowMillis {
-				t.Fatalf("header changed: %+v vs %+v", d, m)
-			}
+			require.NoError(t, err, "decode")
+			require.Equal(t, m.PoP, d.PoP, "header changed: %+v vs %+v", d, m)
+			require.True(t, d.SentAt.Equal(m.SentAt), "header changed: %+v vs %+v", d, m)
+			require.Equal(t, m.WindowMillis, d.WindowMillis, "header changed: %+v vs %+v", d, m)
 			all = append(all, d.Entries...)
 		}
 		if len(m.Entries) == 0 && len(all) == 0 {
 			continue
 		}
-		if !reflect.DeepEqual(all, m.Entries) {
-			t.Fatalf("entries differ after round trip")
-		}
+		require.Equal(t, m.Entries, all, "entries differ after round trip")
 	}
 }
 
@@ -95,9 +82,8 @@ func TestEncodeRejectsInvalid(t *testing.T) {
 		{PoP: "p", WindowMillis: 1, Entries: []Entry{{Key: "k", Window: 0, Count: 1}, {Key: "k", Window: maxWindowDelta, Count: 1}}},
 	}
 	for i, m := range bad {
-		if _, err := Encode(m, 4096); !errors.Is(err, core.ErrMalformed) {
-			t.Errorf("case %d: err %v, want ErrMalformed", i, err)
-		}
+		_, err := Encode(m, 4096)
+		assert.ErrorIs(t, err, core.ErrMalformed, "case %d: err %v, want ErrMalformed", i, err)
 	}
 }
 
@@ -126,11 +112,11 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	for name, c := range cases {
 		m, err := Decode(c.in)
-		if !errors.Is(err, core.ErrMalformed) || (c.want != nil && !errors.Is(err, c.want)) {
-			t.Errorf("%s: err %v, want %v", name, err, c.want)
+		if assert.ErrorIs(t, err, core.ErrMalformed, "%s: err %v, want %v", name, err, c.want) {
+			assert.False(t, c.want != nil && !errors.Is(err, c.want), "%s: err %v, want %v", name, err, c.want)
 		}
-		if m.PoP != "" || m.Entries != nil {
-			t.Errorf("%s: partial message returned: %+v", name, m)
+		if assert.Equal(t, "", m.PoP, "%s: partial message returned: %+v", name, m) {
+			assert.Nil(t, m.Entries, "%s: partial message returned: %+v", name, m)
 		}
 	}
 }
@@ -156,9 +142,8 @@ func appendUvarint(b []byte, v uint64) []byte {
 }
 
 func TestSubjectHasNoIdentity(t *testing.T) {
-	if got := Subject("el"); got != "el.edgelimit.gossip.v1" {
-		t.Fatalf("Subject = %q", got)
-	}
+	got := Subject("el")
+	require.Equal(t, "el.edgelimit.gossip.v1", got, "Subject = %q", got)
 }
 
 func FuzzDecode(f *testing.F) {
@@ -172,18 +157,15 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(b)
 		if err != nil {
-			if !errors.Is(err, core.ErrMalformed) || m.PoP != "" || m.Entries != nil {
-				t.Fatalf("bad failure: %v %+v", err, m)
-			}
+			require.ErrorIs(t, err, core.ErrMalformed, "bad failure: %v %+v", err, m)
+			require.Equal(t, "", m.PoP, "bad failure: %v %+v", err, m)
+			require.Nil(t, m.Entries, "bad failure: %v %+v", err, m)
 			return
 		}
 		again, err := Marshal(m)
-		if err != nil {
-			t.Fatalf("decoded message does not re-encode: %v", err)
-		}
+		require.NoError(t, err, "decoded message does not re-encode")
 		m2, err := Decode(again)
-		if err != nil || !reflect.DeepEqual(m, m2) {
-			t.Fatalf("re-decode differs: %v", err)
-		}
+		require.NoError(t, err, "re-decode differs")
+		require.Equal(t, m2, m, "re-decode differs: %v", err)
 	})
 }
