@@ -14,6 +14,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestThreePoPsHoldTheLimit builds the example, runs NATS and three PoPs
@@ -25,7 +27,7 @@ import (
 func TestThreePoPsHoldTheLimit(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "multipop")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		require.FailNow(t, fmt.Sprintf("go build: %v\n%s", err, out))
 	}
 	redis := redistest.Start(t)
 	const limit, window = 40, 2 * time.Second
@@ -42,43 +44,33 @@ func TestThreePoPsHoldTheLimit(t *testing.T) {
 	o := loadOptions{targets: targets, limit: limit, window: window, duration: 7 * time.Second,
 		attackRate: 90, calm: 10, calmEvery: 500 * time.Millisecond, tolerance: 1.25}
 	tl, err := runLoad(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var report bytes.Buffer
 	tl.report(&report, o)
 	t.Log("\n" + report.String())
-	if err := tl.check(o); err != nil {
-		t.Error(err)
-	}
+	err = tl.check(o)
+	assert.NoError(t, err)
 	for i, c := range tl.attacker {
-		if tl.full(i) && c.admitted < limit*8/10 {
-			t.Errorf("a full window admitted %d of the attacker; want close to the limit %d", c.admitted, limit)
-		}
+		assert.False(t, tl.full(i) && c.admitted < limit*8/10, "a full window admitted %d of the attacker; want close to the limit %d", c.admitted, limit)
 	}
 	for i, p := range pops {
-		if err := p.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Wait(); err != nil {
-			t.Errorf("pop%d on SIGTERM: %v", i+1, err)
-		}
+		err := p.Process.Signal(syscall.SIGTERM)
+		require.NoError(t, err)
+		err = p.Wait()
+		assert.NoError(t, err, "pop%d on SIGTERM", i+1)
 	}
 }
 
 // TestRunScriptParses: run.sh is valid bash.
 func TestRunScriptParses(t *testing.T) {
-	if out, err := exec.Command("bash", "-n", "run.sh").CombinedOutput(); err != nil {
-		t.Fatalf("bash -n run.sh: %v\n%s", err, out)
-	}
+	out, err := exec.Command("bash", "-n", "run.sh").CombinedOutput()
+	require.NoError(t, err, "bash -n run.sh: %v\n%s", err, out)
 }
 
 func port(t *testing.T) int {
 	t.Helper()
 	p, err := freeport.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -87,9 +79,8 @@ func start(t *testing.T, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	err := cmd.Start()
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Signal(syscall.SIGTERM)

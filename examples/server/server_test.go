@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // startServer runs the example (with its own private redis-server) until
@@ -22,20 +25,17 @@ func startServer(t *testing.T, o options) string {
 	go func() { done <- run(ctx, o, ready) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run returned %v", err)
-		}
+		err := <-done
+		assert.NoError(t, err, "run returned %v", err)
 	})
 	select {
 	case url := <-ready:
-		if !strings.Contains(out.String(), url) {
-			t.Errorf("printed %q, which lacks the URL %s", out.String(), url)
-		}
+		assert.Contains(t, out.String(), url, "printed %q, which lacks the URL %s", out.String(), url)
 		return url
 	case err := <-done:
-		t.Fatalf("the example server did not start (it needs redis-server on PATH): %v", err)
+		require.FailNow(t, fmt.Sprintf("the example server did not start (it needs redis-server on PATH): %v", err))
 	case <-time.After(20 * time.Second):
-		t.Fatal("the example server did not start within 20s")
+		require.FailNow(t, "the example server did not start within 20s")
 	}
 	return ""
 }
@@ -43,9 +43,7 @@ func startServer(t *testing.T, o options) string {
 func fetch(t *testing.T, url string) *http.Response {
 	t.Helper()
 	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
+	require.NoError(t, err, "GET %s", url)
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp
@@ -56,31 +54,22 @@ func TestServerAnswersWithHeadersThen429(t *testing.T) {
 	const policy = `"short";q=3;w=3600, "daily";q=1000;w=86400`
 	for i := 1; i <= 3; i++ {
 		resp := fetch(t, url)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("request %d: status %d", i, resp.StatusCode)
-		}
-		if got := resp.Header.Get("RateLimit-Policy"); got != policy {
-			t.Fatalf("RateLimit-Policy = %q, want %q", got, policy)
-		}
+		require.Equal(t, int(http.StatusOK), resp.StatusCode, "request %d: status %d", i, resp.StatusCode)
+		got := resp.Header.Get("RateLimit-Policy")
+		require.Equal(t, string(policy), got, "RateLimit-Policy = %q, want %q", got, policy)
 		wantPrefix := fmt.Sprintf(`"short";r=%d;t=`, 3-i)
-		if got := resp.Header.Get("RateLimit"); !strings.HasPrefix(got, wantPrefix) {
-			t.Fatalf("request %d: RateLimit = %q, want %s...", i, got, wantPrefix)
-		}
-		if got := resp.Header.Get("X-RateLimit-Remaining"); got != fmt.Sprint(3-i) {
-			t.Fatalf("request %d: X-RateLimit-Remaining = %q", i, got)
-		}
+		got = resp.Header.Get("RateLimit")
+		require.True(t, strings.HasPrefix(got, wantPrefix), "request %d: RateLimit = %q, want %s...", i, got, wantPrefix)
+		got = resp.Header.Get("X-RateLimit-Remaining")
+		require.Equal(t, fmt.Sprint(3-i), got, "request %d: X-RateLimit-Remaining = %q", i, got)
 	}
 	resp := fetch(t, url)
-	if resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("4th request: status %d, want 429", resp.StatusCode)
-	}
+	require.Equal(t, int(http.StatusTooManyRequests), resp.StatusCode, "4th request: status %d, want 429", resp.StatusCode)
 	retry := resp.Header.Get("Retry-After")
-	if retry == "" || retry == "0" {
-		t.Fatalf("429 without a useful Retry-After: %q", retry)
-	}
-	if got, want := resp.Header.Get("RateLimit"), `"short";r=0;t=`+retry; got != want {
-		t.Fatalf("RateLimit = %q, want %q", got, want)
-	}
+	require.NotEqual(t, "", retry, "429 without a useful Retry-After: %q", retry)
+	require.NotEqual(t, "0", retry, "429 without a useful Retry-After: %q", retry)
+	got, want := resp.Header.Get("RateLimit"), `"short";r=0;t=`+retry
+	require.Equal(t, want, got, "RateLimit = %q, want %q", got, want)
 }
 
 func TestServerExportsMetrics(t *testing.T) {
@@ -88,9 +77,7 @@ func TestServerExportsMetrics(t *testing.T) {
 	fetch(t, url)
 	fetch(t, url)
 	resp, err := http.Get(url + "metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	for _, want := range []string{
@@ -98,8 +85,6 @@ func TestServerExportsMetrics(t *testing.T) {
 		`edgelimit_decisions_total{limiter="short",result="denied",source="redis"} 1`,
 		`edgelimit_redis_roundtrips_total{client="main",kind="command"}`,
 	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
+		assert.Contains(t, string(body), want, "/metrics lacks %s", want)
 	}
 }
