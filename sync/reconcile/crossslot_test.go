@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestClusterBatchIsOneScriptPerMaster: on a real 3-master Redis Cluster,
@@ -35,51 +36,34 @@ func TestClusterBatchIsOneScriptPerMaster(t *testing.T) {
 		}
 		before := scriptCalls(t, c)
 		got, err := batched.Flush(ctx, items)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		gotRes, gotGrants, err := batched.FlushEscrow(ctx, escrow, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if calls := scriptCalls(t, c) - before; calls != 6 {
-			t.Fatalf("round %d: %d script calls for two batches of 60 identities on 3 masters, want 6 (one per master each)", round, calls)
-		}
+		require.NoError(t, err)
+		calls := scriptCalls(t, c) - before
+		require.Equal(t, int64(6), calls, "round %d: %d script calls for two batches of 60 identities on 3 masters, want 6 (one per master each)", round, calls)
 		want, err := single.Flush(ctx, items)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		wantRes, wantGrants, err := single.FlushEscrow(ctx, escrow, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// one per identity (the first round also retries after NOSCRIPT)
-		if d := scriptCalls(t, c) - before - 6; d < 120 || round > 1 && d != 120 {
-			t.Fatalf("round %d: the per-identity path ran %d scripts for 120 identities", round, d)
-		}
+		d := scriptCalls(t, c) - before - 6
+		require.GreaterOrEqual(t, d, int64(120), "round %d: the per-identity path ran %d scripts for 120 identities", round, d)
+		require.False(t, round > 1 && d != 120, "round %d: the per-identity path ran %d scripts for 120 identities", round, d)
 		sameResults(t, fmt.Sprintf("round %d flush", round), got, want)
 		sameResults(t, fmt.Sprintf("round %d escrow", round), gotRes, wantRes)
-		if !reflect.DeepEqual(gotGrants, wantGrants) {
-			t.Fatalf("round %d: grants %v, per identity %v", round, gotGrants, wantGrants)
-		}
+		require.Equal(t, wantGrants, gotGrants, "round %d: grants %v, per identity %v", round, gotGrants, wantGrants)
 	}
-	if batched.cross.Load() != crossWorks {
-		t.Fatalf("cross-slot state %d after working calls", batched.cross.Load())
-	}
+	require.Equal(t, crossWorks, batched.cross.Load(), "cross-slot state %d after working calls", batched.cross.Load())
 }
 
 // sameResults compares replies ignoring Redis' clock.
 func sameResults(t *testing.T, what string, got, want []Result) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d results, want %d", what, len(got), len(want))
-	}
+	require.Len(t, got, len(want), "%s: %d results, want %d", what, len(got), len(want))
 	for i := range got {
 		g, w := got[i], want[i]
 		g.ServerMillis, w.ServerMillis = 0, 0
-		if !reflect.DeepEqual(g, w) {
-			t.Fatalf("%s item %d: %+v, per identity %+v", what, i, g, w)
-		}
+		require.Equal(t, w, g, "%s item %d: %+v, per identity %+v", what, i, g, w)
 	}
 }
 
@@ -107,9 +91,7 @@ func scriptCalls(t *testing.T, c *redis.ClusterClient) int64 {
 		<-mu
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return total
 }
 
@@ -131,12 +113,13 @@ func TestCrossSlotRefusalFallsBack(t *testing.T) {
 	} {
 		s := &Store{}
 		s.cross.Store(tc.before)
-		if got := s.crossSlotResult(errors.New(tc.err)); got != tc.refused || s.cross.Load() != tc.endState {
-			t.Errorf("%q from state %d: refused %v, state %d; want %v, %d", tc.err, tc.before, got, s.cross.Load(), tc.refused, tc.endState)
+		got := s.crossSlotResult(errors.New(tc.err))
+		if assert.Equal(t, tc.refused, got, "%q from state %d: refused %v, state %d; want %v, %d", tc.err, tc.before, got, s.cross.Load(), tc.refused, tc.endState) {
+			assert.Equal(t, tc.endState, s.cross.Load(), "%q from state %d: refused %v, state %d; want %v, %d", tc.err, tc.before, got, s.cross.Load(), tc.refused, tc.endState)
 		}
 	}
 	s := &Store{}
-	if s.crossSlotResult(nil) || s.cross.Load() != crossWorks {
-		t.Errorf("a working call left state %d", s.cross.Load())
+	if assert.False(t, s.crossSlotResult(nil), "a working call left state %d", s.cross.Load()) {
+		assert.Equal(t, crossWorks, s.cross.Load(), "a working call left state %d", s.cross.Load())
 	}
 }

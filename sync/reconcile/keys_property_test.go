@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // hashTag is Redis Cluster's rule: the text between the first '{' and the
@@ -90,25 +91,22 @@ func TestKeyLayoutProperties(t *testing.T) {
 		for _, idx := range []int64{rng.Int64N(1 << 40), -rng.Int64N(100), 0, 5} {
 			k := Key("el", id, idx)
 			pair := id + "\x00@" + strconv.FormatInt(idx, 10)
-			if prev, dup := seen[k]; dup && prev != pair {
-				t.Fatalf("key %q shared by %q and %q", k, prev, pair)
-			}
+			prev, dup := seen[k]
+			require.False(t, dup && prev != pair, "key %q shared by %q and %q", k, prev, pair)
 			seen[k] = pair
-			if gid, gidx, ok := decodeKey("el", k); !ok || gid != id || gidx != idx {
-				t.Fatalf("key %q decodes to (%q, %d, %v), want (%q, %d)", k, gid, gidx, ok, id, idx)
-			}
+			gid, gidx, ok := decodeKey("el", k)
+			require.True(t, ok, "key %q decodes to (%q, %d, %v), want (%q, %d)", k, gid, gidx, ok, id, idx)
+			require.Equal(t, id, gid, "key %q decodes to (%q, %d, %v), want (%q, %d)", k, gid, gidx, ok, id, idx)
+			require.Equal(t, idx, gidx, "key %q decodes to (%q, %d, %v), want (%q, %d)", k, gid, gidx, ok, id, idx)
 			h := hashTag(k)
-			if h == k || h == "" {
-				t.Fatalf("key %q has no hash tag", k)
-			}
-			if prev, ok := tags[id]; ok && prev != h {
-				t.Fatalf("id %q: hash tags %q and %q differ across windows", id, prev, h)
-			}
-			if owner, ok := tags["tag\x00"+h]; ok && owner != id {
-				// Two identities may share a slot, never a tag: the tag
-				// is the encoded identity.
-				t.Fatalf("ids %q and %q share hash tag %q", owner, id, h)
-			}
+			require.NotEqual(t, k, h, "key %q has no hash tag", k)
+			require.NotEqual(t, "", h, "key %q has no hash tag", k)
+			prev, ok = tags[id]
+			require.False(t, ok && prev != h, "id %q: hash tags %q and %q differ across windows", id, prev, h)
+			// Two identities may share a slot, never a tag: the tag
+			// is the encoded identity.
+			owner, ok := tags["tag\x00"+h]
+			require.False(t, ok && owner != id, "ids %q and %q share hash tag %q", owner, id, h)
 			tags[id], tags["tag\x00"+h] = h, id
 		}
 	}
@@ -122,12 +120,9 @@ func FuzzKey(f *testing.F) {
 	f.Add("a}:5", "a", int64(3), int64(53))
 	f.Fuzz(func(t *testing.T, a, b string, i, j int64) {
 		ka, kb := Key("el", a, i), Key("el", b, j)
-		if (ka == kb) != (a == b && i == j) {
-			t.Fatalf("(%q,%d), (%q,%d): keys %q, %q", a, i, b, j, ka, kb)
-		}
-		if h := hashTag(ka); a != "" && (h == ka || h == "") {
-			t.Fatalf("key %q has no hash tag", ka)
-		}
+		require.Equal(t, a == b && i == j, ka == kb, "(%q,%d), (%q,%d): keys %q, %q", a, i, b, j, ka, kb)
+		h := hashTag(ka)
+		require.False(t, a != "" && (h == ka || h == ""), "key %q has no hash tag", ka)
 	})
 }
 
@@ -140,28 +135,24 @@ func TestDecideTransientPeers(t *testing.T) {
 	args := DecideArgs{Item: Item{Key: "k", Index: 1}, N: 1, Max: 5, WindowMillis: 1000,
 		Peers: []Peer{{ID: "B", Counts: [2]int64{4, 0}}}, Transient: true}
 	ok, r, err := a.Decide(ctx, args)
-	if err != nil || !ok {
-		t.Fatalf("4 of 5 known: ok=%v err=%v, want admitted", ok, err)
-	}
-	if r.Total(0) != 1 {
-		t.Fatalf("reply total %d, want only A's 1 stored", r.Total(0))
-	}
-	if ok, _, _ := a.Decide(ctx, args); ok {
-		t.Fatal("admitted a 6th unit: the transient peer was not weighed")
-	}
-	if v, _ := rdb.HGetAll(ctx, Key("el", "k", 1)).Result(); len(v) != 1 || v["A"] != "1" {
-		t.Fatalf("Redis holds %v, want only A=1", v)
-	}
+	require.NoError(t, err, "4 of 5 known: ok=%v err=%v, want admitted", ok, err)
+	require.True(t, ok, "4 of 5 known: ok=%v err=%v, want admitted", ok, err)
+	require.Equal(t, int64(1), r.Total(0), "reply total %d, want only A's 1 stored", r.Total(0))
+	ok, _, _ = a.Decide(ctx, args)
+	require.False(t, ok, "admitted a 6th unit: the transient peer was not weighed")
+	v, _ := rdb.HGetAll(ctx, Key("el", "k", 1)).Result()
+	require.Len(t, v, 1, "Redis holds %v, want only A=1", v)
+	require.Equal(t, "1", v["A"], "Redis holds %v, want only A=1", v)
 	// A peer count below what Redis holds adds nothing.
 	b := New(rdb, "el", "B", time.Second)
 	b.Flush(ctx, []Item{{Key: "k", Index: 1, Own: [2]int64{2, 0}}})
 	args.Peers[0].Counts[0] = 1
-	if ok, r, _ := a.Decide(ctx, args); !ok || r.Total(0) != 4 {
-		t.Fatalf("ok=%v total %d, want admitted with A=2 B=2", ok, r.Total(0))
-	}
+	ok, r, _ = a.Decide(ctx, args)
+	require.True(t, ok, "ok=%v total %d, want admitted with A=2 B=2", ok, r.Total(0))
+	require.Equal(t, int64(4), r.Total(0), "ok=%v total %d, want admitted with A=2 B=2", ok, r.Total(0))
 	args.Transient = false
 	args.Peers[0].Counts[0] = 9
-	if ok, r, _ := a.Decide(ctx, args); ok || r.Total(0) != 11 {
-		t.Fatalf("persisted peers: ok=%v total %d, want denied with A=2 B=9", ok, r.Total(0))
-	}
+	ok, r, _ = a.Decide(ctx, args)
+	require.False(t, ok, "persisted peers: ok=%v total %d, want denied with A=2 B=9", ok, r.Total(0))
+	require.Equal(t, int64(11), r.Total(0), "persisted peers: ok=%v total %d, want denied with A=2 B=9", ok, r.Total(0))
 }

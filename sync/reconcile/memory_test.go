@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -32,19 +33,16 @@ func TestHybridMemoryPerIdentity(t *testing.T) {
 	prev := 0.0
 	for _, ps := range strings.Split(*memPoPs, ",") {
 		pops, err := strconv.Atoi(ps)
-		if err != nil || pops < 1 {
-			t.Fatalf("-pops %q", *memPoPs)
-		}
+		require.NoError(t, err, "-pops %q", *memPoPs)
+		require.GreaterOrEqual(t, pops, 1, "-pops %q", *memPoPs)
 		per := hybridLayoutBytes(t, ctx, rdb, *memIdentities, pops)
 		t.Logf("%d identities seen by %d PoPs: %.1f bytes of used_memory per identity (%.1f per PoP)",
 			*memIdentities, pops, per, per/float64(pops))
-		if per <= prev || per <= 0 {
-			t.Fatalf("%d PoPs: %.1f bytes per identity, not above %.1f with fewer", pops, per, prev)
-		}
+		require.Greater(t, per, prev, "%d PoPs: %.1f bytes per identity, not above %.1f with fewer", pops, per, prev)
+		require.Greater(t, per, float64(0), "%d PoPs: %.1f bytes per identity, not above %.1f with fewer", pops, per, prev)
 		prev = per
-		if err := rdb.FlushDB(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
+		err = rdb.FlushDB(ctx).Err()
+		require.NoError(t, err)
 		time.Sleep(300 * time.Millisecond) // let Redis shrink its tables before the next count
 	}
 }
@@ -77,9 +75,7 @@ func hybridLayoutBytes(t *testing.T, ctx context.Context, rdb *redis.Client, n, 
 	}
 	wg.Wait()
 	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	time.Sleep(300 * time.Millisecond) // let incremental rehashing finish
 	return float64(usedMemory(t, ctx, rdb)-before) / float64(n)
@@ -88,18 +84,14 @@ func hybridLayoutBytes(t *testing.T, ctx context.Context, rdb *redis.Client, n, 
 func usedMemory(t *testing.T, ctx context.Context, rdb *redis.Client) int64 {
 	t.Helper()
 	info, err := rdb.Info(ctx, "memory").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
 			m, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return m
 		}
 	}
-	t.Fatal("no used_memory in INFO memory")
+	require.FailNow(t, "no used_memory in INFO memory")
 	return 0
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // TestScriptRepliesAreHGETALL drives random Decide (transient and not) and
@@ -53,9 +54,7 @@ func TestScriptRepliesAreHGETALL(t *testing.T) {
 				items = append(items, Item{Key: ident, Index: idx + 1, Own: [2]int64{int64(r.IntN(12)), own[0]}})
 			}
 			res, err := stores[id].Flush(ctx, items)
-			if err != nil {
-				t.Fatalf("%s: %v", where, err)
-			}
+			require.NoError(t, err, "%s", where)
 			wants := make([]Result, len(items))
 			for j, it := range items {
 				wants[j] = m.flush(id, ns, it)
@@ -77,21 +76,16 @@ func TestScriptRepliesAreHGETALL(t *testing.T) {
 			}
 		}
 		ok, res, err := stores[id].Decide(ctx, a)
-		if err != nil {
-			t.Fatalf("%s: %v", where, err)
-		}
+		require.NoError(t, err, "%s", where)
 		wantOK, want := m.decide(id, ns, a)
-		if ok != wantOK {
-			t.Fatalf("%s: admitted %v, model %v (%+v)", where, ok, wantOK, a)
-		}
+		require.Equal(t, wantOK, ok, "%s: admitted %v, model %v (%+v)", where, ok, wantOK, a)
 		if ok {
 			admitted++
 		}
 		checkResult(t, ctx, raw, ns, a.Item, res, want, [2]bool{true, true}, where)
 	}
-	if admitted == 0 || admitted == calls {
-		t.Fatalf("%d admissions in %d calls: the test decides nothing", admitted, calls)
-	}
+	require.NotEqual(t, 0, admitted, "%d admissions in %d calls: the test decides nothing", admitted, calls)
+	require.NotEqual(t, calls, admitted, "%d admissions in %d calls: the test decides nothing", admitted, calls)
 	t.Logf("%d calls, %d admissions", calls, admitted)
 }
 
@@ -102,26 +96,19 @@ func checkResult(t *testing.T, ctx context.Context, raw *redis.Client, ns string
 	t.Helper()
 	for w := 0; w < 2; w++ {
 		k := Key(ns, it.Key, it.Index-int64(w))
-		if res.Prior[w] != want.Prior[w] || !slices.Equal(res.Fields[w], want.Fields[w]) || res.Total(w) != want.Total(w) {
-			t.Fatalf("%s: %s: prior %d fields %v, model %d %v", where, k, res.Prior[w], res.Fields[w], want.Prior[w], want.Fields[w])
-		}
+		require.Equal(t, want.Prior[w], res.Prior[w], "%s: %s: prior %d fields %v, model %d %v", where, k, res.Prior[w], res.Fields[w], want.Prior[w], want.Fields[w])
+		require.True(t, slices.Equal(res.Fields[w], want.Fields[w]), "%s: %s: prior %d fields %v, model %d %v", where, k, res.Prior[w], res.Fields[w], want.Prior[w], want.Fields[w])
+		require.Equal(t, want.Total(w), res.Total(w), "%s: %s: prior %d fields %v, model %d %v", where, k, res.Prior[w], res.Fields[w], want.Prior[w], want.Fields[w])
 		if !live[w] {
 			continue
 		}
 		v, err := raw.Do(ctx, "HGETALL", k).Slice()
-		if err != nil {
-			t.Fatalf("%s: HGETALL %s: %v", where, k, err)
-		}
+		require.NoError(t, err, "%s: HGETALL %s", where, k)
 		_, stored, err := parsePair(int64(0), v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(res.Fields[w], stored) {
-			t.Fatalf("%s: %s: reply %v, HGETALL %v", where, k, res.Fields[w], stored)
-		}
-		if ttl := raw.PTTL(ctx, k).Val(); len(stored) > 0 && (ttl <= 0 || ttl > 2*time.Second) {
-			t.Fatalf("%s: %s TTL %v", where, k, ttl)
-		}
+		require.NoError(t, err)
+		require.True(t, slices.Equal(res.Fields[w], stored), "%s: %s: reply %v, HGETALL %v", where, k, res.Fields[w], stored)
+		ttl := raw.PTTL(ctx, k).Val()
+		require.False(t, len(stored) > 0 && (ttl <= 0 || ttl > 2*time.Second), "%s: %s TTL %v", where, k, ttl)
 	}
 }
 

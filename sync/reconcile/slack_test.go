@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // TestExpirySlackAndDeleteWindows: WithExpirySlack lengthens every TTL the
@@ -19,24 +20,20 @@ func TestExpirySlackAndDeleteWindows(t *testing.T) {
 	for idx := int64(1); idx <= 6; idx++ {
 		items = append(items, Item{Key: "k", Index: idx, Own: [2]int64{1, 0}})
 	}
-	if _, err := s.Flush(ctx, items); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Decide(ctx, DecideArgs{Item: Item{Key: "d", Index: 1}, N: 1, Max: 5, WindowMillis: 1000}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := s.Flush(ctx, items)
+	require.NoError(t, err)
+	_, _, err = s.Decide(ctx, DecideArgs{Item: Item{Key: "d", Index: 1}, N: 1, Max: 5, WindowMillis: 1000})
+	require.NoError(t, err)
 	for _, k := range []string{Key("el", "k", 3), Key("el", "d", 1)} {
-		if ttl := rdb.PTTL(ctx, k).Val(); ttl <= time.Hour || ttl > time.Hour+2*time.Second {
-			t.Fatalf("%s: TTL %v, want an hour plus two windows", k, ttl)
-		}
+		ttl := rdb.PTTL(ctx, k).Val()
+		require.Greater(t, ttl, time.Hour, "%s: TTL %v, want an hour plus two windows", k, ttl)
+		require.LessOrEqual(t, ttl, time.Hour+2*time.Second, "%s: TTL %v, want an hour plus two windows", k, ttl)
 	}
-	if err := s.Delete(ctx, "k", 6, 3, 6, 5); err != nil {
-		t.Fatal(err)
-	}
+	err = s.Delete(ctx, "k", 6, 3, 6, 5)
+	require.NoError(t, err)
 	for idx := int64(1); idx <= 6; idx++ {
 		gone := idx >= 2
-		if n := rdb.Exists(ctx, Key("el", "k", idx)).Val(); (n == 0) != gone {
-			t.Fatalf("window %d: exists=%d, want deleted=%v", idx, n, gone)
-		}
+		n := rdb.Exists(ctx, Key("el", "k", idx)).Val()
+		require.Equal(t, gone, n == 0, "window %d: exists=%d, want deleted=%v", idx, n, gone)
 	}
 }

@@ -2,12 +2,14 @@ package reconcile
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestKeyLayout(t *testing.T) {
@@ -19,13 +21,10 @@ func TestKeyLayout(t *testing.T) {
 		"\x00 sp": "el:{k:\x00 sp}:7",
 	}
 	for id, want := range cases {
-		if got := Key("el", id, 7); got != want {
-			t.Errorf("Key(%q) = %q, want %q", id, got, want)
-		}
+		got := Key("el", id, 7)
+		assert.Equal(t, want, got, "Key(%q) = %q, want %q", id, got, want)
 	}
-	if Key("el", "a}:5", 3) == Key("el", "a", 3) {
-		t.Fatal("distinct identities share a key")
-	}
+	require.NotEqual(t, Key("el", "a", 3), Key("el", "a}:5", 3), "distinct identities share a key")
 }
 
 func TestFlushIsIdempotentAndMaxMerges(t *testing.T) {
@@ -35,28 +34,22 @@ func TestFlushIsIdempotentAndMaxMerges(t *testing.T) {
 	b := New(rdb, "el", "B", time.Minute)
 	items := []Item{{Key: "u1", Index: 10, Own: [2]int64{5, 3}}, {Key: "u}2", Index: 10, Own: [2]int64{1, 0}}}
 	for i := 0; i < 2; i++ {
-		if _, err := a.Flush(ctx, items); err != nil {
-			t.Fatal(err)
-		}
+		_, err := a.Flush(ctx, items)
+		require.NoError(t, err)
 	}
 	stale := []Item{{Key: "u1", Index: 10, Own: [2]int64{2, 1}}}
 	if _, err := a.Flush(ctx, stale); err != nil {
-		t.Fatal(err)
+		require.FailNow(t, fmt.Sprint(err))
 	}
 	res, err := b.Flush(ctx, []Item{{Key: "u1", Index: 10, Own: [2]int64{4, 0}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res[0].Total(0); got != 9 {
-		t.Fatalf("current total %d, want 5+4", got)
-	}
-	if got := res[0].Total(1); got != 3 {
-		t.Fatalf("previous total %d, want 3", got)
-	}
+	require.NoError(t, err)
+	got := res[0].Total(0)
+	require.Equal(t, int64(9), got, "current total %d, want 5+4", got)
+	got = res[0].Total(1)
+	require.Equal(t, int64(3), got, "previous total %d, want 3", got)
 	ttl := rdb.PTTL(ctx, Key("el", "u1", 10)).Val()
-	if ttl <= time.Minute || ttl > 2*time.Minute {
-		t.Fatalf("TTL %v, want about two windows", ttl)
-	}
+	require.Greater(t, ttl, time.Minute, "TTL %v, want about two windows", ttl)
+	require.LessOrEqual(t, ttl, 2*time.Minute, "TTL %v, want about two windows", ttl)
 }
 
 func TestFlushReportsPriorForLossDetection(t *testing.T) {
@@ -67,16 +60,10 @@ func TestFlushReportsPriorForLossDetection(t *testing.T) {
 	s.Flush(ctx, it)
 	rdb.FlushAll(ctx)
 	res, err := s.Flush(ctx, it)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res[0].Prior[0] != 0 {
-		t.Fatalf("prior %d after data loss, want 0", res[0].Prior[0])
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(0), res[0].Prior[0], "prior %d after data loss, want 0", res[0].Prior[0])
 	res, _ = s.Flush(ctx, it)
-	if res[0].Prior[0] != 7 {
-		t.Fatalf("prior %d, want 7", res[0].Prior[0])
-	}
+	require.Equal(t, int64(7), res[0].Prior[0], "prior %d, want 7", res[0].Prior[0])
 }
 
 func TestDecideMatchesCoreSlidingMath(t *testing.T) {
@@ -90,23 +77,15 @@ func TestDecideMatchesCoreSlidingMath(t *testing.T) {
 	admitted := 0
 	for i := 0; i < 12; i++ {
 		ok, r, err := a.Decide(ctx, DecideArgs{Item: Item{Key: "k", Index: 5}, N: 1, Max: 10, Elapsed: 500, WindowMillis: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := st.DecideSliding(lim, 5500, 1, true)
-		if ok != want.Allowed {
-			t.Fatalf("decision %d: redis %v, core %v", i, ok, want.Allowed)
-		}
+		require.Equal(t, want.Allowed, ok, "decision %d: redis %v, core %v", i, ok, want.Allowed)
 		if ok {
 			admitted++
-			if r.Total(0) != int64(admitted) {
-				t.Fatalf("current total %d, want %d", r.Total(0), admitted)
-			}
+			require.Equal(t, int64(admitted), r.Total(0), "current total %d, want %d", r.Total(0), admitted)
 		}
 	}
-	if admitted != 6 {
-		t.Fatalf("admitted %d, want 6 (10 - 8*0.5)", admitted)
-	}
+	require.Equal(t, 6, admitted, "admitted %d, want 6 (10 - 8*0.5)", admitted)
 }
 
 func TestDecideMergesPeersBeforeDeciding(t *testing.T) {
@@ -116,12 +95,9 @@ func TestDecideMergesPeersBeforeDeciding(t *testing.T) {
 	args := DecideArgs{Item: Item{Key: "k", Index: 1}, N: 1, Max: 5, WindowMillis: 1000,
 		Peers: []Peer{{ID: "B", Counts: [2]int64{5, 0}}}}
 	ok, r, err := a.Decide(ctx, args)
-	if err != nil || ok {
-		t.Fatalf("admitted over a peer's known count: ok=%v err=%v", ok, err)
-	}
-	if r.Total(0) != 5 {
-		t.Fatalf("peer count not merged: %d", r.Total(0))
-	}
+	require.NoError(t, err, "admitted over a peer's known count: ok=%v err=%v", ok, err)
+	require.False(t, ok, "admitted over a peer's known count: ok=%v err=%v", ok, err)
+	require.Equal(t, int64(5), r.Total(0), "peer count not merged: %d", r.Total(0))
 }
 
 func TestUnavailable(t *testing.T) {
@@ -129,7 +105,5 @@ func TestUnavailable(t *testing.T) {
 	proc.Kill()
 	s := New(rdb, "el", "A", time.Second)
 	_, err := s.Flush(context.Background(), []Item{{Key: "k", Index: 1, Own: [2]int64{1, 0}}})
-	if !errors.Is(err, core.ErrUnavailable) {
-		t.Fatalf("err %v, want ErrUnavailable", err)
-	}
+	require.ErrorIs(t, err, core.ErrUnavailable, "err %v, want ErrUnavailable", err)
 }
