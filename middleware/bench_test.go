@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/middleware"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkMiddleware measures the middleware's own cost on an in-process
@@ -26,9 +27,7 @@ func BenchmarkMiddleware(b *testing.B) {
 			t := &testing.T{}
 			l := newLocal(t, 1<<40, time.Hour)
 			m, err := middleware.New(middleware.WithLimit("l", l), c.opt)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			h := m.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 			req := httptest.NewRequest(http.MethodGet, "/", nil)
 			req.RemoteAddr = "192.0.2.1:1"

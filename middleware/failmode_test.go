@@ -10,6 +10,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/middleware"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // stuck is a limiter whose calls hang until release is closed, whatever
@@ -55,18 +57,11 @@ func TestStalledLimiterFailsOpenWithinTimeout(t *testing.T) {
 				errs.Add(1)
 			}
 		}))
-	start := time.Now()
-	w := get(h, "192.0.2.1:1")
-	took := time.Since(start)
+	w := getAnswered(t, h, "192.0.2.1:1")
 	wantStatus(t, w, http.StatusOK)
 	wantHeader(t, w, "RateLimit", "")
 	wantHeader(t, w, "RateLimit-Policy", `"l";q=10;w=1`)
-	if took > 500*time.Millisecond {
-		t.Fatalf("answered after %s with a 50ms timeout", took)
-	}
-	if errs.Load() != 1 {
-		t.Fatalf("error handler saw %d ErrUnavailable, want 1", errs.Load())
-	}
+	require.Equal(t, int32(1), errs.Load(), "error handler saw %d ErrUnavailable, want 1", errs.Load())
 }
 
 // TestStalledLimiterRefusedWithinTimeout: with no decision by the deadline
@@ -76,11 +71,7 @@ func TestStalledLimiterRefusedWithinTimeout(t *testing.T) {
 	for _, mode := range []middleware.FailMode{middleware.FailAsLimiter, middleware.FailClosed} {
 		h := newHandler(t, middleware.WithLimit("l", newStuck(t)), middleware.WithTimeout(50*time.Millisecond),
 			middleware.WithFailMode(mode))
-		start := time.Now()
-		wantStatus(t, get(h, "192.0.2.1:1"), http.StatusServiceUnavailable)
-		if took := time.Since(start); took > 500*time.Millisecond {
-			t.Fatalf("%s: answered after %s with a 50ms timeout", mode, took)
-		}
+		wantStatus(t, getAnswered(t, h, "192.0.2.1:1"), http.StatusServiceUnavailable)
 	}
 }
 
@@ -110,13 +101,12 @@ func TestFailingLimiterDecisionStandsUnlessOverridden(t *testing.T) {
 				}
 			}))
 		w := get(h, "192.0.2.1:1")
-		if w.Code != c.want || w.Header().Get("Retry-After") != c.retry || w.Header().Get("RateLimit") != "" {
-			t.Errorf("limiter open=%v, %s: status %d Retry-After %q RateLimit %q, want %d %q \"\"", c.open, c.mode,
-				w.Code, w.Header().Get("Retry-After"), w.Header().Get("RateLimit"), c.want, c.retry)
+		if assert.Equal(t, c.want, w.Code, "limiter open=%v, %s: status %d Retry-After %q RateLimit %q, want %d %q \"\"", c.open, c.mode, w.Code, w.Header().Get("Retry-After"), w.Header().Get("RateLimit"), c.want, c.retry) {
+			if assert.Equal(t, c.retry, w.Header().Get("Retry-After"), "limiter open=%v, %s: status %d Retry-After %q RateLimit %q, want %d %q \"\"", c.open, c.mode, w.Code, w.Header().Get("Retry-After"), w.Header().Get("RateLimit"), c.want, c.retry) {
+				assert.Equal(t, "", w.Header().Get("RateLimit"), "limiter open=%v, %s: status %d Retry-After %q RateLimit %q, want %d %q \"\"", c.open, c.mode, w.Code, w.Header().Get("Retry-After"), w.Header().Get("RateLimit"), c.want, c.retry)
+			}
 		}
-		if errs != 1 {
-			t.Errorf("limiter open=%v, %s: error handler saw %d ErrUnavailable, want 1", c.open, c.mode, errs)
-		}
+		assert.Equal(t, 1, errs, "limiter open=%v, %s: error handler saw %d ErrUnavailable, want 1", c.open, c.mode, errs)
 	}
 }
 
@@ -147,12 +137,7 @@ func TestTrustedDeadlineFailsWithinTimeout(t *testing.T) {
 		middleware.WithTimeout(50*time.Millisecond), middleware.WithTrustedDeadline(),
 		middleware.WithFailMode(middleware.FailClosed),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { got = err }))
-	start := time.Now()
-	wantStatus(t, get(h, "192.0.2.1:1"), http.StatusServiceUnavailable)
-	if took := time.Since(start); took > 500*time.Millisecond {
-		t.Fatalf("answered after %s with a 50ms timeout", took)
-	}
-	if !errors.Is(got, core.ErrUnavailable) || !errors.Is(got, context.DeadlineExceeded) {
-		t.Fatalf("error %v, want ErrUnavailable wrapping DeadlineExceeded", got)
-	}
+	wantStatus(t, getAnswered(t, h, "192.0.2.1:1"), http.StatusServiceUnavailable)
+	require.ErrorIs(t, got, core.ErrUnavailable, "error %v, want ErrUnavailable wrapping DeadlineExceeded", got)
+	require.ErrorIs(t, got, context.DeadlineExceeded, "error %v, want ErrUnavailable wrapping DeadlineExceeded", got)
 }

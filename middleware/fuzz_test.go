@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/middleware"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzTrustedClientIP: whatever the headers say, the key is "" or an IP
@@ -22,9 +23,8 @@ func FuzzTrustedClientIP(f *testing.F) {
 				continue
 			}
 			a, err := netip.ParseAddr(k)
-			if err != nil || a.String() != k {
-				t.Fatalf("key %q is not a canonical IP address", k)
-			}
+			require.NoError(t, err, "key %q is not a canonical IP address", k)
+			require.Equal(t, k, a.String(), "key %q is not a canonical IP address", k)
 		}
 	})
 }

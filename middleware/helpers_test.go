@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/edgelimit/edgelimit/backends/local"
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/middleware"
+	"github.com/stretchr/testify/require"
 )
 
 // epoch is a fixed start time, 10 s into a minute so windows do not roll
@@ -53,9 +55,7 @@ func (r *recorder) lastAllow() core.Decision {
 func newLocal(t *testing.T, max int64, window time.Duration) *recorder {
 	t.Helper()
 	l, err := local.New(core.PerWindow(max, window))
-	if err != nil {
-		t.Fatalf("local.New: %v", err)
-	}
+	require.NoError(t, err, "local.New")
 	return &recorder{Limiter: l}
 }
 
@@ -67,9 +67,7 @@ var ok = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 func newHandler(t *testing.T, opts ...middleware.Option) http.Handler {
 	t.Helper()
 	m, err := middleware.New(opts...)
-	if err != nil {
-		t.Fatalf("middleware.New: %v", err)
-	}
+	require.NoError(t, err, "middleware.New")
 	return m.Wrap(ok)
 }
 
@@ -85,16 +83,38 @@ func get(h http.Handler, peer string, headers ...string) *httptest.ResponseRecor
 	return w
 }
 
+// hang is how long a test waits for an answer before calling it a hang:
+// far beyond any delay of a loaded machine, and far under the waits the
+// deadline tests tell apart (a limiter that returns only when the test
+// ends, a Redis client with no read timeout and a backend timeout of an
+// hour).
+const hang = 30 * time.Second
+
+// getAnswered is get run in a goroutine, failing the test if no answer
+// comes within hang. The tests that use it stall the limiter for longer
+// than that, so an answer at all shows the middleware's deadline ended
+// the wait; how soon after the deadline is the scheduler's business, not
+// something these tests bound.
+func getAnswered(t *testing.T, h http.Handler, peer string) *httptest.ResponseRecorder {
+	t.Helper()
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() { done <- get(h, peer) }()
+	select {
+	case w := <-done:
+		return w
+	case <-time.After(hang):
+		require.FailNow(t, fmt.Sprintf("no answer within %s: the middleware's deadline did not end the limiter's wait", hang))
+		return nil
+	}
+}
+
 func wantStatus(t *testing.T, w *httptest.ResponseRecorder, code int) {
 	t.Helper()
-	if w.Code != code {
-		t.Fatalf("status %d, want %d (body %q, headers %v)", w.Code, code, w.Body.String(), w.Header())
-	}
+	require.Equal(t, code, w.Code, "status %d, want %d (body %q, headers %v)", w.Code, code, w.Body.String(), w.Header())
 }
 
 func wantHeader(t *testing.T, w *httptest.ResponseRecorder, name, value string) {
 	t.Helper()
-	if got := w.Header().Get(name); got != value {
-		t.Fatalf("%s = %q, want %q", name, got, value)
-	}
+	got := w.Header().Get(name)
+	require.Equal(t, value, got, "%s = %q, want %q", name, got, value)
 }

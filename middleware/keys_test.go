@@ -1,7 +1,6 @@
 package middleware_test
 
 import (
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/middleware"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func request(peer string, headers ...string) *http.Request {
@@ -34,17 +35,14 @@ func TestRemoteAddrKey(t *testing.T) {
 		"X-Forwarded-For-ignored": "",
 	}
 	for peer, want := range cases {
-		if got := middleware.RemoteAddrKey(request(peer, "X-Forwarded-For", "203.0.113.5")); got != want {
-			t.Errorf("RemoteAddrKey(%q) = %q, want %q", peer, got, want)
-		}
+		got := middleware.RemoteAddrKey(request(peer, "X-Forwarded-For", "203.0.113.5"))
+		assert.Equal(t, want, got, "RemoteAddrKey(%q) = %q, want %q", peer, got, want)
 	}
 }
 
 func TestTrustedClientIPXForwardedFor(t *testing.T) {
 	key, err := middleware.TrustedClientIP(middleware.XForwardedFor, "10.0.0.0/8", "192.0.2.7")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cases := []struct {
 		name, peer, xff, want string
 	}{
@@ -64,25 +62,21 @@ func TestTrustedClientIPXForwardedFor(t *testing.T) {
 		if c.xff != "" {
 			r.Header.Set("X-Forwarded-For", c.xff)
 		}
-		if got := key(r); got != c.want {
-			t.Errorf("%s: key = %q, want %q", c.name, got, c.want)
-		}
+		got := key(r)
+		assert.Equal(t, c.want, got, "%s: key = %q, want %q", c.name, got, c.want)
 	}
 }
 
 func TestTrustedClientIPSeveralHeaderLines(t *testing.T) {
 	key, _ := middleware.TrustedClientIP(middleware.XForwardedFor, "10.0.0.0/8")
 	r := request("10.0.0.1:1", "X-Forwarded-For", "198.51.100.1", "X-Forwarded-For", "198.51.100.2, 10.0.0.2")
-	if got := key(r); got != "198.51.100.2" {
-		t.Fatalf("key = %q, want 198.51.100.2", got)
-	}
+	got := key(r)
+	require.Equal(t, "198.51.100.2", got, "key = %q, want 198.51.100.2", got)
 }
 
 func TestTrustedClientIPForwarded(t *testing.T) {
 	key, err := middleware.TrustedClientIP(middleware.Forwarded, "10.0.0.0/8")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cases := []struct{ name, peer, fwd, want string }{
 		{"untrusted peer", "203.0.113.9:1", "for=198.51.100.1", "203.0.113.9"},
 		{"simple", "10.0.0.1:1", "for=198.51.100.1;proto=https", "198.51.100.1"},
@@ -95,35 +89,28 @@ func TestTrustedClientIPForwarded(t *testing.T) {
 		{"no for", "10.0.0.1:1", "proto=http", ""},
 	}
 	for _, c := range cases {
-		if got := key(request(c.peer, "Forwarded", c.fwd)); got != c.want {
-			t.Errorf("%s: key = %q, want %q", c.name, got, c.want)
-		}
+		got := key(request(c.peer, "Forwarded", c.fwd))
+		assert.Equal(t, c.want, got, "%s: key = %q, want %q", c.name, got, c.want)
 	}
 	// X-Forwarded-For is not read when Forwarded is configured.
-	if got := key(request("10.0.0.1:1", "X-Forwarded-For", "198.51.100.9")); got != "10.0.0.1" {
-		t.Errorf("X-Forwarded-For read under Forwarded: %q", got)
-	}
+	got := key(request("10.0.0.1:1", "X-Forwarded-For", "198.51.100.9"))
+	assert.Equal(t, "10.0.0.1", got, "X-Forwarded-For read under Forwarded: %q", got)
 }
 
 func TestTrustedClientIPRefusesBadCIDR(t *testing.T) {
 	for _, bad := range []string{"10.0.0.0/33", "nope", ""} {
-		if _, err := middleware.TrustedClientIP(middleware.XForwardedFor, bad); !errors.Is(err, core.ErrInvalid) {
-			t.Errorf("%q: err = %v, want core.ErrInvalid", bad, err)
-		}
+		_, err := middleware.TrustedClientIP(middleware.XForwardedFor, bad)
+		assert.ErrorIs(t, err, core.ErrInvalid, "%q: err = %v, want core.ErrInvalid", bad, err)
 	}
-	if _, err := middleware.TrustedClientIP(9); !errors.Is(err, core.ErrInvalid) {
-		t.Errorf("bad header: err = %v", err)
-	}
+	_, err := middleware.TrustedClientIP(9)
+	assert.ErrorIs(t, err, core.ErrInvalid, "bad header: err = %v", err)
 }
 
 func TestMappedTrustedPrefix(t *testing.T) {
 	key, err := middleware.TrustedClientIP(middleware.XForwardedFor, "::ffff:10.0.0.0/104")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := key(request("10.0.0.1:1", "X-Forwarded-For", "198.51.100.1")); got != "198.51.100.1" {
-		t.Fatalf("key = %q", got)
-	}
+	require.NoError(t, err)
+	got := key(request("10.0.0.1:1", "X-Forwarded-For", "198.51.100.1"))
+	require.Equal(t, "198.51.100.1", got, "key = %q", got)
 }
 
 // TestSpoofedForwardedForThroughMiddleware: a client that is not a trusted
@@ -149,9 +136,8 @@ func checkSpoofedForwardedFor(t *testing.T, newLimiter newLimiterFunc) {
 // is the key, whole; the second is ignored.
 func TestHeaderKeyFirstLineWins(t *testing.T) {
 	f := middleware.HeaderKey("x-api-key")
-	if got := f(request("192.0.2.1:1", "X-API-Key", " k1, k3 ", "X-API-Key", "k2")); got != "k1, k3" {
-		t.Fatalf("HeaderKey on two lines = %q, want the first line %q", got, "k1, k3")
-	}
+	got := f(request("192.0.2.1:1", "X-API-Key", " k1, k3 ", "X-API-Key", "k2"))
+	require.Equal(t, "k1, k3", got, "HeaderKey on two lines = %q, want the first line %q", got, "k1, k3")
 }
 
 // TestHashedKey: a hashed key is HashedKeyLen hex digits, the same for the
@@ -160,23 +146,18 @@ func TestHeaderKeyFirstLineWins(t *testing.T) {
 func TestHashedKey(t *testing.T) {
 	f := middleware.HashedKey(middleware.HeaderKey("X-API-Key"))
 	a := f(request("192.0.2.1:1", "X-API-Key", "sk_live_secret"))
-	if len(a) != middleware.HashedKeyLen || strings.Contains(a, "secret") {
-		t.Fatalf("hashed key %q: want %d hex digits without the secret", a, middleware.HashedKeyLen)
-	}
-	if want := "49ae2cdbc42204d2fc202281424e72bd"; a != want { // printf sk_live_secret | sha256sum | cut -c1-32
-		t.Fatalf("hashed key %q, want %q", a, want)
-	}
-	if b := f(request("192.0.2.9:1", "X-API-Key", "sk_live_secret")); b != a {
-		t.Fatalf("same key hashed to %q and %q", a, b)
-	}
-	if c := f(request("192.0.2.1:1", "X-API-Key", "sk_live_other")); c == a {
-		t.Fatalf("two keys hashed to %q", c)
-	}
-	if e := f(request("192.0.2.1:1")); e != "" {
-		t.Fatalf("missing key hashed to %q, want empty", e)
-	}
+	require.Len(t, a, middleware.HashedKeyLen, "hashed key %q: want %d hex digits without the secret", a, middleware.HashedKeyLen)
+	require.NotContains(t, a, "secret", "hashed key %q: want %d hex digits without the secret", a, middleware.HashedKeyLen)
+	// printf sk_live_secret | sha256sum | cut -c1-32
+	want := "49ae2cdbc42204d2fc202281424e72bd"
+	require.Equal(t, want, a, "hashed key %q, want %q", a, want)
+	b := f(request("192.0.2.9:1", "X-API-Key", "sk_live_secret"))
+	require.Equal(t, a, b, "same key hashed to %q and %q", a, b)
+	c := f(request("192.0.2.1:1", "X-API-Key", "sk_live_other"))
+	require.NotEqual(t, a, c, "two keys hashed to %q", c)
+	e := f(request("192.0.2.1:1"))
+	require.Equal(t, "", e, "missing key hashed to %q, want empty", e)
 	long := strings.Repeat("k", core.MaxKeyLen+1)
-	if l := f(request("192.0.2.1:1", "X-API-Key", long)); len(l) != middleware.HashedKeyLen {
-		t.Fatalf("over-long key hashed to %q", l)
-	}
+	l := f(request("192.0.2.1:1", "X-API-Key", long))
+	require.Len(t, l, middleware.HashedKeyLen, "over-long key hashed to %q", l)
 }

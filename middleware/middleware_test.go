@@ -13,6 +13,8 @@ import (
 	"github.com/edgelimit/edgelimit/backends/local"
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/middleware"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // ceilSec is the test's own rounding of a duration up to whole seconds.
@@ -85,20 +87,15 @@ func TestFirstResponseHeadersByHand(t *testing.T) {
 func TestResetNeverPastTheWindow(t *testing.T) {
 	for _, alg := range core.Algorithms {
 		l, err := local.New(core.Limit{Max: 10, Window: 10 * time.Second, Algorithm: alg})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		clk := core.NewManualClock(epoch) // epoch starts a 10-s window
 		h := newHandler(t, middleware.WithLimit("l", l), middleware.WithClock(clk))
 		for step := 0; step < 20; step++ {
 			w := get(h, "192.0.2.1:1")
 			var r, reset int64
-			if _, err := fmt.Sscanf(w.Header().Get("RateLimit"), `"l";r=%d;t=%d`, &r, &reset); err != nil {
-				t.Fatalf("%s: RateLimit %q: %v", alg, w.Header().Get("RateLimit"), err)
-			}
-			if reset > 10 {
-				t.Fatalf("%s step %d: t=%d past w=10 (%q)", alg, step, reset, w.Header().Get("RateLimit"))
-			}
+			_, err := fmt.Sscanf(w.Header().Get("RateLimit"), `"l";r=%d;t=%d`, &r, &reset)
+			require.NoError(t, err, "%s: RateLimit %q", alg, w.Header().Get("RateLimit"))
+			require.LessOrEqual(t, reset, int64(10), "%s step %d: t=%d past w=10 (%q)", alg, step, reset, w.Header().Get("RateLimit"))
 			clk.Advance(700 * time.Millisecond)
 		}
 	}
@@ -136,12 +133,8 @@ func checkDeniedSpendsNothing(t *testing.T, newLimiter newLimiterFunc) {
 		get(h, "192.0.2.1:1")
 	}
 	d, err := big.Peek(t.Context(), "192.0.2.1", clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Remaining != 8 {
-		t.Fatalf("big limit has %d left after 2 allowed and 3 denied requests, want 8", d.Remaining)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(8), d.Remaining, "big limit has %d left after 2 allowed and 3 denied requests, want 8", d.Remaining)
 	w := get(h, "192.0.2.1:1")
 	wantStatus(t, w, http.StatusTooManyRequests)
 	wantRateLimit(t, w, "small", small.Limit().Window, small.peek)
@@ -155,13 +148,9 @@ func TestWithoutPeekDeniedRequestsSpendEarlierLimits(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		get(h, "192.0.2.1:1")
 	}
-	if big.peeks+small.peeks != 0 {
-		t.Fatalf("%d peeks with WithPeekFirst(false)", big.peeks+small.peeks)
-	}
+	require.Equal(t, 0, big.peeks+small.peeks, "%d peeks with WithPeekFirst(false)", big.peeks+small.peeks)
 	d, _ := big.Peek(t.Context(), "192.0.2.1", clk.Now())
-	if d.Remaining != 5 {
-		t.Fatalf("big limit has %d left, want 5 (every request spent one)", d.Remaining)
-	}
+	require.Equal(t, int64(5), d.Remaining, "big limit has %d left, want 5 (every request spent one)", d.Remaining)
 }
 
 func TestBadKeyIs400ByDefault(t *testing.T) {
@@ -172,9 +161,7 @@ func TestBadKeyIs400ByDefault(t *testing.T) {
 	wantHeader(t, w, "RateLimit-Policy", `"l";q=3;w=60`)
 	long := string(make([]byte, core.MaxKeyLen+1))
 	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", "a"+long), http.StatusBadRequest)
-	if rec.allows != 0 {
-		t.Fatalf("%d limiter calls for bad keys", rec.allows)
-	}
+	require.Equal(t, 0, rec.allows, "%d limiter calls for bad keys", rec.allows)
 	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", "k1"), http.StatusOK)
 }
 
@@ -187,9 +174,8 @@ func TestBadKeyMessagesDiffer(t *testing.T) {
 	long := get(h, "192.0.2.1:1", "X-API-Key", strings.Repeat("k", core.MaxKeyLen+1))
 	wantStatus(t, missing, http.StatusBadRequest)
 	wantStatus(t, long, http.StatusBadRequest)
-	if !strings.Contains(missing.Body.String(), "no rate-limit key") || !strings.Contains(long.Body.String(), "longer than 512") {
-		t.Fatalf("bodies %q and %q", missing.Body.String(), long.Body.String())
-	}
+	require.Contains(t, missing.Body.String(), "no rate-limit key", "bodies %q and %q", missing.Body.String(), long.Body.String())
+	require.Contains(t, long.Body.String(), "longer than 512", "bodies %q and %q", missing.Body.String(), long.Body.String())
 }
 
 // TestCustomBadKeyHandler: an API answers 401 to a missing key and 431 to
@@ -204,7 +190,7 @@ func TestCustomBadKeyHandler(t *testing.T) {
 			case errors.Is(err, core.ErrKeyTooLong):
 				http.Error(w, "API key too long", http.StatusRequestHeaderFieldsTooLarge)
 			default:
-				t.Errorf("bad-key handler got %v", err)
+				assert.Fail(t, fmt.Sprintf("bad-key handler got %v", err))
 			}
 		}))
 	w := get(h, "192.0.2.1:1")
@@ -212,9 +198,7 @@ func TestCustomBadKeyHandler(t *testing.T) {
 	wantHeader(t, w, "RateLimit-Policy", `"l";q=3;w=60`)
 	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", strings.Repeat("k", core.MaxKeyLen+1)),
 		http.StatusRequestHeaderFieldsTooLarge)
-	if rec.allows != 0 {
-		t.Fatalf("%d limiter calls for bad keys", rec.allows)
-	}
+	require.Equal(t, 0, rec.allows, "%d limiter calls for bad keys", rec.allows)
 	wantStatus(t, get(h, "192.0.2.1:1", "X-API-Key", "k1"), http.StatusOK)
 }
 
@@ -236,9 +220,8 @@ func TestCustomDeniedHandler(t *testing.T) {
 	get(h, "192.0.2.1:1")
 	w := get(h, "192.0.2.1:1")
 	wantStatus(t, w, http.StatusTooManyRequests)
-	if w.Body.String() != "slow down" || w.Header().Get("Retry-After") == "" {
-		t.Fatalf("body %q, Retry-After %q", w.Body.String(), w.Header().Get("Retry-After"))
-	}
+	require.Equal(t, "slow down", w.Body.String(), "body %q, Retry-After %q", w.Body.String(), w.Header().Get("Retry-After"))
+	require.NotEqual(t, "", w.Header().Get("Retry-After"), "body %q, Retry-After %q", w.Body.String(), w.Header().Get("Retry-After"))
 }
 
 func TestNewRefusesBadOptions(t *testing.T) {
@@ -258,9 +241,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"nil bad key":    {middleware.WithLimit("a", l), middleware.WithBadKeyHandler(nil)},
 	}
 	for name, opts := range cases {
-		if _, err := middleware.New(opts...); !errors.Is(err, core.ErrInvalid) {
-			t.Errorf("%s: err = %v, want core.ErrInvalid", name, err)
-		}
+		_, err := middleware.New(opts...)
+		assert.ErrorIs(t, err, core.ErrInvalid, "%s: err = %v, want core.ErrInvalid", name, err)
 	}
 }
 

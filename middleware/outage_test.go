@@ -10,6 +10,8 @@ import (
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/middleware"
 	"github.com/edgelimit/edgelimit/sync/hybrid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // outageHybrid is a hybrid node with limit 5 per minute whose Redis has
@@ -21,17 +23,14 @@ func outageHybrid(t *testing.T, failClosed bool) *hybrid.Node {
 	rdb, proc := redistest.Client(t)
 	n, err := hybrid.New(hybrid.Config{PoP: "p1", Limit: core.PerWindow(5, time.Minute), Redis: rdb,
 		Margin: 0.5, FailClosed: failClosed})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = n.Close(ctx) // Redis is dead: the final flush fails
 	})
-	if err := proc.Kill(); err != nil {
-		t.Fatal(err)
-	}
+	err = proc.Kill()
+	require.NoError(t, err)
 	return n
 }
 
@@ -89,16 +88,10 @@ func TestOutageFailModesCompose(t *testing.T) {
 					continue
 				}
 				// The limiter's decision stands, with what it says.
-				if w.Code != down && w.Header().Get("RateLimit") == "" {
-					t.Errorf("request %d: %d without a RateLimit field", i, w.Code)
-				}
-				if w.Code == down && w.Header().Get("Retry-After") == "" {
-					t.Errorf("request %d: 503 from the limiter's fail-closed denial without Retry-After", i)
-				}
+				assert.False(t, w.Code != down && w.Header().Get("RateLimit") == "", "request %d: %d without a RateLimit field", i, w.Code)
+				assert.False(t, w.Code == down && w.Header().Get("Retry-After") == "", "request %d: 503 from the limiter's fail-closed denial without Retry-After", i)
 			}
-			if got != c.want {
-				t.Fatalf("statuses %v, want %v", got, c.want)
-			}
+			require.False(t, got != c.want, "statuses %v, want %v", got, c.want)
 		})
 	}
 }
