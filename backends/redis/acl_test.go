@@ -2,13 +2,14 @@ package redis
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRedisACLPassesThrough: Redis ACL credentials are the go-redis
@@ -20,9 +21,8 @@ func TestRedisACLPassesThrough(t *testing.T) {
 	ctx := context.Background()
 	must := func(args ...any) {
 		t.Helper()
-		if err := admin.Do(ctx, args...).Err(); err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
+		err := admin.Do(ctx, args...).Err()
+		require.NoError(t, err, "%v", args)
 	}
 	must("ACL", "SETUSER", "edge", "on", ">s3cret", "~el:*", "+@all")
 	must("ACL", "SETUSER", "default", "off")
@@ -31,27 +31,23 @@ func TestRedisACLPassesThrough(t *testing.T) {
 	authed := goredis.NewClient(&goredis.Options{Addr: p.Addr, Username: "edge", Password: "s3cret"})
 	defer authed.Close()
 	l, err := New(authed, lim)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	now := time.Now()
 	for i := 0; i < 3; i++ {
-		if d, err := l.AllowN(ctx, "user:1", now, 1); err != nil || !d.Allowed {
-			t.Fatalf("request %d as ACL user: %+v %v", i, d, err)
-		}
+		d, err := l.AllowN(ctx, "user:1", now, 1)
+		require.NoError(t, err, "request %d as ACL user: %+v %v", i, d, err)
+		require.True(t, d.Allowed, "request %d as ACL user: %+v %v", i, d, err)
 	}
 	if d, err := l.AllowN(ctx, "user:1", now, 1); err != nil || d.Allowed {
-		t.Fatalf("4th request as ACL user: %+v %v, want denied", d, err)
+		require.FailNow(t, fmt.Sprintf("4th request as ACL user: %+v %v, want denied", d, err))
 	}
 
 	anon := goredis.NewClient(&goredis.Options{Addr: p.Addr, MaxRetries: -1})
 	defer anon.Close()
 	la, err := New(anon, lim, WithTimeout(500*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d, err := la.AllowN(ctx, "user:2", now, 1)
-	if !errors.Is(err, core.ErrUnavailable) || d.Allowed || d.Source != core.SourceFailClosed {
-		t.Fatalf("no credentials: %+v %v, want a fail-closed denial with ErrUnavailable", d, err)
-	}
+	require.ErrorIs(t, err, core.ErrUnavailable, "no credentials: %+v %v, want a fail-closed denial with ErrUnavailable", d, err)
+	require.False(t, d.Allowed, "no credentials: %+v %v, want a fail-closed denial with ErrUnavailable", d, err)
+	require.Equal(t, core.SourceFailClosed, d.Source, "no credentials: %+v %v, want a fail-closed denial with ErrUnavailable", d, err)
 }

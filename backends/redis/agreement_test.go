@@ -9,6 +9,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGoLuaAgreement drives a Redis limiter and core's Go math with the same
@@ -46,8 +48,8 @@ func agree(t *testing.T, l *Limiter, seed uint64, key string) {
 	now := int64(1_700_000_000_000) + rng.Int64N(lim.WindowMillis()*10)
 	var allowed, denied int
 	defer func() {
-		if allowed == 0 || denied == 0 {
-			t.Errorf("seed %d: %d allowed, %d denied: the history misses a path", seed, allowed, denied)
+		if assert.NotEqual(t, 0, allowed, "seed %d: %d allowed, %d denied: the history misses a path", seed, allowed, denied) {
+			assert.NotEqual(t, 0, denied, "seed %d: %d allowed, %d denied: the history misses a path", seed, allowed, denied)
 		}
 	}()
 	for step := 0; step < 300; step++ {
@@ -64,13 +66,10 @@ func agree(t *testing.T, l *Limiter, seed uint64, key string) {
 			want = m.decide(now, 1, false)
 			got, err = l.Peek(context.Background(), key, at(now))
 		}
-		if err != nil {
-			t.Fatalf("seed %d step %d: %v", seed, step, err)
-		}
-		if !sameDecision(got, want) || got.Source != core.SourceRedis || got.Staleness != 0 {
-			t.Fatalf("seed %d step %d now=%d n=%d commit=%v:\n redis %+v\n go    %+v",
-				seed, step, now, n, commit, got, want)
-		}
+		require.NoError(t, err, "seed %d step %d", seed, step)
+		require.True(t, sameDecision(got, want), "seed %d step %d now=%d n=%d commit=%v:\n redis %+v\n go    %+v", seed, step, now, n, commit, got, want)
+		require.Equal(t, core.SourceRedis, got.Source, "seed %d step %d now=%d n=%d commit=%v:\n redis %+v\n go    %+v", seed, step, now, n, commit, got, want)
+		require.Equal(t, time.Duration(0), got.Staleness, "seed %d step %d now=%d n=%d commit=%v:\n redis %+v\n go    %+v", seed, step, now, n, commit, got, want)
 		if got.Allowed {
 			allowed++
 		} else {

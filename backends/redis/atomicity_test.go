@@ -10,6 +10,7 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 )
 
 // hammer sends workers × each single-unit requests for one key at one fixed
@@ -25,8 +26,7 @@ func hammer(t *testing.T, l *Limiter, key string, workers, each int) int64 {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
 				d, err := l.AllowN(context.Background(), key, now, 1)
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
 				if d.Allowed {
@@ -57,13 +57,11 @@ func TestAtomicity(t *testing.T) {
 			if pipe {
 				key += ":pipelined"
 			}
-			if got := hammer(t, l, key, 64, 50); got != 1000 {
-				t.Errorf("%s pipelining=%v: admitted %d of 3200, want exactly 1000", lim, pipe, got)
-			}
+			got := hammer(t, l, key, 64, 50)
+			assert.Equal(t, int64(1000), got, "%s pipelining=%v: admitted %d of 3200, want exactly 1000", lim, pipe, got)
 			if lim.Algorithm == core.SlidingLog {
-				if n, _ := c2.ZCard(context.Background(), l.Key(key)).Result(); n != 1000 {
-					t.Errorf("log holds %d members, want 1000 (one per admitted unit)", n)
-				}
+				n, _ := c2.ZCard(context.Background(), l.Key(key)).Result()
+				assert.Equal(t, int64(1000), n, "log holds %d members, want 1000 (one per admitted unit)", n)
 			}
 		}
 	}

@@ -2,13 +2,14 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBadInputWritesNothing: every bad call returns its typed error and
@@ -37,15 +38,15 @@ func TestBadInputWritesNothing(t *testing.T) {
 		}
 		for _, call := range calls {
 			err := call.do()
-			if !errors.Is(err, call.want) || !errors.Is(err, core.ErrInvalid) {
-				t.Errorf("%s %s: err %v, want %v matching ErrInvalid", lim, call.name, err, call.want)
+			if assert.ErrorIs(t, err, call.want, "%s %s: err %v, want %v matching ErrInvalid", lim, call.name, err, call.want) {
+				assert.ErrorIs(t, err, core.ErrInvalid, "%s %s: err %v, want %v matching ErrInvalid", lim, call.name, err, call.want)
 			}
-			if n := dbsize(t, c); n != 0 {
-				t.Fatalf("%s %s: DBSIZE %d after a bad call, want 0", lim, call.name, n)
-			}
+			n := dbsize(t, c)
+			require.Equal(t, int64(0), n, "%s %s: DBSIZE %d after a bad call, want 0", lim, call.name, n)
 		}
-		if s := l.Stats(); s.Calls != 0 || s.RoundTrips != 0 {
-			t.Errorf("%s: bad input sent traffic: %+v", lim, s)
+		s := l.Stats()
+		if assert.Equal(t, uint64(0), s.Calls, "%s: bad input sent traffic: %+v", lim, s) {
+			assert.Equal(t, uint64(0), s.RoundTrips, "%s: bad input sent traffic: %+v", lim, s)
 		}
 	}
 }
@@ -75,14 +76,13 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"window<0", core.PerWindow(1, time.Second), []Option{WithPipelining(-1, 8)}, core.ErrInvalid},
 	}
 	for _, tc := range cases {
-		if _, err := New(c, tc.lim, tc.opts...); !errors.Is(err, tc.want) || !errors.Is(err, core.ErrInvalid) {
-			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
+		_, err := New(c, tc.lim, tc.opts...)
+		if assert.ErrorIs(t, err, tc.want, "%s: err %v, want %v", tc.name, err, tc.want) {
+			assert.ErrorIs(t, err, core.ErrInvalid, "%s: err %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	if _, err := New(nil, core.PerWindow(1, time.Second)); !errors.Is(err, core.ErrInvalid) {
-		t.Errorf("nil client: err %v, want ErrInvalid", err)
-	}
-	if n := dbsize(t, c); n != 0 {
-		t.Fatalf("DBSIZE %d after New, want 0", n)
-	}
+	_, err := New(nil, core.PerWindow(1, time.Second))
+	assert.ErrorIs(t, err, core.ErrInvalid, "nil client: err %v, want ErrInvalid", err)
+	n := dbsize(t, c)
+	require.Equal(t, int64(0), n, "DBSIZE %d after New, want 0", n)
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestBatcherCapsPipelines: with exec blocked (Redis slow), 200 concurrent
@@ -37,8 +39,8 @@ func TestBatcherCapsPipelines(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			v, err := b.do(context.Background(), request{args: []any{i}})
-			if err != nil || v != i {
-				t.Errorf("call %d answered %v, %v", i, v, err)
+			if assert.NoError(t, err, "call %d answered %v, %v", i, v, err) {
+				assert.False(t, v != i, "call %d answered %v, %v", i, v, err)
 			}
 		}()
 	}
@@ -48,11 +50,9 @@ func TestBatcherCapsPipelines(t *testing.T) {
 	total := 0
 	for _, n := range sizes {
 		total += n
-		if n > 8 {
-			t.Errorf("a pipeline of %d calls, maxBatch 8 (sizes %v)", n, sizes)
-		}
+		assert.LessOrEqual(t, n, 8, "a pipeline of %d calls, maxBatch 8 (sizes %v)", n, sizes)
 	}
-	if total != 200 || most > maxInflight {
-		t.Errorf("%d calls sent in %d pipelines, at most %d in flight; want 200, ≤ %d", total, len(sizes), most, maxInflight)
+	if assert.Equal(t, 200, total, "%d calls sent in %d pipelines, at most %d in flight; want 200, ≤ %d", total, len(sizes), most, maxInflight) {
+		assert.LessOrEqual(t, most, int(maxInflight), "%d calls sent in %d pipelines, at most %d in flight; want 200, ≤ %d", total, len(sizes), most, maxInflight)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // benchKeys is how many identities the benchmarks spread their calls over.
@@ -47,9 +49,8 @@ func benchSerial(b *testing.B, l *Limiter, keys []string) {
 	start := time.Now()
 	i := 0
 	for b.Loop() {
-		if _, err := l.Allow(ctx, keys[i%len(keys)]); err != nil {
-			b.Fatal(err)
-		}
+		_, err := l.Allow(ctx, keys[i%len(keys)])
+		require.NoError(b, err)
 		i++
 	}
 	b.ReportMetric(float64(i)/time.Since(start).Seconds(), "decisions/s")
@@ -64,8 +65,8 @@ func benchParallel(b *testing.B, l *Limiter, keys []string) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := next.Add(1)
-			if _, err := l.Allow(ctx, keys[i%int64(len(keys))]); err != nil {
-				b.Error(err)
+			_, err := l.Allow(ctx, keys[i%int64(len(keys))])
+			if !assert.NoError(b, err) {
 				return
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestClusterSlotsAndSpread: on a real three-master cluster, every key one
@@ -33,17 +35,13 @@ func TestClusterSlotsAndSpread(t *testing.T) {
 		slots := map[int64]bool{}
 		for _, a := range core.Algorithms {
 			if _, err := lims[a].AllowN(ctx, id, now, 1); err != nil {
-				t.Fatalf("id %q %s: %v", id, a, err)
+				require.FailNow(t, fmt.Sprintf("id %q %s: %v", id, a, err))
 			}
 			s, err := c.ClusterKeySlot(ctx, lims[a].Key(id)).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			slots[s] = true
 		}
-		if len(slots) != 1 {
-			t.Fatalf("id %q: keys in slots %v, want one", id, slots)
-		}
+		require.Len(t, slots, 1, "id %q: keys in slots %v, want one", id, slots)
 		var slot int64
 		for s := range slots {
 			slot = s
@@ -57,12 +55,9 @@ func TestClusterSlotsAndSpread(t *testing.T) {
 			}
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h := holders.Load(); h != 1 {
-			t.Fatalf("id %q: slot %d has keys on %d masters", id, slot, h)
-		}
+		require.NoError(t, err)
+		h := holders.Load()
+		require.Equal(t, int32(1), h, "id %q: slot %d has keys on %d masters", id, slot, h)
 	}
 	redistest.FlushCluster(t, c)
 
@@ -82,28 +77,23 @@ func TestClusterSlotsAndSpread(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatalf("decision on the cluster: %v", err)
+		require.FailNow(t, fmt.Sprintf("decision on the cluster: %v", err))
 	}
 	per := map[string]int64{}
 	var mu sync.Mutex
-	if err := c.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+	err := c.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
 		k, err := m.DBSize(ctx).Result()
 		mu.Lock()
 		per[m.Options().Addr] = k
 		mu.Unlock()
 		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
+	require.NoError(t, err)
 	t.Logf("%d identities over masters %v: %v", n, cl.Addrs(), per)
 	var total int64
 	for _, addr := range cl.Addrs() {
-		if per[addr] < n/3/2 {
-			t.Errorf("master %s holds %d of %d identities, want a fair share", addr, per[addr], n)
-		}
+		assert.GreaterOrEqual(t, per[addr], int64(n/3/2), "master %s holds %d of %d identities, want a fair share", addr, per[addr], n)
 		total += per[addr]
 	}
-	if total != n {
-		t.Fatalf("%d keys over the masters, want %d", total, n)
-	}
+	require.Equal(t, int64(n), total, "%d keys over the masters, want %d", total, n)
 }

@@ -2,13 +2,13 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAllowEachIsAllowNInOrder: every algorithm, asks over a few keys
@@ -27,9 +27,8 @@ func TestAllowEachIsAllowNInOrder(t *testing.T) {
 		now := int64(1_700_000_000_000)
 		for batch := range 20 {
 			if batch%2 == 0 {
-				if err := c.ScriptFlush(ctx).Err(); err != nil {
-					t.Fatal(err)
-				}
+				err := c.ScriptFlush(ctx).Err()
+				require.NoError(t, err)
 			}
 			asks := make([]Ask, 50)
 			for i := range asks {
@@ -38,23 +37,21 @@ func TestAllowEachIsAllowNInOrder(t *testing.T) {
 			}
 			before := l.Stats()
 			out := make([]core.Decision, len(asks))
-			if err := l.AllowEach(ctx, asks, out); err != nil {
-				t.Fatalf("%s: %v", lim, err)
-			}
+			err := l.AllowEach(ctx, asks, out)
+			require.NoError(t, err, "%s", lim)
 			for i, a := range asks {
 				m := models[a.Key]
 				if m == nil {
 					m = &model{limit: lim}
 					models[a.Key] = m
 				}
-				if want := m.decide(core.Millis(a.Now), a.N, true); !sameDecision(out[i], want) {
-					t.Fatalf("%s, batch %d, ask %d (%+v): %+v, core's math %+v", lim, batch, i, a, out[i], want)
-				}
+				want := m.decide(core.Millis(a.Now), a.N, true)
+				require.True(t, sameDecision(out[i], want), "%s, batch %d, ask %d (%+v): %+v, core's math %+v", lim, batch, i, a, out[i], want)
 			}
 			s := l.Stats()
-			if trips, want := s.RoundTrips-before.RoundTrips, uint64(2-batch%2); trips != want || s.Calls-before.Calls != 50 {
-				t.Fatalf("%s, batch %d: %d round trips, %d calls; want %d and 50", lim, batch, trips, s.Calls-before.Calls, want)
-			}
+			trips, want := s.RoundTrips-before.RoundTrips, uint64(2-batch%2)
+			require.Equal(t, want, trips, "%s, batch %d: %d round trips, %d calls; want %d and 50", lim, batch, trips, s.Calls-before.Calls, want)
+			require.Equal(t, uint64(50), s.Calls-before.Calls, "%s, batch %d: %d round trips, %d calls; want %d and 50", lim, batch, trips, s.Calls-before.Calls, want)
 		}
 	}
 }
@@ -69,11 +66,10 @@ func TestAllowEachRefusesBadAsksUnsent(t *testing.T) {
 		{{Key: "ok", Now: at(0), N: 1}, {Key: "", Now: at(0), N: 1}},
 		{{Key: "ok", Now: at(0), N: 1}, {Key: "ok", Now: at(0), N: 6}},
 	} {
-		if err := l.AllowEach(context.Background(), asks, out); !errors.Is(err, core.ErrInvalid) {
-			t.Fatalf("%+v: %v, want core.ErrInvalid", asks, err)
-		}
+		err := l.AllowEach(context.Background(), asks, out)
+		require.ErrorIs(t, err, core.ErrInvalid, "%+v: %v, want core.ErrInvalid", asks, err)
 	}
-	if n := dbsize(t, c); n != 0 || l.Stats().RoundTrips != 0 {
-		t.Fatalf("%d keys, %d round trips after refused batches", n, l.Stats().RoundTrips)
-	}
+	n := dbsize(t, c)
+	require.Equal(t, int64(0), n, "%d keys, %d round trips after refused batches", n, l.Stats().RoundTrips)
+	require.Equal(t, uint64(0), l.Stats().RoundTrips, "%d keys, %d round trips after refused batches", n, l.Stats().RoundTrips)
 }

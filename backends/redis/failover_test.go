@@ -2,12 +2,12 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // TestClusterFailoverReachesPromotedReplica: on three masters with one
@@ -21,24 +21,19 @@ func TestClusterFailoverReachesPromotedReplica(t *testing.T) {
 	l := newLimiter(t, c, core.PerWindow(1000, time.Minute), WithTimeout(300*time.Millisecond))
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
-		if _, err := l.Allow(ctx, "user:1"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := l.Allow(ctx, "user:1")
+		require.NoError(t, err)
 	}
 	victim, err := cl.MasterOf(l.Key("user:1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.Kill(victim); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	err = cl.Kill(victim)
+	require.NoError(t, err)
 	d, err := l.Allow(ctx, "user:1")
-	if !errors.Is(err, core.ErrUnavailable) || d.Allowed || d.Source != core.SourceFailClosed {
-		t.Fatalf("master down: %+v, %v; want a fail-closed denial with core.ErrUnavailable", d, err)
-	}
-	if err := cl.WaitHealthy(15 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	require.ErrorIs(t, err, core.ErrUnavailable, "master down: %+v, %v; want a fail-closed denial with core.ErrUnavailable", d, err)
+	require.False(t, d.Allowed, "master down: %+v, %v; want a fail-closed denial with core.ErrUnavailable", d, err)
+	require.Equal(t, core.SourceFailClosed, d.Source, "master down: %+v, %v; want a fail-closed denial with core.ErrUnavailable", d, err)
+	err = cl.WaitHealthy(15 * time.Second)
+	require.NoError(t, err)
 	promoted := time.Now()
 	for failed := 0; ; failed++ {
 		d, err = l.Allow(ctx, "user:1")
@@ -47,15 +42,10 @@ func TestClusterFailoverReachesPromotedReplica(t *testing.T) {
 				time.Since(promoted).Round(time.Millisecond), failed, d)
 			break
 		}
-		if !errors.Is(err, core.ErrUnavailable) {
-			t.Fatalf("after failover: %v, want core.ErrUnavailable while not yet rerouted", err)
-		}
-		if time.Since(promoted) > 10*time.Second {
-			t.Fatalf("still failing 10s after the replica was promoted: %v", err)
-		}
+		require.ErrorIs(t, err, core.ErrUnavailable, "after failover: %v, want core.ErrUnavailable while not yet rerouted", err)
+		require.LessOrEqual(t, time.Since(promoted), 10*time.Second, "still failing 10s after the replica was promoted: %v", err)
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !d.Allowed || d.Source != core.SourceRedis {
-		t.Fatalf("after failover: %+v, want allowed by Redis", d)
-	}
+	require.True(t, d.Allowed, "after failover: %+v, want allowed by Redis", d)
+	require.Equal(t, core.SourceRedis, d.Source, "after failover: %+v, want allowed by Redis", d)
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestNoScriptRecovery: after SCRIPT FLUSH the next decision costs one EVAL
@@ -20,19 +22,18 @@ func TestNoScriptRecovery(t *testing.T) {
 		for _, lim := range everyLimit(core.PerWindow(10, time.Minute)) {
 			l := newLimiter(t, c, lim, append(opts, WithPrefix(fmt.Sprint("ns", i)))...)
 			if _, err := l.Allow(ctx, "ns"); err != nil {
-				t.Fatal(err)
+				require.FailNow(t, fmt.Sprint(err))
 			}
 			if err := c.ScriptFlush(ctx).Err(); err != nil {
-				t.Fatal(err)
+				require.FailNow(t, fmt.Sprint(err))
 			}
 			before := l.Stats()
 			d, err := l.Allow(ctx, "ns")
-			if err != nil || !d.Allowed || d.Remaining != 8 {
-				t.Fatalf("%s after SCRIPT FLUSH: %+v %v", lim, d, err)
-			}
-			if trips := l.Stats().RoundTrips - before.RoundTrips; trips != 2 {
-				t.Errorf("%s: %d round trips after SCRIPT FLUSH, want 2 (EVALSHA, EVAL)", lim, trips)
-			}
+			require.NoError(t, err, "%s after SCRIPT FLUSH: %+v %v", lim, d, err)
+			require.True(t, d.Allowed, "%s after SCRIPT FLUSH: %+v %v", lim, d, err)
+			require.Equal(t, int64(8), d.Remaining, "%s after SCRIPT FLUSH: %+v %v", lim, d, err)
+			trips := l.Stats().RoundTrips - before.RoundTrips
+			assert.Equal(t, uint64(2), trips, "%s: %d round trips after SCRIPT FLUSH, want 2 (EVALSHA, EVAL)", lim, trips)
 		}
 	}
 }
@@ -49,9 +50,8 @@ func TestRedisDown(t *testing.T) {
 	open := newLimiter(t, c, lim, WithTimeout(timeout), WithFailOpen(), WithPrefix("open"))
 	piped := newLimiter(t, c, lim, WithTimeout(timeout), WithPipelining(100*time.Microsecond, 16), WithPrefix("piped"))
 	for _, l := range []*Limiter{closed, open, piped} {
-		if _, err := l.Allow(ctx, "down"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := l.Allow(ctx, "down")
+		require.NoError(t, err)
 	}
 	proc.Kill()
 	check := func(name string, l *Limiter, allowed bool, src core.Source) {
@@ -59,34 +59,31 @@ func TestRedisDown(t *testing.T) {
 		start := time.Now()
 		d, err := l.Allow(ctx, "down")
 		took := time.Since(start)
-		if !errors.Is(err, core.ErrUnavailable) {
-			t.Errorf("%s: err %v, want ErrUnavailable", name, err)
-		}
+		assert.ErrorIs(t, err, core.ErrUnavailable, "%s: err %v, want ErrUnavailable", name, err)
 		var ue *core.UnavailableError
-		if !errors.As(err, &ue) {
-			t.Errorf("%s: err %T, want *core.UnavailableError", name, err)
+		assert.True(t, errors.As(err, &ue), "%s: err %T, want *core.UnavailableError", name, err)
+		if assert.Equal(t, allowed, d.Allowed, "%s: decision %+v, want allowed=%v source %s", name, d, allowed, src) {
+			assert.Equal(t, src, d.Source, "%s: decision %+v, want allowed=%v source %s", name, d, allowed, src)
 		}
-		if d.Allowed != allowed || d.Source != src {
-			t.Errorf("%s: decision %+v, want allowed=%v source %s", name, d, allowed, src)
-		}
-		if took > timeout+250*time.Millisecond { // scheduling slack on a busy machine
-			t.Errorf("%s: took %s, timeout %s", name, took, timeout)
-		}
+		// scheduling slack on a busy machine
+		assert.LessOrEqual(t, took, timeout+250*time.Millisecond, "%s: took %s, timeout %s", name, took, timeout)
 		t.Logf("%s with Redis down: %s, %v", name, took, err)
 	}
 	check("fail-closed", closed, false, core.SourceFailClosed)
 	check("fail-open", open, true, core.SourceFailOpen)
 	check("pipelined", piped, false, core.SourceFailClosed)
-	if err := closed.Reset(ctx, "down"); !errors.Is(err, core.ErrUnavailable) {
-		t.Errorf("Reset with Redis down: %v", err)
-	}
-	if err := proc.Restart(); err != nil {
-		t.Fatal(err)
-	}
+	err := closed.Reset(ctx, "down")
+	assert.ErrorIs(t, err, core.ErrUnavailable, "Reset with Redis down: %v", err)
+	err = proc.Restart()
+	require.NoError(t, err)
 	for _, l := range []*Limiter{closed, open, piped} {
 		d, err := l.Allow(ctx, "down")
-		if err != nil || !d.Allowed || d.Source != core.SourceRedis || d.Remaining != 9 {
-			t.Errorf("after restart: %+v %v, want a fresh Redis decision", d, err)
+		if assert.NoError(t, err, "after restart: %+v %v, want a fresh Redis decision", d, err) {
+			if assert.True(t, d.Allowed, "after restart: %+v %v, want a fresh Redis decision", d, err) {
+				if assert.Equal(t, core.SourceRedis, d.Source, "after restart: %+v %v, want a fresh Redis decision", d, err) {
+					assert.Equal(t, int64(9), d.Remaining, "after restart: %+v %v, want a fresh Redis decision", d, err)
+				}
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // scriptFlushRun decides concurrently (4 goroutines × 150 decisions over 8
@@ -58,9 +59,8 @@ func scriptFlushRun(t *testing.T, c goredis.UniversalClient, flush func() error)
 				}()
 			}
 			wg.Wait()
-			if n := failed.Load(); n != 0 {
-				t.Fatalf("%s pipelined=%v: %d decisions failed under SCRIPT FLUSH, first: %v", a, i == 1, n, firstErr.Load())
-			}
+			n := failed.Load()
+			require.Equal(t, int64(0), n, "%s pipelined=%v: %d decisions failed under SCRIPT FLUSH, first: %v", a, i == 1, n, firstErr.Load())
 			var want [8]int64
 			for g := 0; g < 4; g++ {
 				for r := 0; r < 150; r++ {
@@ -69,15 +69,12 @@ func scriptFlushRun(t *testing.T, c goredis.UniversalClient, flush func() error)
 			}
 			for k := 0; k < 8; k++ {
 				d, err := l.Peek(ctx, fmt.Sprint("id", k), now)
-				if err != nil || d.Remaining != lim.Max-want[k] {
-					t.Fatalf("%s id%d: %+v %v, want %d remaining", a, k, d, err, lim.Max-want[k])
-				}
+				require.NoError(t, err, "%s id%d: %+v %v, want %d remaining", a, k, d, err, lim.Max-want[k])
+				require.Equal(t, lim.Max-want[k], d.Remaining, "%s id%d: %+v %v, want %d remaining", a, k, d, err, lim.Max-want[k])
 			}
 		}
 	}
-	if flushes.Load() < 3 {
-		t.Fatalf("only %d SCRIPT FLUSH during the run", flushes.Load())
-	}
+	require.GreaterOrEqual(t, flushes.Load(), int64(3), "only %d SCRIPT FLUSH during the run", flushes.Load())
 	t.Logf("%d SCRIPT FLUSH during the run, no decision failed", flushes.Load())
 }
 

@@ -7,15 +7,14 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // newLimiter builds a Limiter or fails the test.
 func newLimiter(t testing.TB, c goredis.UniversalClient, l core.Limit, opts ...Option) *Limiter {
 	t.Helper()
 	lim, err := New(c, l, opts...)
-	if err != nil {
-		t.Fatalf("New(%v): %v", l, err)
-	}
+	require.NoError(t, err, "New(%v)", l)
 	return lim
 }
 
@@ -53,9 +52,7 @@ func at(ms int64) time.Time { return time.UnixMilli(ms) }
 func dbsize(t testing.TB, c *goredis.Client) int64 {
 	t.Helper()
 	n, err := c.DBSize(context.Background()).Result()
-	if err != nil {
-		t.Fatalf("DBSIZE: %v", err)
-	}
+	require.NoError(t, err, "DBSIZE")
 	return n
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redisproc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hashTag is Redis Cluster's rule: the text between the first '{' and the
@@ -71,20 +73,17 @@ func TestKeyEncodingProperties(t *testing.T) {
 		for _, a := range core.Algorithms {
 			k := EncodeKey(DefaultPrefix, id, Suffix(a))
 			pair := id + "\x00alg" + a.String()
-			if prev, dup := seen[k]; dup && prev != pair {
-				t.Fatalf("key %q shared by %q and %q", k, prev, pair)
-			}
+			prev, dup := seen[k]
+			require.False(t, dup && prev != pair, "key %q shared by %q and %q", k, prev, pair)
 			seen[k] = pair
-			if gotID, suf, ok := decodeKey(DefaultPrefix, k); !ok || gotID != id || suf != Suffix(a) {
-				t.Fatalf("key %q decodes to (%q, %q, %v), want (%q, %q)", k, gotID, suf, ok, id, Suffix(a))
-			}
+			gotID, suf, ok := decodeKey(DefaultPrefix, k)
+			require.True(t, ok, "key %q decodes to (%q, %q, %v), want (%q, %q)", k, gotID, suf, ok, id, Suffix(a))
+			require.Equal(t, id, gotID, "key %q decodes to (%q, %q, %v), want (%q, %q)", k, gotID, suf, ok, id, Suffix(a))
+			require.Equal(t, Suffix(a), suf, "key %q decodes to (%q, %q, %v), want (%q, %q)", k, gotID, suf, ok, id, Suffix(a))
 			h := hashTag(k)
-			if h == k || h == "" {
-				t.Fatalf("key %q has no hash tag", k)
-			}
-			if tag != "" && h != tag {
-				t.Fatalf("id %q: tags %q and %q differ across algorithms", id, tag, h)
-			}
+			require.NotEqual(t, k, h, "key %q has no hash tag", k)
+			require.NotEqual(t, "", h, "key %q has no hash tag", k)
+			require.False(t, tag != "" && h != tag, "id %q: tags %q and %q differ across algorithms", id, tag, h)
 			tag = h
 		}
 	}
@@ -95,9 +94,7 @@ func TestKeyEncodingProperties(t *testing.T) {
 // ids, and that plain ids spread over many slots.
 func TestKeySlotsOnRealRedis(t *testing.T) {
 	p, err := redisproc.Start("--cluster-enabled", "yes")
-	if err != nil {
-		t.Fatalf("this test needs a real Redis: %v", err)
-	}
+	require.NoError(t, err, "this test needs a real Redis")
 	t.Cleanup(func() { p.Stop() })
 	c := p.Client()
 	t.Cleanup(func() { c.Close() })
@@ -105,27 +102,22 @@ func TestKeySlotsOnRealRedis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	slot := func(k string) int64 {
 		s, err := c.ClusterKeySlot(ctx, k).Result()
-		if err != nil {
-			t.Fatalf("CLUSTER KEYSLOT: %v", err)
-		}
+		require.NoError(t, err, "CLUSTER KEYSLOT")
 		return s
 	}
 	for i := 0; i < 300; i++ {
 		id := hostileID(rng)
 		want := slot(EncodeKey(DefaultPrefix, id, Suffix(core.SlidingWindow)))
 		for _, a := range core.Algorithms[1:] {
-			if s := slot(EncodeKey("other", id, Suffix(a))); s != want {
-				t.Fatalf("id %q: %s key in slot %d, sliding in %d", id, a, s, want)
-			}
+			s := slot(EncodeKey("other", id, Suffix(a)))
+			require.Equal(t, want, s, "id %q: %s key in slot %d, sliding in %d", id, a, s, want)
 		}
 	}
 	slots := map[int64]bool{}
 	for i := 0; i < 200; i++ {
 		slots[slot(EncodeKey(DefaultPrefix, "user:"+string(rune('a'+i%26))+string(rune('a'+i/26)), "s"))] = true
 	}
-	if len(slots) < 150 {
-		t.Errorf("200 ids in only %d slots", len(slots))
-	}
+	assert.GreaterOrEqual(t, len(slots), 150, "200 ids in only %d slots", len(slots))
 }
 
 // FuzzEncodeKey: for any two ids, keys are equal only when the ids are, and
@@ -136,11 +128,8 @@ func FuzzEncodeKey(f *testing.F) {
 	f.Add("{x}", "x")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		ka, kb := EncodeKey("el", a, "s"), EncodeKey("el", b, "s")
-		if (ka == kb) != (a == b) {
-			t.Fatalf("ids %q, %q: keys %q, %q", a, b, ka, kb)
-		}
-		if h := hashTag(ka); a != "" && (h == ka || h == "") {
-			t.Fatalf("key %q has no hash tag", ka)
-		}
+		require.Equal(t, a == b, ka == kb, "ids %q, %q: keys %q, %q", a, b, ka, kb)
+		h := hashTag(ka)
+		require.False(t, a != "" && (h == ka || h == ""), "key %q has no hash tag", ka)
 	})
 }

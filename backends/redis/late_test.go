@@ -8,6 +8,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // keyEnd is when, by the stamps alone, the key written by Max units at t0
@@ -36,19 +38,15 @@ func TestLateRequestCountsInItsWindow(t *testing.T) {
 
 			t0 := core.Millis(time.Now())
 			if d, err := l.AllowN(ctx, "late", at(t0), lim.Max); err != nil || !d.Allowed {
-				t.Fatalf("%d units at t0: %+v %v, want allowed", lim.Max, d, err)
+				require.FailNow(t, fmt.Sprintf("%d units at t0: %+v %v, want allowed", lim.Max, d, err))
 			}
 			if d, err := l.AllowN(ctx, "late", at(t0+1), 1); err != nil || d.Allowed {
-				t.Fatalf("one more at t0+1ms, on time: %+v %v, want denied", d, err)
+				require.FailNow(t, fmt.Sprintf("one more at t0+1ms, on time: %+v %v, want denied", d, err))
 			}
 			time.Sleep(time.Until(time.UnixMilli(keyEnd(lim, t0) + 50)))
 			d, err := l.AllowN(ctx, "late", at(t0+1), 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Allowed {
-				t.Errorf("stamped t0+1ms, run 50ms after its state's end: admitted (%+v), want denied", d)
-			}
+			require.NoError(t, err)
+			assert.False(t, d.Allowed, "stamped t0+1ms, run 50ms after its state's end: admitted (%+v), want denied", d)
 		})
 	}
 }

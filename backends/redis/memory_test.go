@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var identities = flag.Int("identities", 20_000,
@@ -22,15 +24,12 @@ func TestMemoryPerIdentity(t *testing.T) {
 		n = min(n, 5_000)
 	}
 	ours, twoKey, err := MeasureMemoryPerIdentity(context.Background(), c, n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Logf("used_memory per identity over %d identities: ours %.1f bytes, article's two keys %.1f bytes (%.0f%%)",
 		n, ours, twoKey, 100*ours/twoKey)
-	if ours <= 0 || ours >= twoKey {
-		t.Errorf("ours %.1f bytes, two-key %.1f: want 0 < ours < two-key", ours, twoKey)
+	if assert.Greater(t, ours, float64(0), "ours %.1f bytes, two-key %.1f: want 0 < ours < two-key", ours, twoKey) {
+		assert.Less(t, ours, twoKey, "ours %.1f bytes, two-key %.1f: want 0 < ours < two-key", ours, twoKey)
 	}
-	if k := dbsize(t, c); k != 0 {
-		t.Errorf("DBSIZE %d after measuring, want 0", k)
-	}
+	k := dbsize(t, c)
+	assert.Equal(t, int64(0), k, "DBSIZE %d after measuring, want 0", k)
 }

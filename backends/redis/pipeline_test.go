@@ -10,6 +10,8 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPipeliningSharesRoundTrips: 64 goroutines on one key get exactly the
@@ -21,11 +23,9 @@ func TestPipeliningSharesRoundTrips(t *testing.T) {
 		got := hammer(t, l, "shared", 64, 20)
 		s := l.Stats()
 		t.Logf("%s: %d decisions in %d round trips", lim, s.Calls, s.RoundTrips)
-		if got != 500 {
-			t.Errorf("%s: admitted %d of 1280, want exactly 500", lim, got)
-		}
-		if s.Calls != 1280 || s.RoundTrips >= s.Calls {
-			t.Errorf("%s: %d round trips for %d decisions, want fewer", lim, s.RoundTrips, s.Calls)
+		assert.Equal(t, int64(500), got, "%s: admitted %d of 1280, want exactly 500", lim, got)
+		if assert.Equal(t, uint64(1280), s.Calls, "%s: %d round trips for %d decisions, want fewer", lim, s.RoundTrips, s.Calls) {
+			assert.Less(t, s.RoundTrips, s.Calls, "%s: %d round trips for %d decisions, want fewer", lim, s.RoundTrips, s.Calls)
 		}
 	}
 }
@@ -48,9 +48,8 @@ func TestPipeliningKeepsEachAnswer(t *testing.T) {
 func keepsEachAnswer(t *testing.T, big *goredis.Client) {
 	for _, lim := range everyLimit(core.PerWindow(20, time.Minute)) {
 		l := newLimiter(t, big, lim, WithPipelining(100*time.Microsecond, 16), WithExpirySlack(time.Hour))
-		if got, want := l.batch.lone != nil, big.Options().ContextTimeoutEnabled; got != want {
-			t.Fatalf("lone calls run in the caller's goroutine: %v; client honours context deadlines: %v", got, want)
-		}
+		got, want := l.batch.lone != nil, big.Options().ContextTimeoutEnabled
+		require.Equal(t, want, got, "lone calls run in the caller's goroutine: %v; client honours context deadlines: %v", got, want)
 		big.FlushDB(context.Background())
 		var wg sync.WaitGroup
 		for g := 0; g < 64; g++ {
@@ -61,9 +60,8 @@ func keepsEachAnswer(t *testing.T, big *goredis.Client) {
 			}()
 		}
 		wg.Wait()
-		if s := l.Stats(); s.RoundTrips >= s.Calls {
-			t.Errorf("%s: %d round trips for %d decisions", lim, s.RoundTrips, s.Calls)
-		}
+		s := l.Stats()
+		assert.Less(t, s.RoundTrips, s.Calls, "%s: %d round trips for %d decisions", lim, s.RoundTrips, s.Calls)
 	}
 }
 
@@ -77,12 +75,10 @@ func callerHistory(t *testing.T, l *Limiter, g int) {
 		n := int64(1 + (g+i)%4)
 		want := m.decide(now, n, true)
 		got, err := l.AllowN(context.Background(), key, at(now), n)
-		if err != nil {
-			t.Error(err)
+		if !assert.NoError(t, err) {
 			return
 		}
-		if !sameDecision(got, want) {
-			t.Errorf("caller %d step %d: got %+v, want %+v", g, i, got, want)
+		if !assert.True(t, sameDecision(got, want), "caller %d step %d: got %+v, want %+v", g, i, got, want) {
 			return
 		}
 	}
@@ -99,14 +95,14 @@ func TestPipeliningLoneCallerNotDelayed(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		d, err := l.Allow(ctx, "lone")
 		cancel()
-		if err != nil {
-			t.Fatalf("call %d: %v (a lone call waited for the window)", i, err)
-		}
-		if want := i < 5; d.Allowed != want {
-			t.Fatalf("call %d: allowed %v, want %v", i, d.Allowed, want)
-		}
+		require.NoError(t, err, "call %d: %v (a lone call waited for the window)", i, err)
+		want := i < 5
+		require.Equal(t, want, d.Allowed, "call %d: allowed %v, want %v", i, d.Allowed, want)
 	}
-	if s := l.Stats(); s.Calls != 8 || s.RoundTrips < 8 || s.RoundTrips > 9 {
-		t.Errorf("%d calls in %d round trips, want 8 in 8 or 9", s.Calls, s.RoundTrips)
+	s := l.Stats()
+	if assert.Equal(t, uint64(8), s.Calls, "%d calls in %d round trips, want 8 in 8 or 9", s.Calls, s.RoundTrips) {
+		if assert.GreaterOrEqual(t, s.RoundTrips, uint64(8), "%d calls in %d round trips, want 8 in 8 or 9", s.Calls, s.RoundTrips) {
+			assert.LessOrEqual(t, s.RoundTrips, uint64(9), "%d calls in %d round trips, want 8 in 8 or 9", s.Calls, s.RoundTrips)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestServerTime: under WithServerTime the caller's now is ignored (here a
@@ -21,30 +23,20 @@ func TestServerTime(t *testing.T) {
 	wrong := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < 4; i++ {
 		d, err := l.AllowN(ctx, "st", wrong, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Allowed != (i < 3) {
-			t.Fatalf("request %d: %+v", i, d)
-		}
+		require.NoError(t, err)
+		require.Equal(t, i < 3, d.Allowed, "request %d: %+v", i, d)
 	}
 	server, err := c.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	v, err := c.Get(ctx, l.Key("st")).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	idx, _ := strconv.ParseInt(strings.Split(v, ":")[0], 10, 64)
-	if want := server.UnixMilli() / lim.WindowMillis(); idx != want {
-		t.Errorf("stored window %d, Redis' clock says %d (caller's: %d)",
-			idx, want, core.Millis(wrong)/lim.WindowMillis())
-	}
+	want := server.UnixMilli() / lim.WindowMillis()
+	assert.Equal(t, want, idx, "stored window %d, Redis' clock says %d (caller's: %d)", idx, want, core.Millis(wrong)/lim.WindowMillis())
 	d, _ := l.Peek(ctx, "st", wrong)
 	rest := time.Duration(lim.WindowMillis()-server.UnixMilli()%lim.WindowMillis()) * time.Millisecond
-	if d.ResetAfter > rest || d.ResetAfter < rest-time.Second {
-		t.Errorf("ResetAfter %s, want about %s by Redis' clock", d.ResetAfter, rest)
+	if assert.LessOrEqual(t, d.ResetAfter, rest, "ResetAfter %s, want about %s by Redis' clock", d.ResetAfter, rest) {
+		assert.GreaterOrEqual(t, d.ResetAfter, rest-time.Second, "ResetAfter %s, want about %s by Redis' clock", d.ResetAfter, rest)
 	}
 }
 
@@ -57,18 +49,13 @@ func TestServerTimeEveryAlgorithm(t *testing.T) {
 		admitted := 0
 		for i := 0; i < 8; i++ {
 			d, err := l.AllowN(context.Background(), "st", time.Unix(0, 0), 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if d.Allowed {
 				admitted++
 			}
 		}
-		if admitted != 5 {
-			t.Errorf("%s: admitted %d of 8, want 5", lim, admitted)
-		}
-		if ttl, _ := c.PTTL(context.Background(), l.Key("st")).Result(); ttl <= 0 {
-			t.Errorf("%s: PTTL %s under server time", lim, ttl)
-		}
+		assert.Equal(t, 5, admitted, "%s: admitted %d of 8, want 5", lim, admitted)
+		ttl, _ := c.PTTL(context.Background(), l.Key("st")).Result()
+		assert.Greater(t, ttl, time.Duration(0), "%s: PTTL %s under server time", lim, ttl)
 	}
 }

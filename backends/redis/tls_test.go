@@ -14,6 +14,8 @@ import (
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/internal/tlstest"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // tlsNow is the request time of the TLS tests, in ms since the epoch.
@@ -40,16 +42,14 @@ func TestRedisOverTLS(t *testing.T) {
 		for i := 0; i < 6; i++ {
 			d, err := l.AllowN(ctx, "user:1", at(tlsNow), 1)
 			want := ref.decide(tlsNow, 1, true)
-			if err != nil || !sameDecision(d, want) || d.Source != core.SourceRedis {
-				t.Fatalf("%s request %d over TLS: %+v %v, want %+v from Redis", lim, i, d, err, want)
-			}
+			require.NoError(t, err, "%s request %d over TLS: %+v %v, want %+v from Redis", lim, i, d, err, want)
+			require.True(t, sameDecision(d, want), "%s request %d over TLS: %+v %v, want %+v from Redis", lim, i, d, err, want)
+			require.Equal(t, core.SourceRedis, d.Source, "%s request %d over TLS: %+v %v, want %+v from Redis", lim, i, d, err, want)
 			if d.Allowed {
 				allowed++
 			}
 		}
-		if allowed != 5 {
-			t.Fatalf("%s over TLS: %d of 6 allowed, want 5", lim, allowed)
-		}
+		require.Equal(t, 5, allowed, "%s over TLS: %d of 6 allowed, want 5", lim, allowed)
 	}
 
 	keys := dbsize(t, c)
@@ -67,18 +67,15 @@ func TestRedisOverTLS(t *testing.T) {
 		defer bad.Close()
 		l := newLimiter(t, bad, core.PerWindow(5, time.Minute), WithTimeout(time.Second), WithPrefix("refused"))
 		d, err := l.AllowN(ctx, "user:2", at(tlsNow), 1)
-		if !errors.Is(err, core.ErrUnavailable) || d.Allowed || d.Source != core.SourceFailClosed {
-			t.Fatalf("%s client: %+v %v, want a fail-closed denial with ErrUnavailable", name, d, err)
-		}
-		if cfg != nil && cfg.RootCAs == m.Pool &&
-			(errors.As(err, new(x509.UnknownAuthorityError)) || strings.Contains(err.Error(), "x509:")) {
-			t.Fatalf("%s client: %v; it refused the server, want the server to refuse it", name, err)
-		}
+		require.ErrorIs(t, err, core.ErrUnavailable, "%s client: %+v %v, want a fail-closed denial with ErrUnavailable", name, d, err)
+		require.False(t, d.Allowed, "%s client: %+v %v, want a fail-closed denial with ErrUnavailable", name, d, err)
+		require.Equal(t, core.SourceFailClosed, d.Source, "%s client: %+v %v, want a fail-closed denial with ErrUnavailable", name, d, err)
+		require.False(t, cfg != nil && cfg.RootCAs == m.Pool &&
+			(errors.As(err, new(x509.UnknownAuthorityError)) || strings.Contains(err.Error(), "x509:")), "%s client: %v; it refused the server, want the server to refuse it", name, err)
 		t.Logf("%s client refused: %v", name, err)
 	}
-	if n := dbsize(t, c); n != keys {
-		t.Fatalf("DBSIZE %d after the refused clients, was %d", n, keys)
-	}
+	n := dbsize(t, c)
+	require.Equal(t, keys, n, "DBSIZE %d after the refused clients, was %d", n, keys)
 }
 
 // TestRedisACLOverTLS: ACL user/password and TLS combine in go-redis'
@@ -98,9 +95,8 @@ func TestRedisACLOverTLS(t *testing.T) {
 		{"ACL", "SETUSER", "edge", "on", ">" + password, "~el:*", "+@all"},
 		{"ACL", "SETUSER", "default", "off"},
 	} {
-		if err := admin.Do(ctx, args...).Err(); err != nil {
-			t.Fatalf("%v: %v", args[:3], err)
-		}
+		err := admin.Do(ctx, args...).Err()
+		require.NoError(t, err, "%v", args[:3])
 	}
 	lim := core.PerWindow(3, time.Minute)
 	authed := goredis.NewClient(&goredis.Options{Addr: p.Addr, TLSConfig: m.Client,
@@ -109,9 +105,8 @@ func TestRedisACLOverTLS(t *testing.T) {
 	l := newLimiter(t, authed, lim)
 	for i := 0; i < 4; i++ {
 		d, err := l.AllowN(ctx, "user:1", at(tlsNow), 1)
-		if err != nil || d.Allowed != (i < 3) {
-			t.Fatalf("request %d as ACL user over TLS: %+v %v, want allowed=%v", i, d, err, i < 3)
-		}
+		require.NoError(t, err, "request %d as ACL user over TLS: %+v %v, want allowed=%v", i, d, err, i < 3)
+		require.Equal(t, i < 3, d.Allowed, "request %d as ACL user over TLS: %+v %v, want allowed=%v", i, d, err, i < 3)
 	}
 
 	guess := goredis.NewClient(&goredis.Options{Addr: p.Addr, TLSConfig: m.Client,
@@ -119,16 +114,12 @@ func TestRedisACLOverTLS(t *testing.T) {
 	defer guess.Close()
 	lg := newLimiter(t, guess, lim, WithTimeout(time.Second))
 	d, err := lg.AllowN(ctx, "user:2", at(tlsNow), 1)
-	if !errors.Is(err, core.ErrUnavailable) || d.Allowed || d.Source != core.SourceFailClosed {
-		t.Fatalf("wrong password: %+v %v, want a fail-closed denial with ErrUnavailable", d, err)
-	}
+	require.ErrorIs(t, err, core.ErrUnavailable, "wrong password: %+v %v, want a fail-closed denial with ErrUnavailable", d, err)
+	require.False(t, d.Allowed, "wrong password: %+v %v, want a fail-closed denial with ErrUnavailable", d, err)
+	require.Equal(t, core.SourceFailClosed, d.Source, "wrong password: %+v %v, want a fail-closed denial with ErrUnavailable", d, err)
 	for _, secret := range []string{password, wrong} {
-		if strings.Contains(err.Error(), secret) {
-			t.Errorf("error %q contains a password", err)
-		}
-		if strings.Contains(logs.String(), secret) {
-			t.Errorf("a password was logged:\n%s", logs)
-		}
+		assert.NotContains(t, err.Error(), secret, "error %q contains a password", err)
+		assert.NotContains(t, logs.String(), secret, "a password was logged:\n%s", logs)
 	}
 	t.Logf("wrong password: %v; %d bytes logged", err, len(logs.String()))
 }

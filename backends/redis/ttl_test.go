@@ -2,11 +2,14 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // expectedTTL is how long a key written by one unit at now (ms) should live
@@ -33,28 +36,25 @@ func TestTTLOnEveryKey(t *testing.T) {
 			l := newLimiter(t, c, lim, WithExpirySlack(slack))
 			now := time.Now()
 			if _, err := l.Peek(ctx, "ttl", now); err != nil {
-				t.Fatal(err)
+				require.FailNow(t, fmt.Sprint(err))
 			}
-			if n := dbsize(t, c); n != 0 {
-				t.Fatalf("%s: a peek created %d keys", lim, n)
-			}
+			n := dbsize(t, c)
+			require.Equal(t, int64(0), n, "%s: a peek created %d keys", lim, n)
 			if _, err := l.AllowN(ctx, "ttl", now, 3); err != nil {
-				t.Fatal(err)
+				require.FailNow(t, fmt.Sprint(err))
 			}
 			ttl, err := c.PTTL(ctx, l.Key("ttl")).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want := expectedTTL(lim, core.Millis(now), 3) + slack
-			if ttl <= 0 || ttl > want || ttl < want-time.Second {
-				t.Errorf("%s slack %s: PTTL %s, want %s (less the time elapsed)", lim, slack, ttl, want)
+			if assert.Greater(t, ttl, time.Duration(0), "%s slack %s: PTTL %s, want %s (less the time elapsed)", lim, slack, ttl, want) {
+				if assert.LessOrEqual(t, ttl, want, "%s slack %s: PTTL %s, want %s (less the time elapsed)", lim, slack, ttl, want) {
+					assert.GreaterOrEqual(t, ttl, want-time.Second, "%s slack %s: PTTL %s, want %s (less the time elapsed)", lim, slack, ttl, want)
+				}
 			}
-			if err := l.Reset(ctx, "ttl"); err != nil {
-				t.Fatal(err)
-			}
-			if n := dbsize(t, c); n != 0 {
-				t.Fatalf("%s: Reset left %d keys", lim, n)
-			}
+			err = l.Reset(ctx, "ttl")
+			require.NoError(t, err)
+			n = dbsize(t, c)
+			require.Equal(t, int64(0), n, "%s: Reset left %d keys", lim, n)
 		}
 	}
 }
@@ -72,18 +72,15 @@ func TestIdleIdentitiesLeaveNothing(t *testing.T) {
 		for _, lim := range everyLimit(core.PerWindow(5, 50*time.Millisecond)) {
 			l := newLimiter(t, c, lim, tc.opt)
 			for i := 0; i < 3; i++ {
-				if _, err := l.Allow(ctx, "idle"); err != nil {
-					t.Fatal(err)
-				}
+				_, err := l.Allow(ctx, "idle")
+				require.NoError(t, err)
 			}
 		}
-		if n := dbsize(t, c); n != 4 {
-			t.Fatalf("DBSIZE %d after writing, want 4", n)
-		}
+		n := dbsize(t, c)
+		require.Equal(t, int64(4), n, "DBSIZE %d after writing, want 4", n)
 		time.Sleep(tc.wait)
-		if n := dbsize(t, c); n != 0 {
-			t.Fatalf("DBSIZE %d %s after the last request, want 0", n, tc.wait)
-		}
+		n = dbsize(t, c)
+		require.Equal(t, int64(0), n, "DBSIZE %d %s after the last request, want 0", n, tc.wait)
 	}
 }
 
@@ -96,21 +93,22 @@ func TestPeekAndReset(t *testing.T) {
 	for _, lim := range everyLimit(core.PerWindow(4, time.Minute)) {
 		l := newLimiter(t, c, lim)
 		for i := 0; i < 3; i++ {
-			if d, err := l.Peek(ctx, "p", now); err != nil || !d.Allowed || d.Remaining != 4 {
-				t.Fatalf("%s: fresh peek %+v %v, want allowed with 4 remaining", lim, d, err)
+			d, err := l.Peek(ctx, "p", now)
+			require.NoError(t, err, "%s: fresh peek %+v %v, want allowed with 4 remaining", lim, d, err)
+			require.True(t, d.Allowed, "%s: fresh peek %+v %v, want allowed with 4 remaining", lim, d, err)
+			require.Equal(t, int64(4), d.Remaining, "%s: fresh peek %+v %v, want allowed with 4 remaining", lim, d, err)
+		}
+		_, err := l.AllowN(ctx, "p", now, 4)
+		require.NoError(t, err)
+		d, _ := l.Peek(ctx, "p", now)
+		if assert.False(t, d.Allowed, "%s: peek after spending all: %+v", lim, d) {
+			if assert.Equal(t, int64(0), d.Remaining, "%s: peek after spending all: %+v", lim, d) {
+				assert.Greater(t, d.RetryAfter, time.Duration(0), "%s: peek after spending all: %+v", lim, d)
 			}
 		}
-		if _, err := l.AllowN(ctx, "p", now, 4); err != nil {
-			t.Fatal(err)
-		}
-		if d, _ := l.Peek(ctx, "p", now); d.Allowed || d.Remaining != 0 || d.RetryAfter <= 0 {
-			t.Errorf("%s: peek after spending all: %+v", lim, d)
-		}
-		if err := l.Reset(ctx, "p"); err != nil {
-			t.Fatal(err)
-		}
-		if d, _ := l.AllowN(ctx, "p", now, 4); !d.Allowed {
-			t.Errorf("%s: denied after Reset: %+v", lim, d)
-		}
+		err = l.Reset(ctx, "p")
+		require.NoError(t, err)
+		d, _ = l.AllowN(ctx, "p", now, 4)
+		assert.True(t, d.Allowed, "%s: denied after Reset: %+v", lim, d)
 	}
 }
