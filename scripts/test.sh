@@ -20,10 +20,26 @@ if [ -f bench/go.mod ]; then (cd bench && go vet ./...); fi
 staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 go run "$staticcheck" ./...
 if [ -f bench/go.mod ]; then (cd bench && go run "$staticcheck" ./...); fi
+# One shuffle seed for the whole run, printed first and in the summary, so
+# a failure's order can be replayed: SHUFFLE=<seed> scripts/test.sh (or
+# go test -shuffle=<seed> on the package). go test also prints
+# "-test.shuffle <seed>" at the top of each package's output.
+seed="${SHUFFLE:-$(date +%s%N)}"
+echo "go test -race -shuffle=$seed"
 log=$(mktemp)
-go test -race -shuffle=on -count=1 -timeout 15m ./... 2>&1 | tee "$log"
-scripts/fuzz.sh "${FUZZTIME:-10s}"
+trap 'rm -f "$log"' EXIT
+start=$(date +%s)
+rc=0
+go test -race -shuffle="$seed" -count=1 -timeout 15m ./... 2>&1 | tee "$log" || rc=$?
 passed=$(grep -c '^ok ' "$log" || true)
-failed=$(grep -c '^FAIL' "$log" || true)
-rm -f "$log"
-echo "packages: $passed passed, $failed failed"
+failed=$(grep -c '^FAIL[[:space:]]' "$log" || true)
+if [ "$rc" != 0 ]; then
+  # Each failing test with what it waited for or expected: testify's
+  # Error and Messages lines, or the test's own log line.
+  echo "failing tests (shuffle seed $seed):"
+  grep -E '^\s*--- FAIL|^\s+Error:|^\s+Messages:|^panic:|timed out' "$log" | sed 's/^/  /' | head -200
+  echo "packages: $passed passed, $failed failed; shuffle seed $seed; $(( $(date +%s) - start )) s"
+  exit 1
+fi
+scripts/fuzz.sh "${FUZZTIME:-10s}"
+echo "packages: $passed passed, $failed failed; shuffle seed $seed; $(( $(date +%s) - start )) s"
