@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBatcherCapsPipelines: with exec blocked (Redis slow), 200 concurrent
@@ -44,7 +45,19 @@ func TestBatcherCapsPipelines(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // let the calls pile up behind the blocked pipelines
+	// Let the calls pile up behind the blocked pipelines: every call is
+	// either in a pipeline exec holds or queued (bounded by a hang only).
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		sent := 0
+		for _, n := range sizes {
+			sent += n
+		}
+		mu.Unlock()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return sent+len(b.pending) == 200
+	}, 30*time.Second, time.Millisecond, "200 calls never all reached the batcher")
 	close(release)
 	wg.Wait()
 	total := 0

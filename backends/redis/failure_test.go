@@ -65,8 +65,10 @@ func TestRedisDown(t *testing.T) {
 		if assert.Equal(t, allowed, d.Allowed, "%s: decision %+v, want allowed=%v source %s", name, d, allowed, src) {
 			assert.Equal(t, src, d.Source, "%s: decision %+v, want allowed=%v source %s", name, d, allowed, src)
 		}
-		// scheduling slack on a busy machine
-		assert.LessOrEqual(t, took, timeout+250*time.Millisecond, "%s: took %s, timeout %s", name, took, timeout)
+		// No call outlives its timeout plus the scheduler's slack, which is
+		// generous (a loaded machine stalls goroutines for seconds); the
+		// errors above are what the test is about.
+		assert.LessOrEqual(t, took, timeout+schedulerSlack, "%s: took %s, timeout %s plus the scheduler's slack %s", name, took, timeout, schedulerSlack)
 		t.Logf("%s with Redis down: %s, %v", name, took, err)
 	}
 	check("fail-closed", closed, false, core.SourceFailClosed)

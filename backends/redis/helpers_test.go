@@ -18,6 +18,11 @@ func newLimiter(t testing.TB, c goredis.UniversalClient, l core.Limit, opts ...O
 	return lim
 }
 
+// schedulerSlack is how much later than its deadline a call may return on
+// a loaded machine (goroutines stalled, the race detector): generous on
+// purpose; a test bounding latency states "deadline + schedulerSlack".
+const schedulerSlack = 5 * time.Second
+
 // model is core's Go math for one identity: the reference the scripts must
 // match decision for decision.
 type model struct {

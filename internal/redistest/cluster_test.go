@@ -105,13 +105,14 @@ func shardMasterAddr(s redis.ClusterShard) string {
 // lazily after a node comes back).
 func waitOK(t *testing.T, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := f()
 		if err == nil {
 			return
 		}
-		require.False(t, time.Now().After(deadline), "still failing after 10s: %v", err)
+		// Polls (no event marks a reroute), bounded by a hang only.
+		require.False(t, time.Now().After(deadline), "still failing after 30s: %v", err)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
