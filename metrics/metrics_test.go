@@ -152,7 +152,7 @@ func TestWrapForwardsEverything(t *testing.T) {
 	inner := newLocal(t, 2)
 	l := c.Wrap("api", inner)
 	ctx := context.Background()
-	require.False(t, l.Limit() != inner.Limit(), "Limit() = %v", l.Limit())
+	require.Equal(t, inner.Limit(), l.Limit(), "Limit() = %v", l.Limit())
 	d, _ := l.Allow(ctx, "k")
 	require.True(t, d.Allowed, "Allow = %+v", d)
 	require.Equal(t, int64(1), d.Remaining, "Allow = %+v", d)

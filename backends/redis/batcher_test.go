@@ -41,7 +41,7 @@ func TestBatcherCapsPipelines(t *testing.T) {
 			defer wg.Done()
 			v, err := b.do(context.Background(), request{args: []any{i}})
 			if assert.NoError(t, err, "call %d answered %v, %v", i, v, err) {
-				assert.False(t, v != i, "call %d answered %v, %v", i, v, err)
+				assert.Equal(t, i, v, "call %d answered %v, %v", i, v, err)
 			}
 		}()
 	}

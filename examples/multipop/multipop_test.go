@@ -51,7 +51,9 @@ func TestThreePoPsHoldTheLimit(t *testing.T) {
 	err = tl.check(o)
 	assert.NoError(t, err)
 	for i, c := range tl.attacker {
-		assert.False(t, tl.full(i) && c.admitted < limit*8/10, "a full window admitted %d of the attacker; want close to the limit %d", c.admitted, limit)
+		if tl.full(i) {
+			assert.GreaterOrEqual(t, c.admitted, limit*8/10, "a full window admitted %d of the attacker; want close to the limit %d", c.admitted, limit)
+		}
 	}
 	for i, p := range pops {
 		err := p.Process.Signal(syscall.SIGTERM)

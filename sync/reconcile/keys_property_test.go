@@ -92,7 +92,9 @@ func TestKeyLayoutProperties(t *testing.T) {
 			k := Key("el", id, idx)
 			pair := id + "\x00@" + strconv.FormatInt(idx, 10)
 			prev, dup := seen[k]
-			require.False(t, dup && prev != pair, "key %q shared by %q and %q", k, prev, pair)
+			if dup {
+				require.Equal(t, pair, prev, "key %q shared by %q and %q", k, prev, pair)
+			}
 			seen[k] = pair
 			gid, gidx, ok := decodeKey("el", k)
 			require.True(t, ok, "key %q decodes to (%q, %d, %v), want (%q, %d)", k, gid, gidx, ok, id, idx)
@@ -102,11 +104,15 @@ func TestKeyLayoutProperties(t *testing.T) {
 			require.NotEqual(t, k, h, "key %q has no hash tag", k)
 			require.NotEqual(t, "", h, "key %q has no hash tag", k)
 			prev, ok = tags[id]
-			require.False(t, ok && prev != h, "id %q: hash tags %q and %q differ across windows", id, prev, h)
+			if ok {
+				require.Equal(t, prev, h, "id %q: hash tags %q and %q differ across windows", id, prev, h)
+			}
 			// Two identities may share a slot, never a tag: the tag
 			// is the encoded identity.
 			owner, ok := tags["tag\x00"+h]
-			require.False(t, ok && owner != id, "ids %q and %q share hash tag %q", owner, id, h)
+			if ok {
+				require.Equal(t, id, owner, "ids %q and %q share hash tag %q", owner, id, h)
+			}
 			tags[id], tags["tag\x00"+h] = h, id
 		}
 	}
@@ -122,7 +128,10 @@ func FuzzKey(f *testing.F) {
 		ka, kb := Key("el", a, i), Key("el", b, j)
 		require.Equal(t, a == b && i == j, ka == kb, "(%q,%d), (%q,%d): keys %q, %q", a, i, b, j, ka, kb)
 		h := hashTag(ka)
-		require.False(t, a != "" && (h == ka || h == ""), "key %q has no hash tag", ka)
+		if a != "" {
+			require.NotEqual(t, ka, h, "key %q has no hash tag", ka)
+			require.NotEmpty(t, h, "key %q has no hash tag", ka)
+		}
 	})
 }
 
