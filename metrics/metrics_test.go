@@ -3,7 +3,6 @@ package metrics_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -85,9 +84,7 @@ func TestRedisRoundTripsOfAKnownRun(t *testing.T) {
 	ctx := context.Background()
 	// Set up both connections (commands, pipelines) before counting: a new
 	// connection's HELLO and CLIENT SETINFO are round trips too.
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		require.FailNow(t, fmt.Sprint(err))
-	}
+	require.NoError(t, rdb.Ping(ctx).Err())
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { p.Ping(ctx); return nil })
 	c := metrics.New()
 	reg := register(t, c)

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -200,12 +199,12 @@ func TestStateCopies(t *testing.T) {
 	now := epoch.Add(1500 * time.Millisecond)
 	sliding := mustNew(t, core.PerWindow(10, time.Second))
 	mustAllow(t, sliding, "k", now, 4)
-	if st, ok := sliding.State("k"); !ok || st.Window != (core.WindowState{Index: core.Millis(now) / 1000, Cur: 4}) {
-		require.FailNow(t, fmt.Sprintf("sliding State = %+v, %v", st, ok))
-	}
+	st, ok := sliding.State("k")
+	require.True(t, ok, "sliding State = %+v, %v", st, ok)
+	require.Equal(t, core.WindowState{Index: core.Millis(now) / 1000, Cur: 4}, st.Window, "sliding State = %+v, %v", st, ok)
 	log := mustNew(t, core.Limit{Max: 10, Window: time.Second, Algorithm: core.SlidingLog})
 	mustAllow(t, log, "k", now, 2)
-	st, _ := log.State("k")
+	st, _ = log.State("k")
 	st.Log.Stamps[0] = 0 // a copy: the stored log is unchanged
 	st2, _ := log.State("k")
 	require.Len(t, st2.Log.Stamps, 2, "log State = %+v", st2)
@@ -214,7 +213,7 @@ func TestStateCopies(t *testing.T) {
 	mustAllow(t, bucket, "k", now, 1)
 	st, _ = bucket.State("k")
 	require.Equal(t, core.Millis(now)*1000+100_000, st.Bucket.TAT, "bucket State = %+v", st)
-	_, ok := bucket.State("absent")
+	_, ok = bucket.State("absent")
 	require.False(t, ok, "State of an absent key reported held")
 }
 

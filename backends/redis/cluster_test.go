@@ -35,7 +35,7 @@ func TestClusterSlotsAndSpread(t *testing.T) {
 		slots := map[int64]bool{}
 		for _, a := range core.Algorithms {
 			if _, err := lims[a].AllowN(ctx, id, now, 1); err != nil {
-				require.FailNow(t, fmt.Sprintf("id %q %s: %v", id, a, err))
+				require.NoError(t, err, "id %q %s", id, a)
 			}
 			s, err := c.ClusterKeySlot(ctx, lims[a].Key(id)).Result()
 			require.NoError(t, err)

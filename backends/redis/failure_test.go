@@ -22,11 +22,9 @@ func TestNoScriptRecovery(t *testing.T) {
 		for _, lim := range everyLimit(core.PerWindow(10, time.Minute)) {
 			l := newLimiter(t, c, lim, append(opts, WithPrefix(fmt.Sprint("ns", i)))...)
 			if _, err := l.Allow(ctx, "ns"); err != nil {
-				require.FailNow(t, fmt.Sprint(err))
+				require.NoError(t, err)
 			}
-			if err := c.ScriptFlush(ctx).Err(); err != nil {
-				require.FailNow(t, fmt.Sprint(err))
-			}
+			require.NoError(t, c.ScriptFlush(ctx).Err())
 			before := l.Stats()
 			d, err := l.Allow(ctx, "ns")
 			require.NoError(t, err, "%s after SCRIPT FLUSH: %+v %v", lim, d, err)

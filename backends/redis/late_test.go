@@ -37,16 +37,16 @@ func TestLateRequestCountsInItsWindow(t *testing.T) {
 			l := newLimiter(t, c, lim, WithPrefix(fmt.Sprintf("late%d", i))) // two fixed windows must not share a key
 
 			t0 := core.Millis(time.Now())
-			if d, err := l.AllowN(ctx, "late", at(t0), lim.Max); err != nil || !d.Allowed {
-				require.FailNow(t, fmt.Sprintf("%d units at t0: %+v %v, want allowed", lim.Max, d, err))
-			}
-			if d, err := l.AllowN(ctx, "late", at(t0+1), 1); err != nil || d.Allowed {
-				require.FailNow(t, fmt.Sprintf("one more at t0+1ms, on time: %+v %v, want denied", d, err))
-			}
+			d, err := l.AllowN(ctx, "late", at(t0), lim.Max)
+			require.NoError(t, err, "%d units at t0", lim.Max)
+			require.True(t, d.Allowed, "%d units at t0: %+v, want allowed", lim.Max, d)
+			d, err = l.AllowN(ctx, "late", at(t0+1), 1)
+			require.NoError(t, err, "one more at t0+1ms, on time")
+			require.False(t, d.Allowed, "one more at t0+1ms, on time: %+v, want denied", d)
 			// Redis expires the key by its own clock, which cannot be
 			// injected: wait until the key's end has passed on the wall clock.
 			time.Sleep(time.Until(time.UnixMilli(keyEnd(lim, t0) + 50)))
-			d, err := l.AllowN(ctx, "late", at(t0+1), 1)
+			d, err = l.AllowN(ctx, "late", at(t0+1), 1)
 			require.NoError(t, err)
 			assert.False(t, d.Allowed, "stamped t0+1ms, run 50ms after its state's end: admitted (%+v), want denied", d)
 		})

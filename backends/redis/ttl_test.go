@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -36,12 +35,12 @@ func TestTTLOnEveryKey(t *testing.T) {
 			l := newLimiter(t, c, lim, WithExpirySlack(slack))
 			now := time.Now()
 			if _, err := l.Peek(ctx, "ttl", now); err != nil {
-				require.FailNow(t, fmt.Sprint(err))
+				require.NoError(t, err)
 			}
 			n := dbsize(t, c)
 			require.Equal(t, int64(0), n, "%s: a peek created %d keys", lim, n)
 			if _, err := l.AllowN(ctx, "ttl", now, 3); err != nil {
-				require.FailNow(t, fmt.Sprint(err))
+				require.NoError(t, err)
 			}
 			ttl, err := c.PTTL(ctx, l.Key("ttl")).Result()
 			require.NoError(t, err)

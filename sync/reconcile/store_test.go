@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -39,7 +38,7 @@ func TestFlushIsIdempotentAndMaxMerges(t *testing.T) {
 	}
 	stale := []Item{{Key: "u1", Index: 10, Own: [2]int64{2, 1}}}
 	if _, err := a.Flush(ctx, stale); err != nil {
-		require.FailNow(t, fmt.Sprint(err))
+		require.NoError(t, err)
 	}
 	res, err := b.Flush(ctx, []Item{{Key: "u1", Index: 10, Own: [2]int64{4, 0}}})
 	require.NoError(t, err)
