@@ -34,21 +34,27 @@ func TestTTLOnEveryKey(t *testing.T) {
 		for _, lim := range everyLimit(core.PerWindow(10, 30*time.Second)) {
 			l := newLimiter(t, c, lim, WithExpirySlack(slack))
 			now := time.Now()
-			if _, err := l.Peek(ctx, "ttl", now); err != nil {
-				require.NoError(t, err)
-			}
+			_, err := l.Peek(ctx, "ttl", now)
+			require.NoError(t, err)
 			n := dbsize(t, c)
 			require.Equal(t, int64(0), n, "%s: a peek created %d keys", lim, n)
-			if _, err := l.AllowN(ctx, "ttl", now, 3); err != nil {
-				require.NoError(t, err)
-			}
-			ttl, err := c.PTTL(ctx, l.Key("ttl")).Result()
+			// The script sets the TTL relative to Redis' clock when it runs:
+			// the key's expiry time is that clock plus the TTL, so it lies
+			// between Redis' TIME before and after the call plus the TTL
+			// (readings of one clock around the call, no slack needed).
+			before, err := c.Time(ctx).Result()
+			require.NoError(t, err)
+			_, err = l.AllowN(ctx, "ttl", now, 3)
+			require.NoError(t, err)
+			after, err := c.Time(ctx).Result()
+			require.NoError(t, err)
+			at, err := c.PExpireTime(ctx, l.Key("ttl")).Result()
 			require.NoError(t, err)
 			want := expectedTTL(lim, core.Millis(now), 3) + slack
-			if assert.Greater(t, ttl, time.Duration(0), "%s slack %s: PTTL %s, want %s (less the time elapsed)", lim, slack, ttl, want) {
-				if assert.LessOrEqual(t, ttl, want, "%s slack %s: PTTL %s, want %s (less the time elapsed)", lim, slack, ttl, want) {
-					assert.GreaterOrEqual(t, ttl, want-time.Second, "%s slack %s: PTTL %s, want %s (less the time elapsed)", lim, slack, ttl, want)
-				}
+			lo := time.Duration(before.UnixMilli())*time.Millisecond + want
+			hi := time.Duration(after.UnixMilli()+1)*time.Millisecond + want
+			if assert.GreaterOrEqual(t, at, lo, "%s slack %s: expires at %d ms, want Redis' time at the call plus %s, in [%d, %d]", lim, slack, at.Milliseconds(), want, lo.Milliseconds(), hi.Milliseconds()) {
+				assert.LessOrEqual(t, at, hi, "%s slack %s: expires at %d ms, want Redis' time at the call plus %s, in [%d, %d]", lim, slack, at.Milliseconds(), want, lo.Milliseconds(), hi.Milliseconds())
 			}
 			err = l.Reset(ctx, "ttl")
 			require.NoError(t, err)
