@@ -29,7 +29,7 @@ func scriptFlushRun(t *testing.T, c goredis.UniversalClient, flush func() error)
 			select {
 			case <-stop:
 				return
-			case <-time.After(2 * time.Millisecond):
+			case <-time.After(2 * time.Millisecond): // pacing of the flushes, not a bound: the checks count what was admitted
 				if flush() == nil {
 					flushes.Add(1)
 				}

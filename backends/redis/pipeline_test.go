@@ -92,7 +92,9 @@ func TestPipeliningLoneCallerNotDelayed(t *testing.T) {
 	c, _ := redistest.Client(t)
 	l := newLimiter(t, c, core.PerWindow(5, time.Minute), WithPipelining(time.Hour, 64))
 	for i := 0; i < 8; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// 30 s: far under the hour-long window a lone call must not wait
+		// for, far over a round trip on a loaded machine.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		d, err := l.Allow(ctx, "lone")
 		cancel()
 		require.NoError(t, err, "call %d: %v (a lone call waited for the window)", i, err)

@@ -18,8 +18,9 @@ import (
 )
 
 // readyWait bounds how long Start and Restart wait for the server to accept
-// connections.
-const readyWait = 10 * time.Second
+// connections (and WaitRouted for routes): what only a hang reaches on a
+// loaded machine.
+const readyWait = 30 * time.Second
 
 // Server is an embedded NATS server bound to one loopback port for its whole
 // life. Its zero value is not usable: get one from Start.

@@ -27,8 +27,8 @@ func TestRestartSamePortAndReconnect(t *testing.T) {
 func publishUntil(t *testing.T, nc *nats.Conn, got chan string, want string) {
 	t.Helper()
 	// Publishing again every 50 ms until the message comes back is the wait
-	// (a route or subscription may not be up yet); 10 s is what a hang trips.
-	deadline := time.Now().Add(10 * time.Second)
+	// (a route or subscription may not be up yet); 30 s is what a hang trips.
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		_ = nc.Publish("t.x", []byte(want))
 		select {

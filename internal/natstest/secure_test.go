@@ -118,6 +118,9 @@ func plaintextRefused(t *testing.T, url string) {
 	c, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "nats://"), 2*time.Second)
 	require.NoError(t, err)
 	defer c.Close()
+	// The server closes a plaintext connection; the deadline only ends the
+	// reads if it does not (then no PONG came back either, which is what is
+	// checked): it bounds a hang, it is not a timing.
 	c.SetDeadline(time.Now().Add(3 * time.Second))
 	r := bufio.NewReader(c)
 	info, err := r.ReadString('\n')
