@@ -64,9 +64,15 @@ var ok = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok"))
 })
 
+// newHandler is the middleware built with opts, around ok.
+//
+// The middleware's deadline is set to hang unless opts set their own: the
+// tests check what is decided, and DefaultTimeout (100 ms) could turn a
+// loaded machine's stall of a local decision into a 503. The tests of the
+// deadline itself pass WithTimeout.
 func newHandler(t *testing.T, opts ...middleware.Option) http.Handler {
 	t.Helper()
-	m, err := middleware.New(opts...)
+	m, err := middleware.New(append([]middleware.Option{middleware.WithTimeout(hang)}, opts...)...)
 	require.NoError(t, err, "middleware.New")
 	return m.Wrap(ok)
 }
