@@ -34,11 +34,9 @@ func TestLimitValidate(t *testing.T) {
 			assert.NoError(t, err, "%v", c.l)
 			continue
 		}
-		if assert.ErrorIs(t, err, c.want, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want) {
-			if assert.ErrorIs(t, err, ErrInvalid, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want) {
-				assert.NotErrorIs(t, err, ErrUnavailable, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want)
-			}
-		}
+		assert.ErrorIs(t, err, c.want, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want)
+		assert.ErrorIs(t, err, ErrInvalid, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want)
+		assert.NotErrorIs(t, err, ErrUnavailable, "%v: err %v, want %v matching ErrInvalid only", c.l, err, c.want)
 	}
 }
 

@@ -78,12 +78,9 @@ func TestRedisDown(t *testing.T) {
 	require.NoError(t, err)
 	for _, l := range []*Limiter{closed, open, piped} {
 		d, err := l.Allow(ctx, "down")
-		if assert.NoError(t, err, "after restart: %+v %v, want a fresh Redis decision", d, err) {
-			if assert.True(t, d.Allowed, "after restart: %+v %v, want a fresh Redis decision", d, err) {
-				if assert.Equal(t, core.SourceRedis, d.Source, "after restart: %+v %v, want a fresh Redis decision", d, err) {
-					assert.Equal(t, int64(9), d.Remaining, "after restart: %+v %v, want a fresh Redis decision", d, err)
-				}
-			}
-		}
+		assert.NoError(t, err, "after restart: %+v %v, want a fresh Redis decision", d, err)
+		assert.True(t, d.Allowed, "after restart: %+v %v, want a fresh Redis decision", d, err)
+		assert.Equal(t, core.SourceRedis, d.Source, "after restart: %+v %v, want a fresh Redis decision", d, err)
+		assert.Equal(t, int64(9), d.Remaining, "after restart: %+v %v, want a fresh Redis decision", d, err)
 	}
 }

@@ -111,11 +111,9 @@ func TestPeekAndReset(t *testing.T) {
 		_, err := l.AllowN(ctx, "p", now, 4)
 		require.NoError(t, err)
 		d, _ := l.Peek(ctx, "p", now)
-		if assert.False(t, d.Allowed, "%s: peek after spending all: %+v", lim, d) {
-			if assert.Equal(t, int64(0), d.Remaining, "%s: peek after spending all: %+v", lim, d) {
-				assert.Greater(t, d.RetryAfter, time.Duration(0), "%s: peek after spending all: %+v", lim, d)
-			}
-		}
+		assert.False(t, d.Allowed, "%s: peek after spending all: %+v", lim, d)
+		assert.Equal(t, int64(0), d.Remaining, "%s: peek after spending all: %+v", lim, d)
+		assert.Greater(t, d.RetryAfter, time.Duration(0), "%s: peek after spending all: %+v", lim, d)
 		err = l.Reset(ctx, "p")
 		require.NoError(t, err)
 		d, _ = l.AllowN(ctx, "p", now, 4)
