@@ -27,6 +27,8 @@ type Reloader struct {
 	last atomic.Int64 // unix ns of the last reload requested
 	// reload is the request itself; nil means the client's ReloadState.
 	reload func(*goredis.ClusterClient)
+	// now is the clock in unix ns; nil means time.Now.
+	now func() int64
 }
 
 // AfterError requests a background reload of c's slot map when c is a
@@ -38,7 +40,12 @@ func (r *Reloader) AfterError(c goredis.UniversalClient) bool {
 	if !ok {
 		return false
 	}
-	now := time.Now().UnixNano()
+	var now int64
+	if r.now != nil {
+		now = r.now()
+	} else {
+		now = time.Now().UnixNano()
+	}
 	last := r.last.Load()
 	if now-last < int64(MinInterval) || !r.last.CompareAndSwap(last, now) {
 		return false
