@@ -34,9 +34,8 @@ func TestClusterSlotsAndSpread(t *testing.T) {
 	for _, id := range ids {
 		slots := map[int64]bool{}
 		for _, a := range core.Algorithms {
-			if _, err := lims[a].AllowN(ctx, id, now, 1); err != nil {
-				require.NoError(t, err, "id %q %s", id, a)
-			}
+			_, err := lims[a].AllowN(ctx, id, now, 1)
+			require.NoError(t, err, "id %q %s", id, a)
 			s, err := c.ClusterKeySlot(ctx, lims[a].Key(id)).Result()
 			require.NoError(t, err)
 			slots[s] = true

@@ -21,9 +21,8 @@ func TestNoScriptRecovery(t *testing.T) {
 	for i, opts := range [][]Option{nil, {WithPipelining(50*time.Microsecond, 8)}} {
 		for _, lim := range everyLimit(core.PerWindow(10, time.Minute)) {
 			l := newLimiter(t, c, lim, append(opts, WithPrefix(fmt.Sprint("ns", i)))...)
-			if _, err := l.Allow(ctx, "ns"); err != nil {
-				require.NoError(t, err)
-			}
+			_, err := l.Allow(ctx, "ns")
+			require.NoError(t, err)
 			require.NoError(t, c.ScriptFlush(ctx).Err())
 			before := l.Stats()
 			d, err := l.Allow(ctx, "ns")

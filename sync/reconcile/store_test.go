@@ -37,9 +37,8 @@ func TestFlushIsIdempotentAndMaxMerges(t *testing.T) {
 		require.NoError(t, err)
 	}
 	stale := []Item{{Key: "u1", Index: 10, Own: [2]int64{2, 1}}}
-	if _, err := a.Flush(ctx, stale); err != nil {
-		require.NoError(t, err)
-	}
+	_, err := a.Flush(ctx, stale)
+	require.NoError(t, err)
 	res, err := b.Flush(ctx, []Item{{Key: "u1", Index: 10, Own: [2]int64{4, 0}}})
 	require.NoError(t, err)
 	got := res[0].Total(0)
