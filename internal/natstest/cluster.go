@@ -108,6 +108,8 @@ func (c *Cluster) WaitRouted(t testing.TB) {
 			return
 		}
 		require.False(t, time.Now().After(deadline), "natstest: cluster routes not formed after %s", readyWait)
+		// nats-server reports no event when a route forms: poll, bounded
+		// by readyWait (a hang only).
 		time.Sleep(10 * time.Millisecond)
 	}
 }
