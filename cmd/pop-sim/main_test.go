@@ -212,8 +212,8 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 		t.Fatalf("sweep JSON %+v, %v", r, err)
 	}
 	data, err := os.ReadFile(csvPath)
-	if err != nil || strings.Count(string(data), "\n") != 3 {
-		t.Fatalf("csv %q, %v", data, err)
+	if err != nil || strings.Count(string(data), "\n") != 4 || !strings.Contains(string(data), "\nreference,,,") {
+		t.Fatalf("csv %q, %v: want a header, 2 points and the reference", data, err)
 	}
 	if img, err := os.ReadFile(pngPath); err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 		t.Fatalf("no PNG: %v", err)

@@ -68,8 +68,11 @@ func TestMemoryPerIdentityReported(t *testing.T) {
 	}
 	v := memOf(r.Results[1], "view")
 	if v == nil || v["entries"] != 3*v["entries_per_pop"] || v["entries_per_pop"] < hy["identities"]/3 ||
-		v["bytes_per_identity"] < 100 || v["bytes_per_identity"] > 2000 {
+		v["bytes_per_entry"] < 100 || v["bytes_per_entry"] > 2000 {
 		t.Errorf("hybrid view %v: want entries on 3 PoPs, 100..2000 bytes each", v)
+	}
+	if v != nil && v["bytes_per_identity"] != v["heap_bytes"]/v["identities"] {
+		t.Errorf("hybrid view %v: want bytes per identity = heap / identities", v)
 	}
 	ref := r.Results[1]["memory"].(map[string]any)
 	if ref["article_bytes_per_identity"] != 96.0 || ref["cloudflare_bytes_per_identity"] != 24.0 {

@@ -106,10 +106,10 @@ func TestSweepOfTwoModesWithReferences(t *testing.T) {
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) != 6 || rows[0][0] != "mode" {
-		t.Fatalf("csv %v, %v: want a header led by mode, 3 points and 2 references", rows, err)
+	if err != nil || len(rows) != 7 || rows[0][0] != "mode" {
+		t.Fatalf("csv %v, %v: want a header led by mode, 3 points, the reference and 2 references", rows, err)
 	}
-	for k, w := range append(want, "redis ", "local ") {
+	for k, w := range append(want, "reference ", "redis ", "local ") {
 		if row := rows[k+1]; row[0]+" "+row[2] != w {
 			t.Errorf("csv row %v, want %q", row, w)
 		}

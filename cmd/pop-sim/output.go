@@ -24,6 +24,9 @@ func (o *options) output(rep report.Report, stdout io.Writer) error {
 		return err
 	}
 	refs := references(rep.Results)
+	if rep.Reference != nil {
+		refs = append([]engine.Result{*rep.Reference}, refs...)
+	}
 	if o.csv != "" {
 		if err := writeFile(o.csv, func(w io.Writer) error { return report.WriteCSV(w, rep.Sweep, refs) }); err != nil {
 			return err

@@ -67,3 +67,7 @@ func (sp sweepSpec) apply(o *options, v string) {
 		o.clockSkew, _ = time.ParseDuration(v)
 	}
 }
+
+// changesTrace reports whether the swept parameter changes the trace (its
+// points then each play a trace of their own, every mode swept).
+func (sp sweepSpec) changesTrace() bool { return sp.param == "crowd-span" }
