@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/edgelimit/edgelimit/internal/redistest"
 )
 
@@ -29,35 +32,37 @@ func judged(t *testing.T, out string) (jsonReport, string) {
 }
 
 // TestWrittenTraceReplaysToTheSameFigures: a scenario written with
-// -write-trace (CSV and JSON Lines) and replayed with -trace gives every
-// mode the figures of the scenario itself, on the same Redis.
+// -write-trace (CSV and JSON Lines) records its seed, and replayed with
+// -trace, with or without -seed, gives every mode the figures of the
+// scenario itself, on the same Redis; -seed replaces the file's seed.
 func TestWrittenTraceReplaysToTheSameFigures(t *testing.T) {
 	p := redistest.Start(t)
-	args := smallRun(p.Addr, sizes...) // smallRun's own sizes are these too
+	args := smallRun(p.Addr, sizes...) // smallRun's own sizes are these too; seed 5, not the default 1
 	code, out, errOut := popSim(t, args...)
-	if code != 0 {
-		t.Fatalf("scenario: exit %d: %s", code, errOut)
-	}
+	require.Zero(t, code, "scenario: exit status; stderr %s", errOut)
 	want, wantFigures := judged(t, out)
 	for _, name := range []string{"t.csv", "t.jsonl"} {
 		path := filepath.Join(t.TempDir(), name)
 		code, out, errOut = popSim(t, "-pops", "3", "-identities", "200", "-requests", "3000",
 			"-limit", "10", "-window", "1s", "-seed", "5", "-write-trace", path)
-		if code != 0 || !strings.HasPrefix(out, "wrote 3000 requests of mixed") {
-			t.Fatalf("-write-trace %s: exit %d, %q, %s", name, code, out, errOut)
+		require.Zero(t, code, "-write-trace %s: exit status; stderr %s", name, errOut)
+		require.True(t, strings.HasPrefix(out, "wrote 3000 requests of mixed"), "-write-trace %s: %q", name, out)
+		for _, seed := range [][]string{{"-seed", "5"}, nil} {
+			replay := append([]string{"-redis-addr", p.Addr, "-trace", path, "-limit", "10", "-window", "1s", "-json"}, seed...)
+			code, out, errOut = popSim(t, replay...)
+			require.Zero(t, code, "-trace %s %v: exit status; stderr %s", name, seed, errOut)
+			got, gotFigures := judged(t, out)
+			assert.Equal(t, want.Requests, got.Requests, "-trace %s %v: requests", name, seed)
+			assert.Equal(t, want.PoPs, got.PoPs, "-trace %s %v: PoPs", name, seed)
+			assert.Equal(t, "trace:"+name, got.Scenario, "-trace %s %v: scenario", name, seed)
+			assert.EqualValues(t, 5, got.Seed, "-trace %s %v: the seed the file records (or -seed 5)", name, seed)
+			assert.Equal(t, wantFigures, gotFigures, "-trace %s %v: figures against the scenario's", name, seed)
 		}
-		code, out, errOut = popSim(t, "-redis-addr", p.Addr, "-trace", path, "-limit", "10",
-			"-window", "1s", "-seed", "5", "-json")
-		if code != 0 {
-			t.Fatalf("-trace %s: exit %d: %s", name, code, errOut)
-		}
-		got, gotFigures := judged(t, out)
-		if got.Requests != want.Requests || got.PoPs != want.PoPs || got.Scenario != "trace:"+name {
-			t.Fatalf("-trace %s: header %+v, want %d requests at %d PoPs", name, got, want.Requests, want.PoPs)
-		}
-		if gotFigures != wantFigures {
-			t.Fatalf("-trace %s: figures differ from the scenario's:\n%s\n%s", name, gotFigures, wantFigures)
-		}
+		code, out, errOut = popSim(t, "-redis-addr", p.Addr, "-trace", path, "-limit", "10", "-window", "1s",
+			"-seed", "6", "-mode", "local", "-json")
+		require.Zero(t, code, "-trace %s -seed 6: exit status; stderr %s", name, errOut)
+		got, _ := judged(t, out)
+		assert.EqualValues(t, 6, got.Seed, "-trace %s: -seed 6 replaces the file's seed", name)
 	}
 }
 

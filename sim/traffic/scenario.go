@@ -39,5 +39,5 @@ func Generate(c Config) (*Trace, error) {
 	}
 	sortRequests(g.reqs)
 	return &Trace{Config: c, Duration: g.dur, Requests: g.reqs,
-		Classes: ClassNames(), ClassOf: g.classOf}, nil
+		Classes: ClassNames(), ClassOf: g.classOf, Seeded: true}, nil
 }

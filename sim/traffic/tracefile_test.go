@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // readOpts reads against small's sizes.
@@ -18,36 +21,45 @@ func TestWriteThenReadIsTheSameTrace(t *testing.T) {
 	for _, f := range []Format{CSV, JSONL} {
 		for _, s := range Scenarios {
 			c := small(s)
-			c.Rate = 77 // a duration that is not a whole number of milliseconds
+			c.Rate = 77                    // a duration that is not a whole number of milliseconds
+			c.Seed = 1<<64 - 1 - uint64(f) // the largest seeds survive the header
 			tr, err := Generate(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err, "%s %s: generating", f, s)
 			var buf bytes.Buffer
-			if err := WriteTrace(&buf, tr, f, "scenario "+s+"\nseed 7"); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, WriteTrace(&buf, tr, f, "scenario "+s+"\nseed 7"), "%s %s: writing", f, s)
 			o := readOpts()
 			o.PoPs = 99 // the header's pops win
 			got, err := ReadTrace(&buf, f, o)
-			if err != nil {
-				t.Fatalf("%s %s: %v", f, s, err)
-			}
-			if !reflect.DeepEqual(got.Requests, tr.Requests) || got.Duration != tr.Duration {
-				t.Fatalf("%s %s: read back a different trace (duration %s, want %s)", f, s, got.Duration, tr.Duration)
-			}
-			if got.Config.PoPs != c.PoPs || got.Config.Requests != c.Requests || got.Config.Identities != c.Identities {
-				t.Fatalf("%s %s: config %+v", f, s, got.Config)
-			}
-			if !reflect.DeepEqual(got.Classes[:len(tr.Classes)], tr.Classes) {
-				t.Fatalf("%s %s: classes %v, want %v first", f, s, got.Classes, tr.Classes)
-			}
+			require.NoError(t, err, "%s %s: reading back", f, s)
+			require.True(t, reflect.DeepEqual(got.Requests, tr.Requests), "%s %s: read back different requests", f, s)
+			assert.Equal(t, tr.Duration, got.Duration, "%s %s: duration read back", f, s)
+			assert.Equal(t, c.PoPs, got.Config.PoPs, "%s %s: PoPs read back", f, s)
+			assert.Equal(t, c.Requests, got.Config.Requests, "%s %s: requests read back", f, s)
+			assert.Equal(t, c.Identities, got.Config.Identities, "%s %s: identities read back", f, s)
+			assert.True(t, got.Seeded, "%s %s: the written trace records its seed", f, s)
+			assert.Equal(t, c.Seed, got.Config.Seed, "%s %s: seed read back", f, s)
+			require.GreaterOrEqual(t, len(got.Classes), len(tr.Classes), "%s %s: classes read back", f, s)
+			assert.Equal(t, tr.Classes, got.Classes[:len(tr.Classes)], "%s %s: the generated classes come first", f, s)
 			for _, r := range tr.Requests {
-				if g, w := got.ClassOf[r.ID], tr.ClassOf[r.ID]; g != w {
-					t.Fatalf("%s %s: identity %d of class %d, want %d", f, s, r.ID, g, w)
-				}
+				require.Equal(t, tr.ClassOf[r.ID], got.ClassOf[r.ID], "%s %s: identity %d's class", f, s, r.ID)
 			}
 		}
+	}
+}
+
+// TestUnseededTraceWritesNoSeed: a trace read from a file without a seed
+// is written without one, and read back unseeded.
+func TestUnseededTraceWritesNoSeed(t *testing.T) {
+	for _, f := range []Format{CSV, JSONL} {
+		tr, err := Generate(small("mixed"))
+		require.NoError(t, err)
+		tr.Seeded = false
+		var buf bytes.Buffer
+		require.NoError(t, WriteTrace(&buf, tr, f, ""))
+		assert.NotContains(t, buf.String(), "seed", "%s: an unseeded trace's header names no seed", f)
+		got, err := ReadTrace(&buf, f, readOpts())
+		require.NoError(t, err, "%s: reading back", f)
+		assert.False(t, got.Seeded, "%s: read back unseeded", f)
 	}
 }
 
