@@ -1,7 +1,7 @@
 package traffic
 
 import (
-		"strings"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
