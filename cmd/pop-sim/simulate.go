@@ -145,6 +145,11 @@ func notes(o *options) []string {
 	if o.exposure {
 		n = append(n, fmt.Sprintf("exposure: the hybrid modes run with hybrid.Config.PoPs = %d (a PoP's own units Redis has not acknowledged count %d times more against the margin)", o.cfg.PoPs, o.cfg.PoPs-1))
 	}
+	if o.sweepSpec.changesTrace() {
+		n = append(n, "crowd-span: each point plays a trace of its own, the flash crowd's bursts arriving over the span (the rest of the trace unchanged); every mode is swept, and each row is measured against the reference on its own trace")
+	} else if o.cfg.CrowdSpan > 0 {
+		n = append(n, fmt.Sprintf("crowd-span: each crowd identity's burst arrives over %s", o.cfg.CrowdSpan))
+	}
 	n = append(n, o.traceNotes()...)
 	n = append(n, o.sweepNotes()...)
 	if o.clustered() {

@@ -45,7 +45,7 @@ func (o *options) loadTrace(fs *flag.FlagSet) error {
 	if o.tf.read == "" {
 		return nil
 	}
-	for _, name := range []string{"scenario", "identities", "requests", "rate"} {
+	for _, name := range []string{"scenario", "identities", "requests", "rate", "crowd-span"} {
 		if set[name] {
 			return fmt.Errorf("-trace replays a file with its own %s: drop -%s", name, name)
 		}

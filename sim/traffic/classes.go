@@ -79,10 +79,22 @@ func (g *gen) burst(id, budget int) int {
 	return 2 * each
 }
 
-// spike sends n requests from all PoPs within a fifth of a window starting
-// in the middle of the trace: a flash crowd.
+// spike sends n requests from all PoPs within Config.CrowdSpan (default a
+// fifth of a window) starting in the middle of the trace: a flash crowd.
+// The times are drawn over the default span and then scaled to the span
+// asked for, so the random draws, and every other request of the trace,
+// are the same whatever the span: only the crowd's arrival times change.
 func (g *gen) spike(id, n int) int {
 	from := g.dur/2 + g.between(0, g.c.Window/10)
-	g.emit(id, n, from, from+g.c.Window/5, g.spread())
+	base, span := DefaultCrowdSpan(g.c.Window), g.c.crowdSpan()
+	first := len(g.reqs)
+	g.emit(id, n, from, from+base, g.spread())
+	if span != base {
+		scale := float64(span) / float64(base)
+		for i := first; i < len(g.reqs); i++ {
+			r := &g.reqs[i]
+			r.At = from + time.Duration(float64(r.At-from)*scale).Truncate(time.Microsecond)
+		}
+	}
 	return n
 }
