@@ -142,6 +142,7 @@ func (o *options) runChild(ctx context.Context, exe string, j job, n int, bar *p
 	cmd := exec.CommandContext(ctx, exe, o.childArgs(j)...)
 	cmd.Env = childEnviron(os.Environ(), runtime.NumCPU(), n)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	stopWithParent(cmd)
 	cmd.WaitDelay = childStop
 	var out bytes.Buffer
 	cmd.Stdout = &out
