@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestDropKeys: on a server of the run's own, a mode's keys go by
@@ -23,9 +25,7 @@ func TestDropKeys(t *testing.T) {
 	}
 	left := func() []string {
 		keys, err := rdb.Keys(ctx, "*").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		slices.Sort(keys)
 		return keys
 	}

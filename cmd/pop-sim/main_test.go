@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // popSim runs the command in process and returns its exit status, stdout
@@ -60,12 +63,8 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-owners", "-calm", "0.5"},
 	} {
 		code, out, errOut := popSim(t, args...)
-		if code != 2 || out != "" {
-			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, out)
-		}
-		if !strings.HasPrefix(errOut, "pop-sim: ") || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: stderr %q, want one line", args, errOut)
-		}
+		assert.False(t, code != 2 || out != "", "%v: exit %d, stdout %q; want 2 and nothing", args, code, out)
+		assert.False(t, !strings.HasPrefix(errOut, "pop-sim: ") || strings.Count(errOut, "\n") != 1, "%v: stderr %q, want one line", args, errOut)
 	}
 }
 
@@ -101,9 +100,7 @@ func TestSameSeedSameFigures(t *testing.T) {
 	for range 2 {
 		p := redistest.Start(t)
 		code, out, errOut := popSim(t, smallRun(p.Addr)...)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errOut)
-		}
+		require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 		runs = append(runs, decode(t, out))
 	}
 	for _, r := range runs {
@@ -113,12 +110,8 @@ func TestSameSeedSameFigures(t *testing.T) {
 	}
 	a, _ := json.Marshal(runs[0])
 	b, _ := json.Marshal(runs[1])
-	if !bytes.Equal(a, b) {
-		t.Fatalf("two runs of one seed differ:\n%s\n%s", a, b)
-	}
-	if len(runs[0].Results) == 0 {
-		t.Fatal("no results")
-	}
+	require.True(t, bytes.Equal(a, b), "two runs of one seed differ:\n%s\n%s", a, b)
+	require.NotEqualValues(t, 0, len(runs[0].Results), "no results")
 }
 
 // machineFields are a result's measurements of the machine that ran it
@@ -139,13 +132,9 @@ var resultFields = []string{"mode", "decisions", "allowed", "denied", "false_all
 func TestJSONFieldsAndModeFigures(t *testing.T) {
 	p := redistest.Start(t)
 	code, out, errOut := popSim(t, smallRun(p.Addr, "-mode", "all")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	r := decode(t, out)
-	if r.Scenario != "mixed" || r.Seed != 5 || r.PoPs != 3 || r.Identities != 200 || r.Requests != 3000 {
-		t.Fatalf("header %+v", r)
-	}
+	require.False(t, r.Scenario != "mixed" || r.Seed != 5 || r.PoPs != 3 || r.Identities != 200 || r.Requests != 3000, "header %+v", r)
 	byMode := map[string]map[string]any{}
 	for _, res := range r.Results {
 		for _, f := range resultFields {
@@ -169,9 +158,7 @@ func TestArticleJSON(t *testing.T) {
 	// the defaults are the article's 10,000 and 100,000.
 	code, out, errOut := popSim(t, "-scenario", "article", "-json", "-redis-addr", p.Addr,
 		"-requests", "1000", "-identities", "5000")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	var r struct {
 		Boundary map[string]float64 `json:"boundary"`
 		Memory   map[string]float64 `json:"memory"`
@@ -180,9 +167,7 @@ func TestArticleJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, m := r.Boundary, r.Memory
-	if b["limit"] != 100 || b["fixed"] != 200 || b["log"] != 100 || b["sliding"] < 100 || b["sliding"] > 105 {
-		t.Fatalf("boundary %v: want limit 100, fixed 200, log 100, sliding 100..105", b)
-	}
+	require.False(t, b["limit"] != 100 || b["fixed"] != 200 || b["log"] != 100 || b["sliding"] < 100 || b["sliding"] > 105, "boundary %v: want limit 100, fixed 200, log 100, sliding 100..105", b)
 	for _, f := range []string{"log_bytes", "sliding_bytes", "ratio", "used_memory_per_identity", "used_memory_per_identity_two_key"} {
 		if m[f] <= 0 {
 			t.Errorf("memory.%s = %v, want > 0", f, m[f])
@@ -200,9 +185,7 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 	args := smallRun(p.Addr, "-mode", "hybrid", "-sweep", "sync-interval=50ms,500ms",
 		"-csv", csvPath, "-plot", pngPath)
 	code, out, errOut := popSim(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	var r struct {
 		Sweep []struct {
 			Param, Value string
@@ -212,9 +195,7 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 		t.Fatalf("sweep JSON %+v, %v", r, err)
 	}
 	data, err := os.ReadFile(csvPath)
-	if err != nil || strings.Count(string(data), "\n") != 4 || !strings.Contains(string(data), "\nreference,,,") {
-		t.Fatalf("csv %q, %v: want a header, 2 points and the reference", data, err)
-	}
+	require.False(t, err != nil || strings.Count(string(data), "\n") != 4 || !strings.Contains(string(data), "\nreference,,,"), "csv %q, %v: want a header, 2 points and the reference", data, err)
 	if img, err := os.ReadFile(pngPath); err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 		t.Fatalf("no PNG: %v", err)
 	}
@@ -225,14 +206,10 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 func TestHelpPrintsEveryFlag(t *testing.T) {
 	for _, arg := range []string{"-h", "-help"} {
 		code, out, errOut := popSim(t, arg)
-		if code != 0 || errOut != "" {
-			t.Fatalf("%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut)
-		}
+		require.False(t, code != 0 || errOut != "", "%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut)
 		for _, f := range []string{"-scenario", "-network", "-jitter", "-redis-outage", "-partition", "-crash",
 			"-gossip-loss", "-gossip-dup", "-redis-clock", "-trace", "(default 0.1)"} {
-			if !strings.Contains(out, f) {
-				t.Errorf("%s: no %q in:\n%s", arg, f, out)
-			}
+			assert.True(t, strings.Contains(out, f), "%s: no %q in:\n%s", arg, f, out)
 		}
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // memoryRun is big enough that the fixed costs (script cache, client
@@ -39,13 +42,9 @@ func memOf(res map[string]any, part string) map[string]float64 {
 func TestMemoryPerIdentityReported(t *testing.T) {
 	p := redistest.Start(t)
 	code, out, errOut := popSim(t, memoryRun(p.Addr, "-json")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	r := decode(t, out)
-	if len(r.Results) != 2 {
-		t.Fatalf("results %v", r.Results)
-	}
+	require.EqualValues(t, 2, len(r.Results), "results %v", r.Results)
 	rd, hy := memOf(r.Results[0], "redis"), memOf(r.Results[1], "redis")
 	if rd == nil || hy == nil {
 		t.Fatalf("no redis memory: %v / %v", r.Results[0]["memory"], r.Results[1]["memory"])
@@ -71,18 +70,12 @@ func TestMemoryPerIdentityReported(t *testing.T) {
 		v["bytes_per_entry"] < 100 || v["bytes_per_entry"] > 2000 {
 		t.Errorf("hybrid view %v: want entries on 3 PoPs, 100..2000 bytes each", v)
 	}
-	if v != nil && v["bytes_per_identity"] != v["heap_bytes"]/v["identities"] {
-		t.Errorf("hybrid view %v: want bytes per identity = heap / identities", v)
-	}
+	assert.False(t, v != nil && v["bytes_per_identity"] != v["heap_bytes"]/v["identities"], "hybrid view %v: want bytes per identity = heap / identities", v)
 	ref := r.Results[1]["memory"].(map[string]any)
-	if ref["article_bytes_per_identity"] != 96.0 || ref["cloudflare_bytes_per_identity"] != 24.0 {
-		t.Errorf("references %v, want 96 and 24", ref)
-	}
+	assert.False(t, ref["article_bytes_per_identity"] != 96.0 || ref["cloudflare_bytes_per_identity"] != 24.0, "references %v, want 96 and 24", ref)
 
 	code, table, errOut := popSim(t, memoryRun(p.Addr)...)
-	if code != 0 {
-		t.Fatalf("table run: exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "table run: exit %d: %s", code, errOut)
 	section := table[strings.Index(table, "memory per identity"):]
 	if !strings.Contains(section, "article: 96 B for its two keys; Cloudflare: 24 B") {
 		t.Fatalf("no memory section with its references in:\n%s", table)
@@ -119,9 +112,7 @@ func TestRunLeavesNoKeys(t *testing.T) {
 	}
 	for _, network := range []string{"honest", "ideal"} {
 		code, _, errOut := popSim(t, smallRun(p.Addr, "-mode", "all", "-network", network)...)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", network, code, errOut)
-		}
+		require.EqualValues(t, 0, code, "%s: exit %d: %s", network, code, errOut)
 		keys, err := rdb.Keys(ctx, "*").Result()
 		if err != nil || len(keys) != 1 || keys[0] != "not-ours" {
 			t.Fatalf("%s: %d keys after the run, e.g. %v (%v); want only the one that was there before",
@@ -137,16 +128,12 @@ func TestRunLeavesNoKeys(t *testing.T) {
 func TestClusterRunLeavesNoKeysAndNoRedisMemory(t *testing.T) {
 	c, cl := redistest.Cluster(t)
 	code, out, errOut := popSim(t, smallRun(strings.Join(cl.Addrs(), ","), "-mode", "redis,hybrid")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	for _, res := range decode(t, out).Results {
 		if memOf(res, "redis") != nil {
 			t.Errorf("%s measured Redis memory on a cluster: %v", res["mode"], res["memory"])
 		}
-		if res["mode"] == "hybrid" && memOf(res, "view") == nil {
-			t.Errorf("hybrid on a cluster: no view memory in %v", res)
-		}
+		assert.False(t, res["mode"] == "hybrid" && memOf(res, "view") == nil, "hybrid on a cluster: no view memory in %v", res)
 	}
 	if n := redistest.ClusterDBSize(t, c); n != 0 {
 		t.Fatalf("%d keys left on the cluster's masters", n)

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // privateRun is smallRun without -redis-addr: the run starts its own
@@ -35,9 +38,7 @@ type runReport struct {
 func decodeRun(t *testing.T, args ...string) runReport {
 	t.Helper()
 	code, out, errOut := popSim(t, args...)
-	if code != 0 {
-		t.Fatalf("%v: exit %d: %s", args, code, errOut)
-	}
+	require.EqualValues(t, 0, code, "%v: exit %d: %s", args, code, errOut)
 	var r runReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("bad JSON %v:\n%s", err, out)
@@ -56,9 +57,7 @@ func simulationFigures(t *testing.T, r runReport) []byte {
 		dropMachine(p["result"].(map[string]any))
 	}
 	b, err := json.Marshal([]any{r.jsonReport, r.Sweep})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -69,24 +68,16 @@ func TestParallelGivesTheSequentialFigures(t *testing.T) {
 	for _, extra := range [][]string{nil, {"-mode", "redis,hybrid", "-sweep", "margin=0,0.2"}} {
 		seq := decodeRun(t, privateRun(append([]string{"-parallel", "1"}, extra...)...)...)
 		par := decodeRun(t, privateRun(append([]string{"-parallel", "2"}, extra...)...)...)
-		if seq.Run.Parallel != 1 || par.Run.Parallel != 2 {
-			t.Fatalf("%v: parallel %d and %d, want 1 and 2", extra, seq.Run.Parallel, par.Run.Parallel)
-		}
-		if par.Run.WallSeconds <= 0 || par.Run.PeakRSSMB <= 0 {
-			t.Errorf("%v: run %+v, want its wall time and peak", extra, par.Run)
-		}
+		require.False(t, seq.Run.Parallel != 1 || par.Run.Parallel != 2, "%v: parallel %d and %d, want 1 and 2", extra, seq.Run.Parallel, par.Run.Parallel)
+		assert.False(t, par.Run.WallSeconds <= 0 || par.Run.PeakRSSMB <= 0, "%v: run %+v, want its wall time and peak", extra, par.Run)
 		for _, res := range par.Results {
 			if res["redis_load"] == nil && res["mode"] != "local" {
 				t.Errorf("%v: %v has no redis load of its own server", extra, res["mode"])
 			}
 		}
 		a, b := simulationFigures(t, seq), simulationFigures(t, par)
-		if !bytes.Equal(a, b) {
-			t.Fatalf("%v: sequential and parallel figures differ:\n%s\n%s", extra, a, b)
-		}
-		if len(seq.Results) == 0 {
-			t.Fatalf("%v: no results", extra)
-		}
+		require.True(t, bytes.Equal(a, b), "%v: sequential and parallel figures differ:\n%s\n%s", extra, a, b)
+		require.NotEqualValues(t, 0, len(seq.Results), "%v: no results", extra)
 	}
 }
 
@@ -95,9 +86,7 @@ func TestParallelGivesTheSequentialFigures(t *testing.T) {
 func TestParallelFallsBackWithOneSharedRedis(t *testing.T) {
 	p := redistest.Start(t)
 	r := decodeRun(t, smallRun(p.Addr, "-parallel", "4", "-mode", "redis,local")...)
-	if r.Run.Parallel != 1 || len(r.Results) != 2 {
-		t.Fatalf("run %+v with %d results, want parallel 1 and 2 results", r.Run, len(r.Results))
-	}
+	require.False(t, r.Run.Parallel != 1 || len(r.Results) != 2, "run %+v with %d results, want parallel 1 and 2 results", r.Run, len(r.Results))
 }
 
 func TestWorkers(t *testing.T) {
@@ -125,14 +114,10 @@ func TestWorkers(t *testing.T) {
 // job's, which the flag package lets win.
 func TestChildArgsOverrideTheUsers(t *testing.T) {
 	o, err := parseFlags([]string{"-mode", "all", "-margin", "0.3", "-sweep", "margin=0,0.2", "-plot", "x.png", "-cpuprofile", "cpu.out"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	args := o.childArgs(job{o: o, mode: "hybrid", param: "margin", value: "0.2"})
 	c, err := parseFlags(args)
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
+	require.NoError(t, err, "%v: %v", args, err)
 	if !slices.Equal(c.modeList, []string{"hybrid"}) || c.margin != 0.2 || c.sweep != "" || c.plot != "" ||
 		!c.json || !c.progressLines || c.parallel != 1 || c.cpuProfile != "cpu.out.hybrid-margin=0.2" {
 		t.Fatalf("child of %v: %+v", args, c)
@@ -172,9 +157,7 @@ func TestProgressShowsEveryRunningMode(t *testing.T) {
 	ra(50)
 	rb(25)
 	last := lastLine(w.String())
-	if !strings.Contains(last, "hybrid  50%") || !strings.Contains(last, "redis  25%") {
-		t.Fatalf("line %q, want both modes' shares", last)
-	}
+	require.False(t, !strings.Contains(last, "hybrid  50%") || !strings.Contains(last, "redis  25%"), "line %q, want both modes' shares", last)
 	endb()
 	ra(60)
 	if last := lastLine(w.String()); !strings.Contains(last, "[") || strings.Contains(last, "redis") {
@@ -205,9 +188,7 @@ func TestProgressLinesForAParent(t *testing.T) {
 	parent := &progress{w: &bytes.Buffer{}, total: 1, tty: true}
 	var got int
 	last := followChild(&w, parent, func(done int) { got = done })
-	if got != 200 || parent.total != 200 || last != "pop-sim: mode redis: it broke" {
-		t.Fatalf("done %d of %d, last %q", got, parent.total, last)
-	}
+	require.False(t, got != 200 || parent.total != 200 || last != "pop-sim: mode redis: it broke", "done %d of %d, last %q", got, parent.total, last)
 }
 
 func TestTreeRSSCountsThisProcess(t *testing.T) {
@@ -227,9 +208,7 @@ func TestTreeRSSCountsThisProcess(t *testing.T) {
 
 func TestChildEnvironSharesTheCores(t *testing.T) {
 	env := childEnviron([]string{"A=1"}, 2, 2)
-	if !slices.Equal(env, []string{"A=1", childEnv + "=1", "GOMAXPROCS=1"}) {
-		t.Fatalf("2 cores, 2 at a time: %v", env)
-	}
+	require.True(t, slices.Equal(env, []string{"A=1", childEnv + "=1", "GOMAXPROCS=1"}), "2 cores, 2 at a time: %v", env)
 	if env := childEnviron(nil, 8, 3); env[len(env)-1] != "GOMAXPROCS=2" {
 		t.Fatalf("8 cores, 3 at a time: %v", env)
 	}

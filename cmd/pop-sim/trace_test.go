@@ -71,13 +71,9 @@ func TestWrittenTraceReplaysToTheSameFigures(t *testing.T) {
 func TestSampleTraceReplays(t *testing.T) {
 	p := redistest.Start(t)
 	code, out, errOut := popSim(t, "-redis-addr", p.Addr, "-trace", sample, "-limit", "20", "-window", "1s")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	for _, want := range []string{"scenario trace:sample.csv, seed 1: 4 PoPs,", "note: trace: replayed from", "hybrid-nogossip"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
+		assert.True(t, strings.Contains(out, want), "table lacks %q:\n%s", want, out)
 	}
 }
 
@@ -128,9 +124,7 @@ func TestTraceFlagConflictsFailFast(t *testing.T) {
 		{"-scenario", "article", "-rate", "400"},
 	} {
 		code, out, errOut := popSim(t, args...)
-		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, out, errOut)
-		}
+		assert.False(t, code != 2 || out != "" || strings.Count(errOut, "\n") != 1, "%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, out, errOut)
 	}
 }
 
@@ -142,11 +136,7 @@ var requestLine = regexp.MustCompile(`(?m)^[0-9.]+,id[0-9]+,[0-9]+,1,[a-z-]+$`)
 func TestWriteTraceNeedsNoServer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.csv")
 	code, out, errOut := popSim(t, "-requests", "500", "-rate", "25", "-window", "1s", "-write-trace", path)
-	if code != 0 || out != "wrote 500 requests of mixed (8 PoPs, 2.5s) to "+path+"\n" {
-		t.Fatalf("exit %d, %q, %s", code, out, errOut)
-	}
+	require.False(t, code != 0 || out != "wrote 500 requests of mixed (8 PoPs, 2.5s) to "+path+"\n", "exit %d, %q, %s", code, out, errOut)
 	data, err := os.ReadFile(path)
-	if err != nil || !bytes.HasPrefix(data, []byte("# edgelimit-trace v1\n")) || len(requestLine.FindAll(data, -1)) != 500 {
-		t.Fatalf("file %.200q, %v; want the header and 500 requests", data, err)
-	}
+	require.False(t, err != nil || !bytes.HasPrefix(data, []byte("# edgelimit-trace v1\n")) || len(requestLine.FindAll(data, -1)) != 500, "file %.200q, %v; want the header and 500 requests", data, err)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sim/traffic"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/stretchr/testify/require"
 )
 
 func testEnv(t *testing.T, scenario string) *Env {
@@ -17,13 +19,9 @@ func testEnv(t *testing.T, scenario string) *Env {
 	c := traffic.Config{Scenario: scenario, PoPs: 4, Identities: 300, Requests: 4000,
 		Limit: 10, Window: time.Second, Seed: 3}
 	tr, err := traffic.Generate(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	net, err := netmodel.WorldWide(c.PoPs, 5*time.Millisecond, 150*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e := NewEnv(tr, net)
 	e.Namespace = t.Name()
 	return e
@@ -32,16 +30,9 @@ func testEnv(t *testing.T, scenario string) *Env {
 func TestLocalModeOveradmitsSpreadAttackers(t *testing.T) {
 	e := testEnv(t, "spread-attack")
 	r, err := Run(context.Background(), e, "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.RedisRoundTrips != 0 || r.RoundTripsSavedPct != 100 || r.AddedLatencyP99Ms != 0 {
-		t.Fatalf("local made round trips or added latency: %+v", r)
-	}
-	if r.MaxOveradmission < 2 || r.FalseAllows == 0 {
-		t.Fatalf("local over 4 PoPs: max over-admission %.2f, false allows %d; want ≥ 2 and > 0",
-			r.MaxOveradmission, r.FalseAllows)
-	}
+	require.NoError(t, err)
+	require.False(t, r.RedisRoundTrips != 0 || r.RoundTripsSavedPct != 100 || r.AddedLatencyP99Ms != 0, "local made round trips or added latency: %+v", r)
+	require.False(t, r.MaxOveradmission < 2 || r.FalseAllows == 0, "local over 4 PoPs: max over-admission %.2f, false allows %d; want ≥ 2 and > 0", r.MaxOveradmission, r.FalseAllows)
 }
 
 // slidingModel replays the trace through core's Go math, one state per
@@ -69,9 +60,7 @@ func TestRedisModeIsTheSlidingCounterAlone(t *testing.T) {
 	e := testEnv(t, "mixed")
 	e.RedisAddr = p.Addr
 	o, err := runRedis(context.Background(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := slidingModel(e)
 	for i := range want {
 		if o.allowed[i] != want[i] {
@@ -82,9 +71,7 @@ func TestRedisModeIsTheSlidingCounterAlone(t *testing.T) {
 		}
 	}
 	r := e.score("redis", o)
-	if r.RoundTripsPerDecision != 1 || r.RoundTripsSavedPct != 0 {
-		t.Fatalf("redis mode: %v round trips per decision, want 1", r.RoundTripsPerDecision)
-	}
+	require.False(t, r.RoundTripsPerDecision != 1 || r.RoundTripsSavedPct != 0, "redis mode: %v round trips per decision, want 1", r.RoundTripsPerDecision)
 }
 
 func TestAgendaOrder(t *testing.T) {

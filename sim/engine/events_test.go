@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
@@ -21,9 +23,7 @@ func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
 		if !ok {
 			break
 		}
-		if ev.at > 40 {
-			t.Fatalf("event at %v returned by next(40)", ev.at)
-		}
+		require.False(t, ev.at > 40, "event at %v returned by next(40)", ev.at)
 		key := &entry{at: ev.at, order: uint64(ev.kind)<<kindShift | ev.seq}
 		if prev != nil && before(key, prev) {
 			t.Fatalf("event %+v came after %+v, which it runs before", ev, *prev)
@@ -36,9 +36,7 @@ func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
 			t.Fatalf("event at %v left behind by next(40)", ev.at)
 		}
 	}
-	if n == 0 || a.len() != 0 {
-		t.Fatalf("ran %d events by 40, %d left", n, a.len())
-	}
+	require.False(t, n == 0 || a.len() != 0, "ran %d events by 40, %d left", n, a.len())
 }
 
 // TestAgendaReusesPlacesInOrder interleaves scheduling and running, as the
@@ -72,7 +70,5 @@ func TestAgendaReusesPlacesInOrder(t *testing.T) {
 			t.Fatalf("step %d: an event past %v came out", step, now)
 		}
 	}
-	if len(a.events) > 2*a.len()+100 {
-		t.Fatalf("slab of %d places for %d events: freed places not reused", len(a.events), a.len())
-	}
+	require.False(t, len(a.events) > 2*a.len()+100, "slab of %d places for %d events: freed places not reused", len(a.events), a.len())
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/edgelimit/edgelimit/sim/natsembed"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sim/traffic"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestShortWindowRunsSurviveWallClockExpiry: Redis TTLs run on the wall
@@ -21,20 +23,14 @@ import (
 func TestShortWindowRunsSurviveWallClockExpiry(t *testing.T) {
 	_, p := redistest.Client(t)
 	ns, err := natsembed.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ns.Stop()
 	c := traffic.Config{Scenario: "mixed", PoPs: 4, Identities: 300, Requests: 20000,
 		Limit: 100, Window: 100 * time.Millisecond, Seed: 3}
 	tr, err := traffic.Generate(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	net, err := netmodel.WorldWide(c.PoPs, 5*time.Millisecond, 150*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, mode := range []string{"redis", "hybrid", "hybrid-nogossip"} {
 		var rs [2]Result
 		for i := range rs {

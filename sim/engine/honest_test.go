@@ -11,6 +11,8 @@ import (
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sim/traffic"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/stretchr/testify/require"
 )
 
 // handTrace is a trace of one identity (id0) over two PoPs, PoP 0 beside
@@ -23,9 +25,7 @@ func handTrace(t *testing.T, limit int64, reqs []traffic.Request) (*Env, *goredi
 		Limit: limit, Window: 10 * time.Second, Seed: 1}
 	tr := &traffic.Trace{Config: c, Duration: 2 * time.Second, Requests: reqs}
 	net, err := netmodel.WorldWide(2, 0, 300*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e := NewEnv(tr, net)
 	e.RedisAddr, e.Namespace, e.Jitter = p.Addr, t.Name(), 0
 	return e, rdb
@@ -42,9 +42,7 @@ func TestSyncReplyAppliedAtArrival(t *testing.T) {
 	reqs = append(reqs, traffic.Request{At: 120 * time.Millisecond, PoP: 1, N: 1})
 	e, _ := handTrace(t, 100, reqs)
 	h, err := e.startHonest(context.Background(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer h.s.close()
 	if err := h.play(); err != nil {
 		t.Fatal(err)
@@ -78,15 +76,9 @@ func TestRedisOrdersCallsByArrival(t *testing.T) {
 		e.Margin = 0.5 // 1 unit of 1 is always within the margin: every request goes to Redis
 		run := honestRunners[mode]
 		o, err := run(context.Background(), e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.allowed[0] || !o.allowed[1] {
-			t.Fatalf("%s: allowed = %v; want the far (earlier) request denied, the near one admitted", mode, o.allowed)
-		}
-		if o.latency[0] != 300*time.Millisecond || o.latency[1] != 0 {
-			t.Fatalf("%s: latencies %v, want 300ms and 0", mode, o.latency)
-		}
+		require.NoError(t, err)
+		require.False(t, o.allowed[0] || !o.allowed[1], "%s: allowed = %v; want the far (earlier) request denied, the near one admitted", mode, o.allowed)
+		require.False(t, o.latency[0] != 300*time.Millisecond || o.latency[1] != 0, "%s: latencies %v, want 300ms and 0", mode, o.latency)
 	}
 }
 
@@ -114,25 +106,19 @@ func TestOutageThenRedisHoldsEveryHit(t *testing.T) {
 		e := faultEnv(t, netmodel.Faults{RedisOutage: out})
 		e.Namespace += out.String()
 		h, err := e.startHonest(context.Background(), false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if err := h.play(); err != nil {
 			t.Fatal(err)
 		}
 		o, err := h.finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var errs, fallbacks uint64
 		for _, p := range h.s.pops {
 			st := p.node.Stats()
 			errs, fallbacks = errs+st.RedisErrors, fallbacks+st.FallbackLocal
 		}
 		h.s.close()
-		if errs == 0 || fallbacks == 0 {
-			t.Fatalf("outage %s: %d refused calls, %d local fallbacks; want both > 0", out, errs, fallbacks)
-		}
+		require.False(t, errs == 0 || fallbacks == 0, "outage %s: %d refused calls, %d local fallbacks; want both > 0", out, errs, fallbacks)
 		// The bound: units admitted in windows older than the one before
 		// the window the outage ends in.
 		w := e.Limit.Window
@@ -142,16 +128,10 @@ func TestOutageThenRedisHoldsEveryHit(t *testing.T) {
 				bound += int64(r.N)
 			}
 		}
-		if o.lost > bound || (out.Dur < w && o.lost != 0) {
-			t.Fatalf("outage %s: Redis misses %d admitted units, bound %d", out, o.lost, bound)
-		}
+		require.False(t, o.lost > bound || (out.Dur < w && o.lost != 0), "outage %s: Redis misses %d admitted units, bound %d", out, o.lost, bound)
 		r, err := runRedisHonest(context.Background(), e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.lost == 0 {
-			t.Fatalf("outage %s: pure Redis failed open through it yet lost nothing", out)
-		}
+		require.NoError(t, err)
+		require.NotEqualValues(t, 0, r.lost, "outage %s: pure Redis failed open through it yet lost nothing", out)
 	}
 }
 
@@ -163,17 +143,13 @@ func TestCrashLossMatchesReport(t *testing.T) {
 	e := faultEnv(t, netmodel.Faults{Crashes: []netmodel.Crash{crash}})
 	e.Margin, e.SyncInterval = 0, time.Second // no Redis-decided request; much unflushed at the crash
 	h, err := e.startHonest(context.Background(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer h.s.close()
 	if err := h.play(); err != nil {
 		t.Fatal(err)
 	}
 	o, err := h.finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var admitted int64
 	for i, r := range e.Trace.Requests {
 		if int(r.PoP) == crash.PoP && r.At < crash.At && o.allowed[i] {
@@ -181,10 +157,7 @@ func TestCrashLossMatchesReport(t *testing.T) {
 		}
 	}
 	held := fieldSum(t, e, h.dead[0].ID())
-	if len(o.crashLost) != 1 || o.crashLost[0] != admitted-held || admitted-held <= 0 {
-		t.Fatalf("crash lost: report %v, decisions %d - Redis %d = %d; want equal and > 0",
-			o.crashLost, admitted, held, admitted-held)
-	}
+	require.False(t, len(o.crashLost) != 1 || o.crashLost[0] != admitted-held || admitted-held <= 0, "crash lost: report %v, decisions %d - Redis %d = %d; want equal and > 0", o.crashLost, admitted, held, admitted-held)
 	if o.lost != o.crashLost[0] {
 		t.Fatalf("lost %d in all, %d by the crash: the live PoPs lost units too", o.lost, o.crashLost[0])
 	}
@@ -203,9 +176,7 @@ func fieldSum(t *testing.T, e *Env, field string) int64 {
 		if err == goredis.Nil {
 			continue
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		n, _ := strconv.ParseInt(v, 10, 64)
 		sum += n
 	}
@@ -225,14 +196,10 @@ func TestGossipFaultsLeaveCountsExact(t *testing.T) {
 		e.Namespace += strconv.Itoa(int(f.GossipLoss * 10))
 		e.Jitter, e.Margin = 1, 0
 		ns, err := natsembed.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e.NATSURL = ns.URL()
 		h, err := e.startHonest(context.Background(), true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if err := h.play(); err != nil {
 			t.Fatal(err)
 		}
@@ -253,15 +220,11 @@ func TestGossipFaultsLeaveCountsExact(t *testing.T) {
 				// Where the truth is within the limit, the gossip cap (one limit
 				// above what Redis reported) cannot have clamped a claim.
 				exact := f.GossipLoss == 0 && want <= e.Limit.Max
-				if got > want || (exact && got != want) {
-					t.Fatalf("%+v: PoP %d counts %d of id%d, truth %d", f, p, got, id, want)
-				}
+				require.False(t, got > want || (exact && got != want), "%+v: PoP %d counts %d of id%d, truth %d", f, p, got, id, want)
 				checked++
 			}
 		}
-		if checked == 0 {
-			t.Fatal("no identity in the last window")
-		}
+		require.NotEqualValues(t, 0, checked, "no identity in the last window")
 		h.s.close()
 		ns.Stop()
 	}
@@ -282,25 +245,17 @@ func TestEscrowModeNeverWaits(t *testing.T) {
 			Requests: 6000, Limit: 20, Window: time.Second, Seed: 5})
 		e.Namespace += mode
 		ns, err := natsembed.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e.NATSURL = ns.URL()
 		r, err := Run(context.Background(), e, mode)
 		ns.Stop()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		rs[mode] = r
 	}
 	esc, red, loc := rs["hybrid-escrow"], rs["redis"], rs["local"]
 	ticks := int64(4 * 6 * time.Second / (100 * time.Millisecond)) // 4 PoPs, 6 windows of 1 s
-	if esc.AddedLatencyP99Ms != 0 || esc.RedisRoundTrips > ticks {
-		t.Fatalf("escrow waited (p99 %.1f ms) or made %d round trips for %d ticks", esc.AddedLatencyP99Ms, esc.RedisRoundTrips, ticks)
-	}
-	if esc.MaxOveradmission >= loc.MaxOveradmission {
-		t.Fatalf("escrow worst over-admission %.2f, each PoP alone %.2f", esc.MaxOveradmission, loc.MaxOveradmission)
-	}
+	require.False(t, esc.AddedLatencyP99Ms != 0 || esc.RedisRoundTrips > ticks, "escrow waited (p99 %.1f ms) or made %d round trips for %d ticks", esc.AddedLatencyP99Ms, esc.RedisRoundTrips, ticks)
+	require.False(t, esc.MaxOveradmission >= loc.MaxOveradmission, "escrow worst over-admission %.2f, each PoP alone %.2f", esc.MaxOveradmission, loc.MaxOveradmission)
 	t.Logf("escrow: error %.2f%% worst %.2f saved %.1f%%; redis: error %.2f%% worst %.2f; local: worst %.2f",
 		esc.DecisionErrorPct, esc.MaxOveradmission, esc.RoundTripsSavedPct, red.DecisionErrorPct, red.MaxOveradmission,
 		loc.MaxOveradmission)
@@ -323,9 +278,7 @@ func TestRedisClockUndoesSkew(t *testing.T) {
 		e.Skew = netmodel.Skews(e.Trace.Config.PoPs, run.skew, 3)
 		e.RedisClock = run.clock
 		r, err := Run(context.Background(), e, "hybrid-nogossip")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		rs[run.name] = r
 		t.Logf("%s: error %.2f%%, worst %.2f, lost %d", run.name, r.DecisionErrorPct, r.MaxOveradmission, r.LostHits)
 	}

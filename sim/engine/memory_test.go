@@ -6,6 +6,9 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/sim/natsembed"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // dropMachine zeroes a result's measurements of the machine (wall time,
@@ -20,9 +23,7 @@ func dropMachine(r *Result) { r.WallSeconds, r.Memory = 0, nil }
 func TestHybridMeasuresItsViews(t *testing.T) {
 	_, p := redistest.Client(t)
 	ns, err := natsembed.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ns.Stop()
 	for _, network := range []string{"honest", "ideal"} {
 		for _, mode := range []string{"hybrid", "hybrid-nogossip", "redis", "local"} {
@@ -30,19 +31,13 @@ func TestHybridMeasuresItsViews(t *testing.T) {
 			e.RedisAddr, e.NATSURL, e.Network = p.Addr, ns.URL(), network
 			e.Namespace = t.Name() + network + mode
 			r, err := Run(context.Background(), e, mode)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			m := r.Memory
 			if mode == "redis" || mode == "local" {
-				if m != nil {
-					t.Errorf("%s %s: memory %+v, want none from the engine", network, mode, m)
-				}
+				assert.Nil(t, m, "%s %s: memory %+v, want none from the engine", network, mode, m)
 				continue
 			}
-			if m == nil || m.View == nil || m.Redis != nil || m.ArticleBytes != 96 || m.CloudflareBytes != 24 {
-				t.Fatalf("%s %s: memory %+v, want a view, no Redis part, 96 and 24", network, mode, m)
-			}
+			require.False(t, m == nil || m.View == nil || m.Redis != nil || m.ArticleBytes != 96 || m.CloudflareBytes != 24, "%s %s: memory %+v, want a view, no Redis part, 96 and 24", network, mode, m)
 			v := m.View
 			if v.Entries <= 0 || v.EntriesPerPoP > 300 || v.Entries != int64(v.EntriesPerPoP*4) ||
 				v.BytesPerEntry < 100 || v.BytesPerEntry > 5000 {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // newTestQueue is a queue with n lanes and no goroutine: the tests call
@@ -46,9 +48,7 @@ func TestTakeStopsAtTheTicketTheLoopWaitsFor(t *testing.T) {
 	}
 	q.finish(b)
 	q.need = 0
-	if q.done != 7 {
-		t.Fatalf("done %d after tickets 1..7 ran, want 7", q.done)
-	}
+	require.EqualValues(t, 7, q.done, "done %d after tickets 1..7 ran, want 7", q.done)
 	if got := len(q.take(0, nil)); got != 43 {
 		t.Fatalf("took %d Calls with no one waiting, want the 43 left", got)
 	}
@@ -84,11 +84,7 @@ func TestLanesSplitByIdentityAndABatchIsABarrier(t *testing.T) {
 		t.Fatalf("after the batch lanes took %v and %v, want [5] and [4]", tickets(zero), tickets(one))
 	}
 	q.finish(zero)
-	if q.done != 3 {
-		t.Fatalf("done %d with ticket 4 still out, want 3", q.done)
-	}
+	require.EqualValues(t, 3, q.done, "done %d with ticket 4 still out, want 3", q.done)
 	q.finish(one)
-	if q.done != 5 {
-		t.Fatalf("done %d once all ran, want 5", q.done)
-	}
+	require.EqualValues(t, 5, q.done, "done %d once all ran, want 5", q.done)
 }

@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 func TestSharesSplitByIdentityKeepingOrder(t *testing.T) {
 	e := testEnv(t, "mixed")
@@ -25,7 +29,5 @@ func TestSharesSplitByIdentityKeepingOrder(t *testing.T) {
 		}
 		seen += len(share)
 	}
-	if seen != len(order) {
-		t.Fatalf("shares hold %d requests, want %d", seen, len(order))
-	}
+	require.EqualValues(t, len(order), seen, "shares hold %d requests, want %d", seen, len(order))
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestSkewReachesRedisOnlyFromThePoPs checks where the skewed clocks go:
@@ -23,9 +25,7 @@ func TestSkewReachesRedisOnlyFromThePoPs(t *testing.T) {
 	check := func(name string, run runner, want []bool) {
 		e.Namespace = t.Name() + name
 		o, err := run(ctx, e)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i := range want {
 			if o.allowed[i] != want[i] {
 				t.Fatalf("%s, request %d: allowed=%v, core's math %v", name, i, o.allowed[i], want[i])
@@ -41,9 +41,7 @@ func TestSkewReachesRedisOnlyFromThePoPs(t *testing.T) {
 			differ++
 		}
 	}
-	if differ == 0 {
-		t.Fatal("a ±400ms skew changed no decision of a 1 s window")
-	}
+	require.NotEqualValues(t, 0, differ, "a ±400ms skew changed no decision of a 1 s window")
 }
 
 // TestSkewedHybridIsDeterministic runs the hybrid with skewed clocks twice
@@ -57,9 +55,7 @@ func TestSkewedHybridIsDeterministic(t *testing.T) {
 		e.Namespace = t.Name() + time.Duration(i).String()
 		e.Skew = netmodel.Skews(e.Trace.Config.PoPs, skew, 3)
 		r, err := Run(context.Background(), e, "hybrid-nogossip")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		dropMachine(&r)
 		rs = append(rs, r)
 	}

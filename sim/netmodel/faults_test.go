@@ -3,6 +3,8 @@ package netmodel
 import (
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseFaultFlags(t *testing.T) {
@@ -42,16 +44,12 @@ func TestParseFaultFlags(t *testing.T) {
 			t.Errorf("Validate(%+v) accepted for 8 PoPs", f)
 		}
 	}
-	if (Faults{}).Any() || !(Faults{GossipDup: 0.1}).Any() {
-		t.Fatal("Any")
-	}
+	require.False(t, (Faults{}).Any() || !(Faults{GossipDup: 0.1}).Any(), "Any")
 }
 
 func TestLinksDrawDeterministically(t *testing.T) {
 	m, err := WorldWide(4, 10*time.Millisecond, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if d := NewLinks(m, 0, 1).Up(3); d != 50*time.Millisecond {
 		t.Fatalf("no jitter: up %v, want half the RTT", d)
 	}
@@ -67,7 +65,5 @@ func TestLinksDrawDeterministically(t *testing.T) {
 		reordered = reordered || (i > 0 && x+time.Millisecond < last)
 		last = x
 	}
-	if !reordered {
-		t.Fatal("jitter 0.5 never reordered two messages 1 ms apart")
-	}
+	require.True(t, reordered, "jitter 0.5 never reordered two messages 1 ms apart")
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // goldenDefault is the SHA-256 of each scenario's trace at DefaultConfig
@@ -41,9 +43,7 @@ func TestDefaultTracesBitIdentical(t *testing.T) {
 		c := DefaultConfig()
 		c.Scenario = s
 		tr, err := Generate(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want, ok := goldenDefault[s]
 		if got := traceHash(tr); !ok || got != want {
 			t.Errorf("%s: default trace hash %s, want %q (a new scenario adds its hash to goldenDefault)", s, got, want)

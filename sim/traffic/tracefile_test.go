@@ -67,9 +67,7 @@ func TestMsDecimalsAreExact(t *testing.T) {
 	for _, d := range []time.Duration{0, 1, 999, time.Millisecond, 1234567891, 60 * time.Second} {
 		s := appendMs(nil, d)
 		got, err := parseMs(s)
-		if err != nil || got != d {
-			t.Errorf("%d ns written %s read %d, %v", d, s, got, err)
-		}
+		assert.False(t, err != nil || got != d, "%d ns written %s read %d, %v", d, s, got, err)
 	}
 	if got, _ := parseMs([]byte("1.23456789")); got != 1234567 {
 		t.Errorf("1.23456789 ms read %d ns, want 1234567", got)
@@ -80,9 +78,7 @@ func TestReadNamedPoPsQuotesAndDefaults(t *testing.T) {
 	file := "# edgelimit-trace v1\r\n# from an nginx log\n# pops: fra, iad,sin\n" +
 		"t_ms,identity,pop,weight\n\n0,\"2001:db8::1\",fra,1\n0.5,\"a,b\",2,3\n# a comment\n7,10.0.0.1,iad,1\n"
 	tr, err := ReadTrace(strings.NewReader(file), CSV, readOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []Request{{0, 0, 0, 1}, {500 * time.Microsecond, 1, 2, 3}, {7 * time.Millisecond, 2, 1, 1}}
 	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 3 || tr.Config.Identities != 3 ||
 		tr.Duration != 8*time.Millisecond || tr.Classes != nil || tr.Config.Scenario != "trace" {
@@ -93,9 +89,7 @@ func TestReadNamedPoPsQuotesAndDefaults(t *testing.T) {
 		`{"t_ms":2,"identity":"k","pop":0,"weight":1}` + "\n" +
 		`{"t_ms":2,"identity":"j","pop":0,"weight":1}`
 	tr, err = ReadTrace(strings.NewReader(jsonl), JSONL, readOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want = []Request{{time.Millisecond, 0, 1, 2}, {2 * time.Millisecond, 0, 0, 1}, {2 * time.Millisecond, 1, 0, 1}}
 	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 2 ||
 		!reflect.DeepEqual(tr.Classes, []string{"api", "unclassified"}) || !reflect.DeepEqual(tr.ClassOf, []uint8{0, 1}) {
