@@ -86,9 +86,8 @@ type jsonReport struct {
 func decode(t *testing.T, out string) jsonReport {
 	t.Helper()
 	var r jsonReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("bad JSON %v:\n%s", err, out)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.NoError(t, err, "bad JSON %v:\n%s", err, out)
 	return r
 }
 
@@ -144,12 +143,10 @@ func TestJSONFieldsAndModeFigures(t *testing.T) {
 		}
 		byMode[res["mode"].(string)] = res
 	}
-	if rd := byMode["redis"]; rd == nil || rd["round_trips_per_decision"] != 1.0 || rd["round_trips_saved_pct"] != 0.0 {
-		t.Errorf("redis row %v: want one round trip per decision", rd)
-	}
-	if lc := byMode["local"]; lc == nil || lc["redis_round_trips"] != 0.0 || lc["max_overadmission"].(float64) < 1.5 {
-		t.Errorf("local row %v: want no round trips and over-admission of spread attackers", lc)
-	}
+	rd := byMode["redis"]
+	assert.False(t, rd == nil || rd["round_trips_per_decision"] != 1.0 || rd["round_trips_saved_pct"] != 0.0, "redis row %v: want one round trip per decision", rd)
+	lc := byMode["local"]
+	assert.False(t, lc == nil || lc["redis_round_trips"] != 0.0 || lc["max_overadmission"].(float64) < 1.5, "local row %v: want no round trips and over-admission of spread attackers", lc)
 }
 
 func TestArticleJSON(t *testing.T) {
@@ -163,9 +160,8 @@ func TestArticleJSON(t *testing.T) {
 		Boundary map[string]float64 `json:"boundary"`
 		Memory   map[string]float64 `json:"memory"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.NoError(t, err)
 	b, m := r.Boundary, r.Memory
 	require.False(t, b["limit"] != 100 || b["fixed"] != 200 || b["log"] != 100 || b["sliding"] < 100 || b["sliding"] > 105, "boundary %v: want limit 100, fixed 200, log 100, sliding 100..105", b)
 	for _, f := range []string{"log_bytes", "sliding_bytes", "ratio", "used_memory_per_identity", "used_memory_per_identity_two_key"} {
@@ -191,14 +187,12 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 			Param, Value string
 		} `json:"sweep"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Sweep) != 2 || r.Sweep[1].Value != "500ms" {
-		t.Fatalf("sweep JSON %+v, %v", r, err)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.False(t, err != nil || len(r.Sweep) != 2 || r.Sweep[1].Value != "500ms", "sweep JSON %+v, %v", r, err)
 	data, err := os.ReadFile(csvPath)
 	require.False(t, err != nil || strings.Count(string(data), "\n") != 4 || !strings.Contains(string(data), "\nreference,,,"), "csv %q, %v: want a header, 2 points and the reference", data, err)
-	if img, err := os.ReadFile(pngPath); err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
-		t.Fatalf("no PNG: %v", err)
-	}
+	img, err := os.ReadFile(pngPath)
+	require.False(t, err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")), "no PNG: %v", err)
 }
 
 // TestHelpPrintsEveryFlag: -h prints every flag with its default on stdout

@@ -77,9 +77,7 @@ func TestMemoryPerIdentityReported(t *testing.T) {
 	code, table, errOut := popSim(t, memoryRun(p.Addr)...)
 	require.EqualValues(t, 0, code, "table run: exit %d: %s", code, errOut)
 	section := table[strings.Index(table, "memory per identity"):]
-	if !strings.Contains(section, "article: 96 B for its two keys; Cloudflare: 24 B") {
-		t.Fatalf("no memory section with its references in:\n%s", table)
-	}
+	require.True(t, strings.Contains(section, "article: 96 B for its two keys; Cloudflare: 24 B"), "no memory section with its references in:\n%s", table)
 	for _, m := range []struct {
 		mode string
 		red  map[string]float64
@@ -107,9 +105,8 @@ func tableRowHas(section, mode string, keys, ids float64) bool {
 func TestRunLeavesNoKeys(t *testing.T) {
 	rdb, p := redistest.Client(t)
 	ctx := context.Background()
-	if err := rdb.Set(ctx, "not-ours", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
+	err := rdb.Set(ctx, "not-ours", "1", 0).Err()
+	require.NoError(t, err)
 	for _, network := range []string{"honest", "ideal"} {
 		code, _, errOut := popSim(t, smallRun(p.Addr, "-mode", "all", "-network", network)...)
 		require.EqualValues(t, 0, code, "%s: exit %d: %s", network, code, errOut)
@@ -135,7 +132,6 @@ func TestClusterRunLeavesNoKeysAndNoRedisMemory(t *testing.T) {
 		}
 		assert.False(t, res["mode"] == "hybrid" && memOf(res, "view") == nil, "hybrid on a cluster: no view memory in %v", res)
 	}
-	if n := redistest.ClusterDBSize(t, c); n != 0 {
-		t.Fatalf("%d keys left on the cluster's masters", n)
-	}
+	n := redistest.ClusterDBSize(t, c)
+	require.EqualValues(t, 0, n, "%d keys left on the cluster's masters", n)
 }

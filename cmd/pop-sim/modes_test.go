@@ -75,9 +75,8 @@ func TestSweepOfTwoModesWithReferences(t *testing.T) {
 			Result      struct{ Mode string } `json:"result"`
 		} `json:"sweep"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.NoError(t, err)
 	assert.False(t, len(r.Results) != 2 || r.Results[0].Mode != "redis" || r.Results[1].Mode != "local", "results %+v, want redis and local run once", r.Results)
 	var got []string
 	for _, pt := range r.Sweep {
@@ -93,13 +92,11 @@ func TestSweepOfTwoModesWithReferences(t *testing.T) {
 	rows, err := csv.NewReader(f).ReadAll()
 	require.False(t, err != nil || len(rows) != 7 || rows[0][0] != "mode", "csv %v, %v: want a header led by mode, 3 points, the reference and 2 references", rows, err)
 	for k, w := range append(want, "reference ", "redis ", "local ") {
-		if row := rows[k+1]; row[0]+" "+row[2] != w {
-			t.Errorf("csv row %v, want %q", row, w)
-		}
+		row := rows[k+1]
+		assert.EqualValues(t, w, row[0]+" "+row[2], "csv row %v, want %q", row, w)
 	}
-	if _, err := os.Stat(pngPath); err != nil {
-		t.Fatal(err)
-	}
+	_, err = os.Stat(pngPath)
+	require.NoError(t, err)
 }
 
 // TestSweepTableNamesEachPointsMode: the table's sweep rows lead with the

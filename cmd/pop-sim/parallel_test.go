@@ -40,9 +40,8 @@ func decodeRun(t *testing.T, args ...string) runReport {
 	code, out, errOut := popSim(t, args...)
 	require.EqualValues(t, 0, code, "%v: exit %d: %s", args, code, errOut)
 	var r runReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("bad JSON %v:\n%s", err, out)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.NoError(t, err, "bad JSON %v:\n%s", err, out)
 	return r
 }
 
@@ -103,10 +102,8 @@ func TestWorkers(t *testing.T) {
 		{options{parallel: 2, redisAddr: "127.0.0.1:6379"}, 4, 1},
 		{options{parallel: 2, redisCluster: true}, 4, 1},
 	} {
-		if got := c.o.workers(c.jobs); got != c.want {
-			t.Errorf("parallel %d, redis-addr %q, cluster %v, %d jobs: %d workers, want %d",
-				c.o.parallel, c.o.redisAddr, c.o.redisCluster, c.jobs, got, c.want)
-		}
+		got := c.o.workers(c.jobs)
+		assert.EqualValues(t, c.want, got, "parallel %d, redis-addr %q, cluster %v, %d jobs: %d workers, want %d", c.o.parallel, c.o.redisAddr, c.o.redisCluster, c.jobs, got, c.want)
 	}
 }
 
@@ -136,15 +133,12 @@ func TestDispatchOrderStartsTheHybridsFirst(t *testing.T) {
 
 func TestFirstErrorSkipsCancellations(t *testing.T) {
 	boom := errors.New("boom")
-	if got := firstError([]error{nil, context.Canceled, boom}); got != boom {
-		t.Fatalf("got %v, want boom", got)
-	}
-	if got := firstError([]error{nil, context.Canceled}); !errors.Is(got, context.Canceled) {
-		t.Fatalf("got %v, want the cancellation", got)
-	}
-	if got := firstError([]error{nil, nil}); got != nil {
-		t.Fatalf("got %v, want nil", got)
-	}
+	got := firstError([]error{nil, context.Canceled, boom})
+	require.EqualValues(t, boom, got, "got %v, want boom", got)
+	got = firstError([]error{nil, context.Canceled})
+	require.True(t, errors.Is(got, context.Canceled), "got %v, want the cancellation", got)
+	got = firstError([]error{nil, nil})
+	require.Nil(t, got, "got %v, want nil", got)
 }
 
 // TestProgressShowsEveryRunningMode: with two modes running, the line
@@ -160,9 +154,8 @@ func TestProgressShowsEveryRunningMode(t *testing.T) {
 	require.False(t, !strings.Contains(last, "hybrid  50%") || !strings.Contains(last, "redis  25%"), "line %q, want both modes' shares", last)
 	endb()
 	ra(60)
-	if last := lastLine(w.String()); !strings.Contains(last, "[") || strings.Contains(last, "redis") {
-		t.Fatalf("line %q, want hybrid's bar alone", last)
-	}
+	last = lastLine(w.String())
+	require.False(t, !strings.Contains(last, "[") || strings.Contains(last, "redis"), "line %q, want hybrid's bar alone", last)
 	enda()
 }
 
@@ -181,9 +174,8 @@ func TestProgressLinesForAParent(t *testing.T) {
 		report(i)
 	}
 	end()
-	if n := strings.Count(w.String(), "\n"); n != 101 {
-		t.Fatalf("%d lines, want one a percent, 0 to 100 (101)", n)
-	}
+	n := strings.Count(w.String(), "\n")
+	require.EqualValues(t, 101, n, "%d lines, want one a percent, 0 to 100 (101)", n)
 	w.WriteString("pop-sim: mode redis: it broke\n")
 	parent := &progress{w: &bytes.Buffer{}, total: 1, tty: true}
 	var got int
@@ -197,22 +189,18 @@ func TestTreeRSSCountsThisProcess(t *testing.T) {
 	}
 	stop := sampleTreeRSS(os.Getpid())
 	time.Sleep(2 * treeRSSEvery)
-	if mb := stop(); mb <= 0 {
-		t.Fatalf("peak %g MB, want this process's", mb)
-	}
+	mb := stop()
+	require.False(t, mb <= 0, "peak %g MB, want this process's", mb)
 	stat := []byte("42 (a (b) c) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 1 1000 55 18446744073709551615")
-	if ppid, rss, ok := parseStat(stat); !ok || ppid != 7 || rss != 55 {
-		t.Fatalf("parseStat: %d %d %v, want 7 55 true", ppid, rss, ok)
-	}
+	ppid, rss, ok := parseStat(stat)
+	require.False(t, !ok || ppid != 7 || rss != 55, "parseStat: %d %d %v, want 7 55 true", ppid, rss, ok)
 }
 
 func TestChildEnvironSharesTheCores(t *testing.T) {
 	env := childEnviron([]string{"A=1"}, 2, 2)
 	require.True(t, slices.Equal(env, []string{"A=1", childEnv + "=1", "GOMAXPROCS=1"}), "2 cores, 2 at a time: %v", env)
-	if env := childEnviron(nil, 8, 3); env[len(env)-1] != "GOMAXPROCS=2" {
-		t.Fatalf("8 cores, 3 at a time: %v", env)
-	}
-	if env := childEnviron([]string{"GOMAXPROCS=4"}, 2, 2); len(env) != 2 || env[0] != "GOMAXPROCS=4" {
-		t.Fatalf("the user's GOMAXPROCS: %v", env)
-	}
+	env = childEnviron(nil, 8, 3)
+	require.EqualValues(t, "GOMAXPROCS=2", env[len(env)-1], "8 cores, 3 at a time: %v", env)
+	env = childEnviron([]string{"GOMAXPROCS=4"}, 2, 2)
+	require.False(t, len(env) != 2 || env[0] != "GOMAXPROCS=4", "the user's GOMAXPROCS: %v", env)
 }

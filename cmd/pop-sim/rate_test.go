@@ -12,9 +12,8 @@ import (
 func TestRateFlagSizesTheTrace(t *testing.T) {
 	o, err := parseFlags([]string{"-rate", "400", "-pops", "8", "-requests", "320000"})
 	require.NoError(t, err)
-	if d := o.cfg.Duration(); d != 100*time.Second {
-		t.Fatalf("duration %s, want 100s", d)
-	}
+	d := o.cfg.Duration()
+	require.EqualValues(t, 100*time.Second, d, "duration %s, want 100s", d)
 	o, err = parseFlags(nil)
 	require.False(t, err != nil || o.cfg.Rate != 0 || o.cfg.Duration() != 60*time.Second, "default: rate %v, duration %s, %v; want unset and 60s", o.cfg.Rate, o.cfg.Duration(), err)
 }

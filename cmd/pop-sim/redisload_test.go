@@ -27,9 +27,8 @@ func TestLoadMeterCountsScripts(t *testing.T) {
 	ctx := context.Background()
 	m := startLoad(ctx, p.Addr, false)
 	for range 5 {
-		if err := rdb.Eval(ctx, "return 1", nil).Err(); err != nil {
-			t.Fatal(err)
-		}
+		err := rdb.Eval(ctx, "return 1", nil).Err()
+		require.NoError(t, err)
 	}
 	l := m.stop(ctx)
 	require.False(t, l == nil || l.ScriptCalls != 5 || l.ScriptSeconds <= 0, "load %+v, want 5 script calls with some time", l)
@@ -46,9 +45,8 @@ func TestLoadMeterSumsClusterMasters(t *testing.T) {
 	for _, addr := range []string{strings.Join(cl.Addrs(), ","), cl.Addrs()[0]} {
 		m := startLoad(ctx, addr, true)
 		for i := range 30 {
-			if err := c.Eval(ctx, "return 1", []string{fmt.Sprintf("k%d", i)}).Err(); err != nil {
-				t.Fatal(err)
-			}
+			err := c.Eval(ctx, "return 1", []string{fmt.Sprintf("k%d", i)}).Err()
+			require.NoError(t, err)
 		}
 		l := m.stop(ctx)
 		require.False(t, l == nil || l.ScriptCalls != 30 || l.ScriptSeconds <= 0 || l.CPUSeconds <= 0, "%s: load %+v, want 30 script calls with some time", addr, l)

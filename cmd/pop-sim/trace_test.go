@@ -100,9 +100,8 @@ func TestBadTraceFilesFailFastWithOneLine(t *testing.T) {
 		{"trace.txt", head + "1,a,0,1\n", "unknown format"},
 	} {
 		path := filepath.Join(dir, tc.name)
-		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		err := os.WriteFile(path, []byte(tc.file), 0o644)
+		require.NoError(t, err)
 		code, out, errOut := popSim(t, "-trace", path)
 		if code != 2 || out != "" || !strings.HasPrefix(errOut, "pop-sim: ") ||
 			strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {

@@ -101,18 +101,15 @@ func TestHandshakeIsNotARoundTrip(t *testing.T) {
 	c, trips := e.countedClient(4)
 	defer c.Close()
 	ctx := context.Background()
-	if err := c.Set(ctx, "a", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
+	err := c.Set(ctx, "a", "1", 0).Err()
+	require.NoError(t, err)
 	pipe := c.Pipeline()
 	pipe.Get(ctx, "a")
 	pipe.Get(ctx, "a")
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := trips.n.Load(); got != 2 {
-		t.Fatalf("counted %d round trips, want 2 (one command, one pipeline)", got)
-	}
+	_, err = pipe.Exec(ctx)
+	require.NoError(t, err)
+	got := trips.n.Load()
+	require.EqualValues(t, 2, got, "counted %d round trips, want 2 (one command, one pipeline)", got)
 }
 
 func TestNoScriptIsNotARoundTrip(t *testing.T) {
@@ -122,18 +119,15 @@ func TestNoScriptIsNotARoundTrip(t *testing.T) {
 	c, trips := e.countedClient(4)
 	defer c.Close()
 	s := goredis.NewScript("return 1")
-	if err := s.Run(context.Background(), c, nil).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if got := trips.n.Load(); got != 1 {
-		t.Fatalf("EVALSHA refused + EVAL counted as %d round trips, want 1", got)
-	}
+	err := s.Run(context.Background(), c, nil).Err()
+	require.NoError(t, err)
+	got := trips.n.Load()
+	require.EqualValues(t, 1, got, "EVALSHA refused + EVAL counted as %d round trips, want 1", got)
 	pipe := c.Pipeline()
 	other := goredis.NewScript("return 2")
 	other.EvalSha(context.Background(), pipe, nil)
 	other.EvalSha(context.Background(), pipe, nil)
 	pipe.Exec(context.Background())
-	if got := trips.n.Load(); got != 1 {
-		t.Fatalf("a pipeline refused whole counted: %d round trips, want 1", got)
-	}
+	got = trips.n.Load()
+	require.EqualValues(t, 1, got, "a pipeline refused whole counted: %d round trips, want 1", got)
 }

@@ -32,9 +32,8 @@ func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
 		n++
 	}
 	for range a.len() {
-		if ev, _ := a.next(1 << 40); ev.at <= 40 {
-			t.Fatalf("event at %v left behind by next(40)", ev.at)
-		}
+		ev, _ := a.next(1 << 40)
+		require.False(t, ev.at <= 40, "event at %v left behind by next(40)", ev.at)
 	}
 	require.False(t, n == 0 || a.len() != 0, "ran %d events by 40, %d left", n, a.len())
 }
@@ -66,9 +65,8 @@ func TestAgendaReusesPlacesInOrder(t *testing.T) {
 			}
 			want = want[1:]
 		}
-		if _, ok := a.next(now); ok {
-			t.Fatalf("step %d: an event past %v came out", step, now)
-		}
+		_, ok := a.next(now)
+		require.False(t, ok, "step %d: an event past %v came out", step, now)
 	}
 	require.False(t, len(a.events) > 2*a.len()+100, "slab of %d places for %d events: freed places not reused", len(a.events), a.len())
 }

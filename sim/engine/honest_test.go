@@ -44,24 +44,20 @@ func TestSyncReplyAppliedAtArrival(t *testing.T) {
 	h, err := e.startHonest(context.Background(), false)
 	require.NoError(t, err)
 	defer h.s.close()
-	if err := h.play(); err != nil {
-		t.Fatal(err)
-	}
+	err = h.play()
+	require.NoError(t, err)
 	// PoP 0 ticks at 0, 100 ms, ... (its batch lands at once); PoP 1 at
 	// 50, 150 ms, ...: its 150 ms batch reaches Redis at 300 and returns at 450.
 	view := func(at time.Duration) int64 {
-		if err := h.runUntil(at); err != nil {
-			t.Fatal(err)
-		}
+		err := h.runUntil(at)
+		require.NoError(t, err)
 		cur, _ := h.s.pops[1].node.Counts(e.Key(0), e.Clock(1, at))
 		return cur
 	}
-	if got := view(449 * time.Millisecond); got != 1 {
-		t.Fatalf("PoP 1's view at 449 ms counts %d, want 1 (its reply still on the way)", got)
-	}
-	if got := view(450 * time.Millisecond); got != 51 {
-		t.Fatalf("PoP 1's view at 450 ms counts %d, want 51 (the reply has arrived)", got)
-	}
+	got := view(449 * time.Millisecond)
+	require.EqualValues(t, 1, got, "PoP 1's view at 449 ms counts %d, want 1 (its reply still on the way)", got)
+	got = view(450 * time.Millisecond)
+	require.EqualValues(t, 51, got, "PoP 1's view at 450 ms counts %d, want 51 (the reply has arrived)", got)
 }
 
 // TestRedisOrdersCallsByArrival: with every request decided at Redis, the
@@ -107,9 +103,8 @@ func TestOutageThenRedisHoldsEveryHit(t *testing.T) {
 		e.Namespace += out.String()
 		h, err := e.startHonest(context.Background(), false)
 		require.NoError(t, err)
-		if err := h.play(); err != nil {
-			t.Fatal(err)
-		}
+		err = h.play()
+		require.NoError(t, err)
 		o, err := h.finish()
 		require.NoError(t, err)
 		var errs, fallbacks uint64
@@ -145,9 +140,8 @@ func TestCrashLossMatchesReport(t *testing.T) {
 	h, err := e.startHonest(context.Background(), false)
 	require.NoError(t, err)
 	defer h.s.close()
-	if err := h.play(); err != nil {
-		t.Fatal(err)
-	}
+	err = h.play()
+	require.NoError(t, err)
 	o, err := h.finish()
 	require.NoError(t, err)
 	var admitted int64
@@ -180,9 +174,8 @@ func fieldSum(t *testing.T, e *Env, field string) int64 {
 		n, _ := strconv.ParseInt(v, 10, 64)
 		sum += n
 	}
-	if err := iter.Err(); err != nil {
-		t.Fatal(err)
-	}
+	err := iter.Err()
+	require.NoError(t, err)
 	return sum
 }
 
@@ -200,12 +193,10 @@ func TestGossipFaultsLeaveCountsExact(t *testing.T) {
 		e.NATSURL = ns.URL()
 		h, err := e.startHonest(context.Background(), true)
 		require.NoError(t, err)
-		if err := h.play(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.finish(); err != nil {
-			t.Fatal(err)
-		}
+		err = h.play()
+		require.NoError(t, err)
+		_, err = h.finish()
+		require.NoError(t, err)
 		end := e.Trace.Duration // the views are in the window after the trace's last
 		truth := map[int32]int64{}
 		for k, n := range h.ledger.units {

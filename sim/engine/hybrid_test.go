@@ -25,9 +25,8 @@ func TestHybridSavesRoundTripsAndGossips(t *testing.T) {
 		r, err := Run(context.Background(), e, mode)
 		require.NoError(t, err)
 		dropMachine(&r)
-		if prev, ok := results[mode]; ok && !reflect.DeepEqual(prev, r) {
-			t.Fatalf("%s twice on one seed:\n%+v\n%+v", mode, prev, r)
-		}
+		prev, ok := results[mode]
+		require.False(t, ok && !reflect.DeepEqual(prev, r), "%s twice on one seed:\n%+v\n%+v", mode, prev, r)
 		results[mode] = r
 	}
 	h, ng, lc := results["hybrid"], results["hybrid-nogossip"], results["local"]

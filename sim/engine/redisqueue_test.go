@@ -31,9 +31,8 @@ func TestTakeBoundsAPipeline(t *testing.T) {
 	for range 3 * maxPipeline {
 		q.add(nil, time.Unix(0, 0), 0)
 	}
-	if got := len(q.take(0, nil)); got != maxPipeline {
-		t.Fatalf("took %d Calls, want maxPipeline (%d)", got, maxPipeline)
-	}
+	got := len(q.take(0, nil))
+	require.EqualValues(t, maxPipeline, got, "took %d Calls, want maxPipeline (%d)", got, maxPipeline)
 }
 
 func TestTakeStopsAtTheTicketTheLoopWaitsFor(t *testing.T) {
@@ -43,15 +42,13 @@ func TestTakeStopsAtTheTicketTheLoopWaitsFor(t *testing.T) {
 	}
 	q.need = 7
 	b := q.take(0, nil)
-	if got := tickets(b); !slices.Equal(got, []uint64{1, 2, 3, 4, 5, 6, 7}) {
-		t.Fatalf("took %v while the loop waits for ticket 7, want 1..7", got)
-	}
+	got := tickets(b)
+	require.True(t, slices.Equal(got, []uint64{1, 2, 3, 4, 5, 6, 7}), "took %v while the loop waits for ticket 7, want 1..7", got)
 	q.finish(b)
 	q.need = 0
 	require.EqualValues(t, 7, q.done, "done %d after tickets 1..7 ran, want 7", q.done)
-	if got := len(q.take(0, nil)); got != 43 {
-		t.Fatalf("took %d Calls with no one waiting, want the 43 left", got)
-	}
+	left := len(q.take(0, nil))
+	require.EqualValues(t, 43, left, "took %d Calls with no one waiting, want the 43 left", left)
 }
 
 func TestLanesSplitByIdentityAndABatchIsABarrier(t *testing.T) {
@@ -67,13 +64,11 @@ func TestLanesSplitByIdentityAndABatchIsABarrier(t *testing.T) {
 		t.Fatalf("lanes took %v and %v, want [1] and [2]", tickets(zero), tickets(one))
 	}
 	q.finish(zero)
-	if b := q.take(0, nil); len(b) > 0 {
-		t.Fatalf("lane 0 took %v before ticket 2 ran", tickets(b))
-	}
+	b := q.take(0, nil)
+	require.False(t, len(b) > 0, "lane 0 took %v before ticket 2 ran", tickets(b))
 	q.finish(one)
-	if b := q.take(1, nil); len(b) > 0 {
-		t.Fatalf("lane 1 took %v before the batch ran", tickets(b))
-	}
+	b = q.take(1, nil)
+	require.False(t, len(b) > 0, "lane 1 took %v before the batch ran", tickets(b))
 	barrier := q.take(0, nil)
 	if !slices.Equal(tickets(barrier), []uint64{3}) {
 		t.Fatalf("lane 0 took %v once 1 and 2 ran, want the batch [3] alone", tickets(barrier))

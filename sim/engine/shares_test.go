@@ -20,9 +20,8 @@ func TestSharesSplitByIdentityKeepingOrder(t *testing.T) {
 	seen := 0
 	for w, share := range shares {
 		for k, i := range share {
-			if id := int(e.Trace.Requests[i].ID); id%redisLanes != w {
-				t.Fatalf("request %d of identity %d in worker %d's share", i, id, w)
-			}
+			id := int(e.Trace.Requests[i].ID)
+			require.EqualValues(t, w, id%redisLanes, "request %d of identity %d in worker %d's share", i, id, w)
 			if k > 0 && pos[share[k-1]] > pos[i] {
 				t.Fatalf("worker %d's share has request %d before %d, against order", w, share[k-1], i)
 			}

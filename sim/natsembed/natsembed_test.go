@@ -18,9 +18,8 @@ func TestPublishSubscribe(t *testing.T) {
 	defer nc.Close()
 	sub, err := nc.SubscribeSync("x")
 	require.NoError(t, err)
-	if err := nc.Publish("x", []byte("hi")); err != nil {
-		t.Fatal(err)
-	}
+	err = nc.Publish("x", []byte("hi"))
+	require.NoError(t, err)
 	m, err := sub.NextMsg(5 * time.Second)
 	require.False(t, err != nil || string(m.Data) != "hi", "got %v, %v", m, err)
 }

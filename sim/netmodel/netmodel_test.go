@@ -15,7 +15,6 @@ func TestWorldWideSpread(t *testing.T) {
 		t.Fatalf("one-way row 0 %v", m.OneWay[0])
 	}
 	require.EqualValues(t, m.OneWay[5][2], m.OneWay[2][5], "one-way delays are not symmetric")
-	if _, err := WorldWide(0, 0, 0); err == nil {
-		t.Fatal("zero PoPs accepted")
-	}
+	_, err = WorldWide(0, 0, 0)
+	require.Error(t, err, "zero PoPs accepted")
 }

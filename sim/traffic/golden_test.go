@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // goldenDefault is the SHA-256 of each scenario's trace at DefaultConfig
@@ -45,8 +47,7 @@ func TestDefaultTracesBitIdentical(t *testing.T) {
 		tr, err := Generate(c)
 		require.NoError(t, err)
 		want, ok := goldenDefault[s]
-		if got := traceHash(tr); !ok || got != want {
-			t.Errorf("%s: default trace hash %s, want %q (a new scenario adds its hash to goldenDefault)", s, got, want)
-		}
+		got := traceHash(tr)
+		assert.False(t, !ok || got != want, "%s: default trace hash %s, want %q (a new scenario adds its hash to goldenDefault)", s, got, want)
 	}
 }

@@ -57,9 +57,8 @@ func TestRateKeepsAttackersOverTheLimit(t *testing.T) {
 	require.NoError(t, err)
 	counts, _ := perIdentity(tr)
 	windows := tr.Duration.Seconds() / c.Window.Seconds()
-	if n := counts[0]; float64(n) < 2*float64(c.Limit)*windows {
-		t.Fatalf("first attacker sends %d over %g windows, want at least %g", n, windows, 2*float64(c.Limit)*windows)
-	}
+	n := counts[0]
+	require.False(t, float64(n) < 2*float64(c.Limit)*windows, "first attacker sends %d over %g windows, want at least %g", n, windows, 2*float64(c.Limit)*windows)
 }
 
 func TestBadRate(t *testing.T) {

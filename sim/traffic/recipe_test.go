@@ -36,15 +36,13 @@ func TestAccessLogRecipe(t *testing.T) {
 		"sin.log": "1764763201.002 2001:db8::5 sin\n",
 	}
 	for name, text := range logs {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+		require.NoError(t, err)
 	}
 	sh := exec.Command("sh", "-c", strings.TrimSpace(string(cmd)))
 	sh.Dir = dir
-	if out, err := sh.CombinedOutput(); err != nil {
-		t.Fatalf("recipe: %v: %s", err, out)
-	}
+	out, err := sh.CombinedOutput()
+	require.NoError(t, err, "recipe: %v: %s", err, out)
 	f, err := os.Open(filepath.Join(dir, "mine.csv"))
 	require.NoError(t, err)
 	defer f.Close()

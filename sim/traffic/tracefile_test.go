@@ -69,9 +69,8 @@ func TestMsDecimalsAreExact(t *testing.T) {
 		got, err := parseMs(s)
 		assert.False(t, err != nil || got != d, "%d ns written %s read %d, %v", d, s, got, err)
 	}
-	if got, _ := parseMs([]byte("1.23456789")); got != 1234567 {
-		t.Errorf("1.23456789 ms read %d ns, want 1234567", got)
-	}
+	got, _ := parseMs([]byte("1.23456789"))
+	assert.EqualValues(t, 1234567, got, "1.23456789 ms read %d ns, want 1234567", got)
 }
 
 func TestReadNamedPoPsQuotesAndDefaults(t *testing.T) {

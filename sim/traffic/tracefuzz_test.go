@@ -32,9 +32,8 @@ func FuzzReadTrace(f *testing.F) {
 		o := readOpts()
 		tr, err := ReadTrace(strings.NewReader(file), format, o)
 		if err != nil {
-			if _, ok := err.(*LineError); !ok || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error %q: want a one-line *LineError", err)
-			}
+			_, ok := err.(*LineError)
+			require.False(t, !ok || strings.Contains(err.Error(), "\n"), "error %q: want a one-line *LineError", err)
 			return
 		}
 		c := tr.Config
@@ -59,9 +58,8 @@ func TestSampleReads(t *testing.T) {
 	defer f.Close()
 	tr, err := ReadTrace(f, CSV, ReadOptions{PoPs: 8, Limit: 20, Window: 1e9})
 	require.NoError(t, err)
-	if c := tr.Config; c.PoPs != 4 || c.Requests != 2000 || c.Identities < 100 || c.Identities > 300 || tr.Classes != nil {
-		t.Fatalf("sample: %+v, classes %v; want 4 PoPs, 2000 requests, 100-300 identities, no classes", c, tr.Classes)
-	}
+	c := tr.Config
+	require.False(t, c.PoPs != 4 || c.Requests != 2000 || c.Identities < 100 || c.Identities > 300 || tr.Classes != nil, "sample: %+v, classes %v; want 4 PoPs, 2000 requests, 100-300 identities, no classes", c, tr.Classes)
 }
 
 // FuzzFastJSON: a line the fast path accepts, encoding/json accepts too,

@@ -91,8 +91,7 @@ func TestBadConfig(t *testing.T) {
 		{Scenario: "mixed", PoPs: 1, Identities: 1, Requests: 1, Limit: 0, Window: time.Second},
 		{Scenario: "mixed", PoPs: 1, Identities: 1, Requests: 1, Limit: 1, Window: 0},
 	} {
-		if _, err := Generate(c); err == nil {
-			t.Errorf("%+v accepted", c)
-		}
+		_, err := Generate(c)
+		assert.Error(t, err, "%+v accepted", c)
 	}
 }
