@@ -74,9 +74,7 @@ func clusterRuns(t *testing.T, targets []string, extra ...string) []map[string]m
 func compareRun(t *testing.T, what string, got, want map[string]any) {
 	t.Helper()
 	for _, f := range decisionFields {
-		if got[f] != want[f] {
-			t.Errorf("%s: %s = %v, want %v", what, f, got[f], want[f])
-		}
+		assert.Equal(t, want[f], got[f], "%s: %s", what, f)
 	}
 }
 

@@ -137,9 +137,7 @@ func TestJSONFieldsAndModeFigures(t *testing.T) {
 	byMode := map[string]map[string]any{}
 	for _, res := range r.Results {
 		for _, f := range resultFields {
-			if _, ok := res[f]; !ok {
-				t.Errorf("result %v lacks %s", res["mode"], f)
-			}
+			assert.Contains(t, res, f, "result %v lacks %s", res["mode"], f)
 		}
 		byMode[res["mode"].(string)] = res
 	}
@@ -165,13 +163,9 @@ func TestArticleJSON(t *testing.T) {
 	b, m := r.Boundary, r.Memory
 	require.False(t, b["limit"] != 100 || b["fixed"] != 200 || b["log"] != 100 || b["sliding"] < 100 || b["sliding"] > 105, "boundary %v: want limit 100, fixed 200, log 100, sliding 100..105", b)
 	for _, f := range []string{"log_bytes", "sliding_bytes", "ratio", "used_memory_per_identity", "used_memory_per_identity_two_key"} {
-		if m[f] <= 0 {
-			t.Errorf("memory.%s = %v, want > 0", f, m[f])
-		}
+		assert.Positive(t, m[f], "memory.%s = %v, want > 0", f, m[f])
 	}
-	if m["ratio"] < 100 {
-		t.Errorf("log / sliding ratio %v, want hundreds or more", m["ratio"])
-	}
+	assert.GreaterOrEqual(t, m["ratio"], 100.0, "log / sliding ratio %v, want hundreds or more", m["ratio"])
 }
 
 func TestSweepWritesCSVAndPlot(t *testing.T) {

@@ -46,29 +46,24 @@ func TestMemoryPerIdentityReported(t *testing.T) {
 	r := decode(t, out)
 	require.EqualValues(t, 2, len(r.Results), "results %v", r.Results)
 	rd, hy := memOf(r.Results[0], "redis"), memOf(r.Results[1], "redis")
-	if rd == nil || hy == nil {
-		t.Fatalf("no redis memory: %v / %v", r.Results[0]["memory"], r.Results[1]["memory"])
-	}
-	if rd["identities"] < 500 || rd["identities"] > 1000 || rd["keys"] != rd["identities"] {
-		t.Errorf("redis: %v identities and %v keys, want one key for each of 500..1000", rd["identities"], rd["keys"])
-	}
-	if b := rd["bytes_per_identity"]; b <= 96 || b > 400 || rd["fields_per_hash"] != 0 {
-		t.Errorf("redis: %v bytes per identity (want 96..400 for a string key), %v fields", b, rd["fields_per_hash"])
-	}
-	if memOf(r.Results[0], "view") != nil {
-		t.Errorf("redis mode measured a view: %v", r.Results[0]["memory"])
-	}
-	if hy["identities"] != rd["identities"] || hy["keys"] < hy["identities"] {
-		t.Errorf("hybrid: %v identities with %v keys, want redis' %v with a key per window", hy["identities"], hy["keys"], rd["identities"])
-	}
+	require.NotNil(t, rd, "no redis memory for redis: %v", r.Results[0]["memory"])
+	require.NotNil(t, hy, "no redis memory for hybrid: %v", r.Results[1]["memory"])
+	assert.False(t, rd["identities"] < 500 || rd["identities"] > 1000 || rd["keys"] != rd["identities"],
+		"redis: %v identities and %v keys, want one key for each of 500..1000", rd["identities"], rd["keys"])
+	b := rd["bytes_per_identity"]
+	assert.False(t, b <= 96 || b > 400 || rd["fields_per_hash"] != 0,
+		"redis: %v bytes per identity (want 96..400 for a string key), %v fields", b, rd["fields_per_hash"])
+	assert.Nil(t, memOf(r.Results[0], "view"), "redis mode measured a view: %v", r.Results[0]["memory"])
+	assert.False(t, hy["identities"] != rd["identities"] || hy["keys"] < hy["identities"],
+		"hybrid: %v identities with %v keys, want redis' %v with a key per window", hy["identities"], hy["keys"], rd["identities"])
 	perKey := hy["bytes_per_identity"] * hy["identities"] / hy["keys"]
-	if perKey < 96 || perKey > 500 || hy["fields_per_hash"] < 1 || hy["fields_per_hash"] > 3 {
-		t.Errorf("hybrid: %v bytes per hash (want 96..500), %v fields per hash (want 1..3 PoPs)", perKey, hy["fields_per_hash"])
-	}
+	assert.False(t, perKey < 96 || perKey > 500 || hy["fields_per_hash"] < 1 || hy["fields_per_hash"] > 3,
+		"hybrid: %v bytes per hash (want 96..500), %v fields per hash (want 1..3 PoPs)", perKey, hy["fields_per_hash"])
 	v := memOf(r.Results[1], "view")
-	if v == nil || v["entries"] != 3*v["entries_per_pop"] || v["entries_per_pop"] < hy["identities"]/3 ||
-		v["bytes_per_entry"] < 100 || v["bytes_per_entry"] > 2000 {
-		t.Errorf("hybrid view %v: want entries on 3 PoPs, 100..2000 bytes each", v)
+	if assert.NotNil(t, v, "hybrid measured its view") {
+		assert.False(t, v["entries"] != 3*v["entries_per_pop"] || v["entries_per_pop"] < hy["identities"]/3 ||
+			v["bytes_per_entry"] < 100 || v["bytes_per_entry"] > 2000,
+			"hybrid view %v: want entries on 3 PoPs, 100..2000 bytes each", v)
 	}
 	assert.False(t, v != nil && v["bytes_per_identity"] != v["heap_bytes"]/v["identities"], "hybrid view %v: want bytes per identity = heap / identities", v)
 	ref := r.Results[1]["memory"].(map[string]any)
@@ -82,9 +77,8 @@ func TestMemoryPerIdentityReported(t *testing.T) {
 		mode string
 		red  map[string]float64
 	}{{"redis", rd}, {"hybrid", hy}} {
-		if !tableRowHas(section, m.mode, m.red["keys"], m.red["identities"]) {
-			t.Errorf("memory row of %s lacks %v keys and %v identities:\n%s", m.mode, m.red["keys"], m.red["identities"], section)
-		}
+		assert.True(t, tableRowHas(section, m.mode, m.red["keys"], m.red["identities"]),
+			"memory row of %s lacks %v keys and %v identities:\n%s", m.mode, m.red["keys"], m.red["identities"], section)
 	}
 }
 
@@ -111,10 +105,8 @@ func TestRunLeavesNoKeys(t *testing.T) {
 		code, _, errOut := popSim(t, smallRun(p.Addr, "-mode", "all", "-network", network)...)
 		require.EqualValues(t, 0, code, "%s: exit %d: %s", network, code, errOut)
 		keys, err := rdb.Keys(ctx, "*").Result()
-		if err != nil || len(keys) != 1 || keys[0] != "not-ours" {
-			t.Fatalf("%s: %d keys after the run, e.g. %v (%v); want only the one that was there before",
-				network, len(keys), keys[:min(3, len(keys))], err)
-		}
+		require.NoError(t, err, "%s: reading the keys after the run", network)
+		require.Equal(t, []string{"not-ours"}, keys, "%s: keys after the run; want only the one that was there before", network)
 	}
 }
 
@@ -127,9 +119,7 @@ func TestClusterRunLeavesNoKeysAndNoRedisMemory(t *testing.T) {
 	code, out, errOut := popSim(t, smallRun(strings.Join(cl.Addrs(), ","), "-mode", "redis,hybrid")...)
 	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	for _, res := range decode(t, out).Results {
-		if memOf(res, "redis") != nil {
-			t.Errorf("%s measured Redis memory on a cluster: %v", res["mode"], res["memory"])
-		}
+		assert.Nil(t, memOf(res, "redis"), "%s measured Redis memory on a cluster: %v", res["mode"], res["memory"])
 		assert.False(t, res["mode"] == "hybrid" && memOf(res, "view") == nil, "hybrid on a cluster: no view memory in %v", res)
 	}
 	n := redistest.ClusterDBSize(t, c)

@@ -109,7 +109,7 @@ func startPopSim(t *testing.T, args ...string) *exec.Cmd {
 	select {
 	case <-progress:
 	case <-time.After(hang):
-		t.Fatalf("pop-sim %v printed no progress line in %s", args, hang)
+		require.Failf(t, "no progress", "pop-sim %v printed no progress line in %s", args, hang)
 	}
 	return cmd
 }

@@ -70,9 +70,7 @@ func TestParallelGivesTheSequentialFigures(t *testing.T) {
 		require.False(t, seq.Run.Parallel != 1 || par.Run.Parallel != 2, "%v: parallel %d and %d, want 1 and 2", extra, seq.Run.Parallel, par.Run.Parallel)
 		assert.False(t, par.Run.WallSeconds <= 0 || par.Run.PeakRSSMB <= 0, "%v: run %+v, want its wall time and peak", extra, par.Run)
 		for _, res := range par.Results {
-			if res["redis_load"] == nil && res["mode"] != "local" {
-				t.Errorf("%v: %v has no redis load of its own server", extra, res["mode"])
-			}
+			assert.False(t, res["redis_load"] == nil && res["mode"] != "local", "%v: %v has no redis load of its own server", extra, res["mode"])
 		}
 		a, b := simulationFigures(t, seq), simulationFigures(t, par)
 		require.True(t, bytes.Equal(a, b), "%v: sequential and parallel figures differ:\n%s\n%s", extra, a, b)
@@ -115,10 +113,9 @@ func TestChildArgsOverrideTheUsers(t *testing.T) {
 	args := o.childArgs(job{o: o, mode: "hybrid", param: "margin", value: "0.2"})
 	c, err := parseFlags(args)
 	require.NoError(t, err, "%v: %v", args, err)
-	if !slices.Equal(c.modeList, []string{"hybrid"}) || c.margin != 0.2 || c.sweep != "" || c.plot != "" ||
-		!c.json || !c.progressLines || c.parallel != 1 || c.cpuProfile != "cpu.out.hybrid-margin=0.2" {
-		t.Fatalf("child of %v: %+v", args, c)
-	}
+	require.False(t, !slices.Equal(c.modeList, []string{"hybrid"}) || c.margin != 0.2 || c.sweep != "" || c.plot != "" ||
+		!c.json || !c.progressLines || c.parallel != 1 || c.cpuProfile != "cpu.out.hybrid-margin=0.2",
+		"child of %v: %+v", args, c)
 }
 
 func TestDispatchOrderStartsTheHybridsFirst(t *testing.T) {
@@ -126,9 +123,7 @@ func TestDispatchOrderStartsTheHybridsFirst(t *testing.T) {
 	for _, m := range []string{"redis", "local", "hybrid", "hybrid-nogossip"} {
 		jobs = append(jobs, job{mode: m})
 	}
-	if got := dispatchOrder(jobs); !slices.Equal(got, []int{2, 3, 0, 1}) {
-		t.Fatalf("order %v, want [2 3 0 1]", got)
-	}
+	assert.Equal(t, []int{2, 3, 0, 1}, dispatchOrder(jobs), "dispatch order")
 }
 
 func TestFirstErrorSkipsCancellations(t *testing.T) {

@@ -35,7 +35,7 @@ func TestRateNoteSaysWhenTheBudgetIsShort(t *testing.T) {
 	note := o.rateNote()
 	require.False(t, len(tr.Requests) >= 640000*99/100 || !strings.Contains(note, "raise -identities"), "%d requests, note %q: want a short trace and a note saying so", len(tr.Requests), note)
 	o, _ = parseFlags([]string{"-rate", "40000", "-window", "1s", "-limit", "10", "-requests", "640000", "-identities", "100000"})
-	if tr, _ = o.theTrace(); len(tr.Requests) != 640000 || strings.Contains(o.rateNote(), "raise") {
-		t.Fatalf("%d requests, note %q: want all 640000 and a plain note", len(tr.Requests), o.rateNote())
-	}
+	tr, _ = o.theTrace()
+	require.Len(t, tr.Requests, 640000, "requests of the trace: want all 640000")
+	require.NotContains(t, o.rateNote(), "raise", "note %q: want a plain note", o.rateNote())
 }

@@ -23,10 +23,8 @@ func TestPeakRSSSeesAnAllocation(t *testing.T) {
 		t.Skip("peak RSS is read from /proc on Linux only; elsewhere it is 0 by design")
 	}
 	m := startRSS()
-	if !m.reset {
-		_, err := os.Stat("/proc/self/clear_refs")
-		t.Fatalf("could not reset the high-water mark (clear_refs: %v)", err)
-	}
+	_, statErr := os.Stat("/proc/self/clear_refs")
+	require.True(t, m.reset, "could not reset the high-water mark (clear_refs: %v)", statErr)
 	b := make([]byte, 64<<20)
 	for i := range b {
 		b[i] = 1

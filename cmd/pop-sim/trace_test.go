@@ -103,10 +103,11 @@ func TestBadTraceFilesFailFastWithOneLine(t *testing.T) {
 		err := os.WriteFile(path, []byte(tc.file), 0o644)
 		require.NoError(t, err)
 		code, out, errOut := popSim(t, "-trace", path)
-		if code != 2 || out != "" || !strings.HasPrefix(errOut, "pop-sim: ") ||
-			strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", tc.name, code, out, errOut, tc.want)
-		}
+		assert.Equal(t, 2, code, "%s: exit status; stderr %q", tc.name, errOut)
+		assert.Empty(t, out, "%s: stdout", tc.name)
+		assert.True(t, strings.HasPrefix(errOut, "pop-sim: ") && strings.Count(errOut, "\n") == 1,
+			"%s: stderr %q, want one line led by pop-sim:", tc.name, errOut)
+		assert.Contains(t, errOut, tc.want, "%s: what stderr says", tc.name)
 	}
 }
 

@@ -27,7 +27,7 @@ func TestCrashAnswersItsOpenRequests(t *testing.T) {
 		}
 		switch end := r.At + o.latency[i]; {
 		case end > crash.At:
-			t.Fatalf("request %d at %v answered at %v, after its PoP crashed at %v", i, r.At, end, crash.At)
+			require.Failf(t, "answered after the crash", "request %d at %v answered at %v, after its PoP crashed at %v", i, r.At, end, crash.At)
 		case end == crash.At && o.latency[i] > 0:
 			require.False(t, o.allowed[i], "request %d open at the crash was allowed", i)
 			killed++

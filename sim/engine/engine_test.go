@@ -63,12 +63,8 @@ func TestRedisModeIsTheSlidingCounterAlone(t *testing.T) {
 	require.NoError(t, err)
 	want := slidingModel(e)
 	for i := range want {
-		if o.allowed[i] != want[i] {
-			t.Fatalf("request %d: redis allowed=%v, core's math %v", i, o.allowed[i], want[i])
-		}
-		if o.latency[i] != e.Net.RedisRTT[e.Trace.Requests[i].PoP] {
-			t.Fatalf("request %d: latency %v, want its PoP's RTT", i, o.latency[i])
-		}
+		require.Equal(t, want[i], o.allowed[i], "request %d: redis allowed, against core's math", i)
+		require.Equal(t, e.Net.RedisRTT[e.Trace.Requests[i].PoP], o.latency[i], "request %d: latency, want its PoP's RTT", i)
 	}
 	r := e.score("redis", o)
 	require.False(t, r.RoundTripsPerDecision != 1 || r.RoundTripsSavedPct != 0, "redis mode: %v round trips per decision, want 1", r.RoundTripsPerDecision)
@@ -88,10 +84,7 @@ func TestAgendaOrder(t *testing.T) {
 		}
 		got = append(got, ev.pop)
 	}
-	if want := []int{3, 2, 4, 1}; len(got) != 4 || got[0] != want[0] || got[1] != want[1] ||
-		got[2] != want[2] || got[3] != want[3] {
-		t.Fatalf("order %v, want %v", got, want)
-	}
+	require.Equal(t, []int{3, 2, 4, 1}, got, "order")
 }
 
 func TestHandshakeIsNotARoundTrip(t *testing.T) {

@@ -25,8 +25,8 @@ func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
 		}
 		require.False(t, ev.at > 40, "event at %v returned by next(40)", ev.at)
 		key := &entry{at: ev.at, order: uint64(ev.kind)<<kindShift | ev.seq}
-		if prev != nil && before(key, prev) {
-			t.Fatalf("event %+v came after %+v, which it runs before", ev, *prev)
+		if prev != nil {
+			require.False(t, before(key, prev), "event %+v came after %+v, which it runs before", ev, *prev)
 		}
 		prev = key
 		n++
@@ -60,9 +60,8 @@ func TestAgendaReusesPlacesInOrder(t *testing.T) {
 		})
 		for len(want) > 0 && want[0].at <= now {
 			got, ok := a.next(now)
-			if !ok || got != want[0] {
-				t.Fatalf("step %d: next = %+v, %v; want %+v", step, got, ok, want[0])
-			}
+			require.True(t, ok, "step %d: next found nothing; want %+v", step, want[0])
+			require.Equal(t, want[0], got, "step %d: next", step)
 			want = want[1:]
 		}
 		_, ok := a.next(now)

@@ -152,9 +152,7 @@ func TestCrashLossMatchesReport(t *testing.T) {
 	}
 	held := fieldSum(t, e, h.dead[0].ID())
 	require.False(t, len(o.crashLost) != 1 || o.crashLost[0] != admitted-held || admitted-held <= 0, "crash lost: report %v, decisions %d - Redis %d = %d; want equal and > 0", o.crashLost, admitted, held, admitted-held)
-	if o.lost != o.crashLost[0] {
-		t.Fatalf("lost %d in all, %d by the crash: the live PoPs lost units too", o.lost, o.crashLost[0])
-	}
+	require.Equal(t, o.crashLost[0], o.lost, "lost %d in all, %d by the crash: the live PoPs lost units too", o.lost, o.crashLost[0])
 }
 
 // fieldSum is field's total over every hash of e's namespace, by SCAN.
@@ -274,10 +272,9 @@ func TestRedisClockUndoesSkew(t *testing.T) {
 		t.Logf("%s: error %.2f%%, worst %.2f, lost %d", run.name, r.DecisionErrorPct, r.MaxOveradmission, r.LostHits)
 	}
 	skewed, fixed, none := rs["skewed"], rs["redisclock"], rs["noskew"]
-	if fixed.DecisionErrorPct > none.DecisionErrorPct+0.5 || fixed.DecisionErrorPct >= skewed.DecisionErrorPct ||
-		fixed.MaxOveradmission > none.MaxOveradmission+0.05 || fixed.LostHits != 0 {
-		t.Fatalf("with the Redis clock: error %.2f%%, worst %.2f, lost %d; skewed %.2f%%; no skew %.2f%%, worst %.2f",
-			fixed.DecisionErrorPct, fixed.MaxOveradmission, fixed.LostHits, skewed.DecisionErrorPct,
-			none.DecisionErrorPct, none.MaxOveradmission)
-	}
+	require.False(t, fixed.DecisionErrorPct > none.DecisionErrorPct+0.5 || fixed.DecisionErrorPct >= skewed.DecisionErrorPct ||
+		fixed.MaxOveradmission > none.MaxOveradmission+0.05 || fixed.LostHits != 0,
+		"with the Redis clock: error %.2f%%, worst %.2f, lost %d; skewed %.2f%%; no skew %.2f%%, worst %.2f",
+		fixed.DecisionErrorPct, fixed.MaxOveradmission, fixed.LostHits, skewed.DecisionErrorPct,
+		none.DecisionErrorPct, none.MaxOveradmission)
 }

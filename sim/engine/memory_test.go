@@ -39,14 +39,12 @@ func TestHybridMeasuresItsViews(t *testing.T) {
 			}
 			require.False(t, m == nil || m.View == nil || m.Redis != nil || m.ArticleBytes != 96 || m.CloudflareBytes != 24, "%s %s: memory %+v, want a view, no Redis part, 96 and 24", network, mode, m)
 			v := m.View
-			if v.Entries <= 0 || v.EntriesPerPoP > 300 || v.Entries != int64(v.EntriesPerPoP*4) ||
-				v.BytesPerEntry < 100 || v.BytesPerEntry > 5000 {
-				t.Errorf("%s %s: view %+v, want entries on 4 PoPs of at most 300 identities, 100..5000 bytes each", network, mode, v)
-			}
-			if ids := e.identitiesSeen(); v.Identities != ids || ids < 100 || ids > 300 ||
-				v.BytesPerIdentity != float64(v.HeapBytes)/float64(ids) {
-				t.Errorf("%s %s: view %+v, want the heap per each of the %d identities of the trace (100..300)", network, mode, v, ids)
-			}
+			assert.False(t, v.Entries <= 0 || v.EntriesPerPoP > 300 || v.Entries != int64(v.EntriesPerPoP*4) ||
+				v.BytesPerEntry < 100 || v.BytesPerEntry > 5000,
+				"%s %s: view %+v, want entries on 4 PoPs of at most 300 identities, 100..5000 bytes each", network, mode, v)
+			ids := e.identitiesSeen()
+			assert.False(t, v.Identities != ids || ids < 100 || ids > 300 || v.BytesPerIdentity != float64(v.HeapBytes)/float64(ids),
+				"%s %s: view %+v, want the heap per each of the %d identities of the trace (100..300)", network, mode, v, ids)
 		}
 	}
 }

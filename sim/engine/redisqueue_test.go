@@ -60,9 +60,8 @@ func TestLanesSplitByIdentityAndABatchIsABarrier(t *testing.T) {
 	q.add(nil, at, 1)  // 4: lane 1, after the batch
 	q.add(nil, at, 0)  // 5: lane 0, after the batch
 	zero, one := q.take(0, nil), q.take(1, nil)
-	if !slices.Equal(tickets(zero), []uint64{1}) || !slices.Equal(tickets(one), []uint64{2}) {
-		t.Fatalf("lanes took %v and %v, want [1] and [2]", tickets(zero), tickets(one))
-	}
+	require.Equal(t, []uint64{1}, tickets(zero), "lane 0 took, want [1]")
+	require.Equal(t, []uint64{2}, tickets(one), "lane 1 took, want [2]")
 	q.finish(zero)
 	b := q.take(0, nil)
 	require.False(t, len(b) > 0, "lane 0 took %v before ticket 2 ran", tickets(b))
@@ -70,14 +69,11 @@ func TestLanesSplitByIdentityAndABatchIsABarrier(t *testing.T) {
 	b = q.take(1, nil)
 	require.False(t, len(b) > 0, "lane 1 took %v before the batch ran", tickets(b))
 	barrier := q.take(0, nil)
-	if !slices.Equal(tickets(barrier), []uint64{3}) {
-		t.Fatalf("lane 0 took %v once 1 and 2 ran, want the batch [3] alone", tickets(barrier))
-	}
+	require.Equal(t, []uint64{3}, tickets(barrier), "lane 0 took, once 1 and 2 ran: want the batch [3] alone")
 	q.finish(barrier)
 	zero, one = q.take(0, nil), q.take(1, nil)
-	if !slices.Equal(tickets(zero), []uint64{5}) || !slices.Equal(tickets(one), []uint64{4}) {
-		t.Fatalf("after the batch lanes took %v and %v, want [5] and [4]", tickets(zero), tickets(one))
-	}
+	require.Equal(t, []uint64{5}, tickets(zero), "after the batch lane 0 took, want [5]")
+	require.Equal(t, []uint64{4}, tickets(one), "after the batch lane 1 took, want [4]")
 	q.finish(zero)
 	require.EqualValues(t, 3, q.done, "done %d with ticket 4 still out, want 3", q.done)
 	q.finish(one)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"reflect"
 	"testing"
 	"time"
 
@@ -27,9 +26,7 @@ func TestSkewReachesRedisOnlyFromThePoPs(t *testing.T) {
 		o, err := run(ctx, e)
 		require.NoError(t, err)
 		for i := range want {
-			if o.allowed[i] != want[i] {
-				t.Fatalf("%s, request %d: allowed=%v, core's math %v", name, i, o.allowed[i], want[i])
-			}
+			require.Equal(t, want[i], o.allowed[i], "%s, request %d: allowed, against core's math", name, i)
 		}
 	}
 	skewed, truth := slidingModelAt(e, e.PoPAt), slidingModel(e)
@@ -59,10 +56,6 @@ func TestSkewedHybridIsDeterministic(t *testing.T) {
 		dropMachine(&r)
 		rs = append(rs, r)
 	}
-	if !reflect.DeepEqual(rs[0], rs[1]) {
-		t.Fatalf("one seed, two figures:\n%+v\n%+v", rs[0], rs[1])
-	}
-	if reflect.DeepEqual(rs[0], rs[2]) {
-		t.Fatalf("skew changed nothing: %+v", rs[0])
-	}
+	require.Equal(t, rs[0], rs[1], "one seed, two figures")
+	require.NotEqual(t, rs[0], rs[2], "skew changed nothing")
 }

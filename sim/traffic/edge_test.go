@@ -65,7 +65,7 @@ func TestEdgeShape(t *testing.T) {
 			assert.LessOrEqual(t, w.n, prev, "identity %d: calm popularity falls with rank", id)
 			prev = w.n
 		default:
-			t.Fatalf("identity %d: class %s, not one of the edge's", id, tr.Classes[tr.ClassOf[id]])
+			require.Failf(t, "unknown class", "identity %d: class %s, not one of the edge's", id, tr.Classes[tr.ClassOf[id]])
 		}
 	}
 	assert.Positive(t, abusive, "some abusive identities")

@@ -39,9 +39,8 @@ func TestRateSizesTheDuration(t *testing.T) {
 			require.EqualValues(t, tc.want, tr.Duration, "%s at %g: duration %s, want %s", s, tc.rate, tr.Duration, tc.want)
 			assert.EqualValues(t, c.Requests, len(tr.Requests), "%s at %g: %d requests, want %d", s, tc.rate, len(tr.Requests), c.Requests)
 			for i, r := range tr.Requests {
-				if r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At) {
-					t.Fatalf("%s at %g: request %d at %s, out of order or of [0, %s)", s, tc.rate, i, r.At, tr.Duration)
-				}
+				require.False(t, r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At),
+					"%s at %g: request %d at %s, out of order or of [0, %s)", s, tc.rate, i, r.At, tr.Duration)
 			}
 		}
 	}

@@ -79,10 +79,9 @@ func TestReadNamedPoPsQuotesAndDefaults(t *testing.T) {
 	tr, err := ReadTrace(strings.NewReader(file), CSV, readOpts())
 	require.NoError(t, err)
 	want := []Request{{0, 0, 0, 1}, {500 * time.Microsecond, 1, 2, 3}, {7 * time.Millisecond, 2, 1, 1}}
-	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 3 || tr.Config.Identities != 3 ||
-		tr.Duration != 8*time.Millisecond || tr.Classes != nil || tr.Config.Scenario != "trace" {
-		t.Fatalf("got %+v, duration %s, config %+v", tr.Requests, tr.Duration, tr.Config)
-	}
+	require.False(t, !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 3 || tr.Config.Identities != 3 ||
+		tr.Duration != 8*time.Millisecond || tr.Classes != nil || tr.Config.Scenario != "trace",
+		"got %+v, duration %s, config %+v", tr.Requests, tr.Duration, tr.Config)
 	jsonl := `{"edgelimit_trace":"v1","pops":["fra","iad"],"recorded_by":"a later v1 key"}` + "\n" +
 		`{"t_ms":1,"identity":"k","pop":"iad","weight":2,"class":"api"}` + "\n" +
 		`{"t_ms":2,"identity":"k","pop":0,"weight":1}` + "\n" +
@@ -90,8 +89,7 @@ func TestReadNamedPoPsQuotesAndDefaults(t *testing.T) {
 	tr, err = ReadTrace(strings.NewReader(jsonl), JSONL, readOpts())
 	require.NoError(t, err)
 	want = []Request{{time.Millisecond, 0, 1, 2}, {2 * time.Millisecond, 0, 0, 1}, {2 * time.Millisecond, 1, 0, 1}}
-	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 2 ||
-		!reflect.DeepEqual(tr.Classes, []string{"api", "unclassified"}) || !reflect.DeepEqual(tr.ClassOf, []uint8{0, 1}) {
-		t.Fatalf("got %+v, config %+v, classes %v", tr.Requests, tr.Config, tr.Classes)
-	}
+	require.False(t, !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 2 ||
+		!reflect.DeepEqual(tr.Classes, []string{"api", "unclassified"}) || !reflect.DeepEqual(tr.ClassOf, []uint8{0, 1}),
+		"got %+v, config %+v, classes %v", tr.Requests, tr.Config, tr.Classes)
 }

@@ -39,13 +39,12 @@ func FuzzReadTrace(f *testing.F) {
 		c := tr.Config
 		require.False(t, c.Requests != len(tr.Requests) || c.Requests == 0 || c.PoPs < 1 || c.Identities < 1, "config %+v for %d requests", c, len(tr.Requests))
 		for i, r := range tr.Requests {
-			if r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At) ||
+			require.False(t, r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At) ||
 				int(r.PoP) >= c.PoPs || r.PoP < 0 || int(r.ID) >= c.Identities || r.ID < 0 ||
-				r.N < 1 || int64(r.N) > o.Limit {
-				t.Fatalf("request %d %+v out of range (duration %s, config %+v)", i, r, tr.Duration, c)
-			}
-			if tr.ClassOf != nil && int(tr.ClassOf[r.ID]) >= len(tr.Classes) {
-				t.Fatalf("identity %d of class %d of %d", r.ID, tr.ClassOf[r.ID], len(tr.Classes))
+				r.N < 1 || int64(r.N) > o.Limit,
+				"request %d %+v out of range (duration %s, config %+v)", i, r, tr.Duration, c)
+			if tr.ClassOf != nil {
+				require.Less(t, int(tr.ClassOf[r.ID]), len(tr.Classes), "identity %d's class against the %d classes", r.ID, len(tr.Classes))
 			}
 		}
 	})

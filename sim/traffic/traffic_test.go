@@ -35,10 +35,8 @@ func TestTraceIsSortedSizedAndInRange(t *testing.T) {
 		assert.EqualValues(t, c.Requests, len(tr.Requests), "%s: %d requests, want %d", s, len(tr.Requests), c.Requests)
 		for i, r := range tr.Requests {
 			require.False(t, i > 0 && r.At < tr.Requests[i-1].At, "%s: request %d out of order", s, i)
-			if r.At < 0 || r.At >= tr.Duration || int(r.ID) >= c.Identities ||
-				int(r.PoP) >= c.PoPs || r.N != 1 {
-				t.Fatalf("%s: request %d out of range: %+v", s, i, r)
-			}
+			require.False(t, r.At < 0 || r.At >= tr.Duration || int(r.ID) >= c.Identities ||
+				int(r.PoP) >= c.PoPs || r.N != 1, "%s: request %d out of range: %+v", s, i, r)
 		}
 	}
 }
