@@ -21,7 +21,7 @@ func feltCells(r engine.Felt) []any {
 // writeFelt writes, for each row, what its decisions cost the identities
 // against the reference (the ideal limiter on the same trace).
 func writeFelt(w io.Writer, rows []engine.Result) error {
-	fmt.Fprintln(w, "against the reference (the exact log deciding each request at its instant, no network): quota served, under-admission of contested identities window by window, units beyond the limit, identities never over their limit yet denied and the units they were denied, rate error per contested identity:")
+	fmt.Fprintln(w, "against the reference (one exact log deciding each request at its instant, no network; contested: identities whose demand passed their limit):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "mode\t")
 	for _, h := range feltHeader {
