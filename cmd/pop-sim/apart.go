@@ -37,11 +37,14 @@ const childStop = 20 * time.Second
 // server's INFO, and its peak MB is its own process's. The first failure
 // stops the others. The run's peak is the sum over every process below
 // this one, sampled.
-func (o *options) runApart(ctx context.Context, n int, jobs []job, bar *progress) ([]engine.Result, *report.Run, error) {
+//
+// The reference's row is the one every process computed on its trace (the
+// first job's; nil when a sweep point changes the trace: crowd-span).
+func (o *options) runApart(ctx context.Context, n int, jobs []job, bar *progress) ([]engine.Result, *engine.Result, *report.Run, error) {
 	began := time.Now()
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, &report.Run{Parallel: n}, err
+		return nil, nil, &report.Run{Parallel: n}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -80,7 +83,15 @@ feed:
 	if o.tf.loaded == nil {
 		o.tf.made = run.Requests // what the scenario made (rateNote)
 	}
-	return res, run, firstError(errs)
+	var ref *engine.Result
+	if !o.sweepSpec.changesTrace() {
+		for _, r := range reps {
+			if ref = r.Reference; ref != nil {
+				break
+			}
+		}
+	}
+	return res, ref, run, firstError(errs)
 }
 
 // childArgs is the command line of job's process: the user's, then what
@@ -131,6 +142,7 @@ func (o *options) runChild(ctx context.Context, exe string, j job, n int, bar *p
 	cmd := exec.CommandContext(ctx, exe, o.childArgs(j)...)
 	cmd.Env = childEnviron(os.Environ(), runtime.NumCPU(), n)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	stopWithParent(cmd)
 	cmd.WaitDelay = childStop
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestDropKeys: on a server of the run's own, a mode's keys go by
@@ -16,16 +18,13 @@ func TestDropKeys(t *testing.T) {
 	ctx := context.Background()
 	fill := func() {
 		for _, k := range []string{"ns:{a}:s", "ns:{b}:s", "other"} {
-			if err := rdb.Set(ctx, k, "1", 0).Err(); err != nil {
-				t.Fatal(err)
-			}
+			err := rdb.Set(ctx, k, "1", 0).Err()
+			require.NoError(t, err)
 		}
 	}
 	left := func() []string {
 		keys, err := rdb.Keys(ctx, "*").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		slices.Sort(keys)
 		return keys
 	}
@@ -41,14 +40,11 @@ func TestDropKeys(t *testing.T) {
 		{"another's server, last mode", &servers{redisAddr: p.Addr}, true, []string{"other"}},
 	} {
 		fill()
-		if err := c.srv.dropKeys(ctx, false, "ns", c.last); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if got := left(); !slices.Equal(got, c.want) {
-			t.Fatalf("%s: left %v, want %v", c.name, got, c.want)
-		}
-		if err := rdb.FlushAll(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
+		err := c.srv.dropKeys(ctx, false, "ns", c.last)
+		require.NoError(t, err, "%s: %v", c.name, err)
+		got := left()
+		require.True(t, slices.Equal(got, c.want), "%s: left %v, want %v", c.name, got, c.want)
+		err = rdb.FlushAll(ctx).Err()
+		require.NoError(t, err)
 	}
 }

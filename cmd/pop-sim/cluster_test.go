@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // decisionFields are the figures a mode's decisions alone fix: equal on a
@@ -35,9 +38,7 @@ func TestClusterRunEqualsSingleNode(t *testing.T) {
 		for mode, want := range ideal[0] {
 			compareRun(t, fmt.Sprintf("ideal, cluster run %d, %s", i+1, mode), run[mode], want)
 			rt, rt0 := run[mode]["redis_round_trips"].(float64), want["redis_round_trips"].(float64)
-			if strings.HasPrefix(mode, "redis") && rt != rt0 || rt < rt0 {
-				t.Errorf("cluster run %d, %s: %v round trips, single node %v", i+1, mode, rt, rt0)
-			}
+			assert.False(t, strings.HasPrefix(mode, "redis") && rt != rt0 || rt < rt0, "cluster run %d, %s: %v round trips, single node %v", i+1, mode, rt, rt0)
 		}
 	}
 	honest := clusterRuns(t, targets)
@@ -58,16 +59,12 @@ func clusterRuns(t *testing.T, targets []string, extra ...string) []map[string]m
 	var runs []map[string]map[string]any
 	for _, addr := range targets {
 		code, out, errOut := popSim(t, append(smallRun(addr, "-clock-skew", "300ms"), extra...)...)
-		if code != 0 {
-			t.Fatalf("-redis-addr %s: exit %d: %s", addr, code, errOut)
-		}
+		require.EqualValues(t, 0, code, "-redis-addr %s: exit %d: %s", addr, code, errOut)
 		byMode := map[string]map[string]any{}
 		for _, r := range decode(t, out).Results {
 			byMode[r["mode"].(string)] = r
 		}
-		if len(byMode) != 5 {
-			t.Fatalf("-redis-addr %s: modes %v, want 5 with clock skew", addr, byMode)
-		}
+		require.EqualValues(t, 5, len(byMode), "-redis-addr %s: modes %v, want 5 with clock skew", addr, byMode)
 		runs = append(runs, byMode)
 	}
 	return runs
@@ -77,9 +74,7 @@ func clusterRuns(t *testing.T, targets []string, extra ...string) []map[string]m
 func compareRun(t *testing.T, what string, got, want map[string]any) {
 	t.Helper()
 	for _, f := range decisionFields {
-		if got[f] != want[f] {
-			t.Errorf("%s: %s = %v, want %v", what, f, got[f], want[f])
-		}
+		assert.Equal(t, want[f], got[f], "%s: %s", what, f)
 	}
 }
 
@@ -89,14 +84,8 @@ func compareRun(t *testing.T, what string, got, want map[string]any) {
 func TestRedisClusterFlagStartsOne(t *testing.T) {
 	code, out, errOut := popSim(t, "-redis-cluster", "-mode", "redis", "-pops", "2",
 		"-identities", "50", "-requests", "500", "-limit", "5", "-window", "1s", "-json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if !strings.Contains(out, "one per node it touches") {
-		t.Fatalf("no cluster note in:\n%s", out)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
+	require.True(t, strings.Contains(out, "one per node it touches"), "no cluster note in:\n%s", out)
 	r := decode(t, out)
-	if len(r.Results) != 1 || r.Results[0]["decisions"] != 500.0 || r.Results[0]["round_trips_per_decision"] != 1.0 {
-		t.Fatalf("results %v", r.Results)
-	}
+	require.False(t, len(r.Results) != 1 || r.Results[0]["decisions"] != 500.0 || r.Results[0]["round_trips_per_decision"] != 1.0, "results %v", r.Results)
 }

@@ -62,6 +62,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Int64Var(&c.Limit, "limit", c.Limit, "units admitted per window")
 	fs.DurationVar(&c.Window, "window", c.Window, "the limit's window")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "traffic seed: same seed, same figures")
+	fs.DurationVar(&c.CrowdSpan, "crowd-span", 0, "flash-crowd: how long each crowd identity's burst takes to arrive, from every PoP (default: a fifth of -window)")
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second per PoP: the trace lasts requests/(rate×pops) (default: 6 windows)")
 	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "hybrid: time between a PoP's reconciles with Redis")
 	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
@@ -75,7 +76,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.clockSkew, "clock-skew", 0, "offset each PoP's clock by a seeded amount spread over [-D, +D]; the ground truth keeps true time")
 	fs.StringVar(&o.natsURL, "nats-url", "", "NATS server for gossip (default: an embedded one)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
-	fs.StringVar(&o.sweep, "sweep", "", "run the hybrid modes -mode selects (with all: hybrid) at each value: sync-interval=10ms,50ms,..., margin=0,0.05,... or clock-skew=0,500ms,...")
+	fs.StringVar(&o.sweep, "sweep", "", "run the hybrid modes -mode selects (with all: hybrid) at each value: sync-interval=10ms,50ms,..., margin=0,0.05,... or clock-skew=0,500ms,...; or crowd-span=100ms,1s,10s (flash-crowd: every mode -mode selects at each value, the plot worst over-admission against the span)")
 	fs.StringVar(&o.plot, "plot", "", "with -sweep: write the trade-off curve as a PNG")
 	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV")
 	o.traceFlags(fs)
@@ -132,7 +133,30 @@ func (o *options) validate() error {
 	if o.sweepSpec, err = parseSweep(o.sweep); err != nil {
 		return err
 	}
+	if err := o.validateCrowdSpan(); err != nil {
+		return err
+	}
 	return o.validateSweepModes()
+}
+
+// validateCrowdSpan checks that -crowd-span, or a crowd-span sweep, has a
+// flash crowd to shape, and that each swept span fits the trace.
+func (o *options) validateCrowdSpan() error {
+	swept := o.sweepSpec.param == "crowd-span"
+	if (o.cfg.CrowdSpan != 0 || swept) && o.cfg.Scenario != "flash-crowd" {
+		return fmt.Errorf("-crowd-span and -sweep crowd-span shape the flash-crowd scenario's bursts, not %s", o.cfg.Scenario)
+	}
+	if !swept {
+		return nil
+	}
+	for _, v := range o.sweepSpec.values {
+		c := o.cfg
+		c.CrowdSpan, _ = time.ParseDuration(v)
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("sweep crowd-span=%s: %w", v, err)
+		}
+	}
+	return nil
 }
 
 // validateSizes checks the scenario and the sizes (for the article too,

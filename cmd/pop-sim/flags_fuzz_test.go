@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseFlags: any command line either fails to parse with an error or
@@ -23,15 +25,11 @@ func FuzzParseFlags(f *testing.F) {
 			return
 		}
 		c := o.cfg
-		switch {
-		case c.PoPs <= 0 || c.Identities <= 0 || c.Requests <= 0 || c.Limit <= 0 || c.Window <= 0:
-			t.Fatalf("%q: accepted non-positive sizes %+v", line, c)
-		case !(o.margin >= 0 && o.margin < 1):
-			t.Fatalf("%q: accepted margin %v", line, o.margin)
-		case o.syncInterval <= 0 || o.clockSkew < 0 || o.rttMin < 0 || o.rttMax < o.rttMin:
-			t.Fatalf("%q: accepted bad durations", line)
-		case len(o.modes()) == 0:
-			t.Fatalf("%q: no mode to run", line)
-		}
+		require.False(t, c.PoPs <= 0 || c.Identities <= 0 || c.Requests <= 0 || c.Limit <= 0 || c.Window <= 0,
+			"%q: accepted non-positive sizes %+v", line, c)
+		require.True(t, o.margin >= 0 && o.margin < 1, "%q: accepted margin %v", line, o.margin)
+		require.False(t, o.syncInterval <= 0 || o.clockSkew < 0 || o.rttMin < 0 || o.rttMax < o.rttMin,
+			"%q: accepted bad durations", line)
+		require.NotEmpty(t, o.modes(), "%q: no mode to run", line)
 	})
 }

@@ -3,7 +3,10 @@
 // each PoP alone, and the local-first hybrid with and without gossip — on a
 // real Redis and a real NATS, in virtual time, and reports the global
 // accuracy each mode loses against the exact admitted log and the Redis
-// round trips it saves. By default the network is honest: every Redis
+// round trips it saves, and, against the reference (the exact log deciding
+// each request at its instant with no network, a row of its own), the
+// quota each mode serves, its under- and over-admission, the identities it
+// limits wrongly and its rate error per identity. By default the network is honest: every Redis
 // call, reply and gossip message arrives a drawn one-way delay after it is
 // sent (sim/engine); -network ideal applies Redis calls at the request's
 // instant (the older model).
@@ -16,8 +19,11 @@
 //	go run ./cmd/pop-sim -clock-skew 500ms     # PoP clocks spread over ±500ms; adds redis-servertime
 //	go run ./cmd/pop-sim -redis-cluster       # on a private 3-master Redis Cluster
 //
+//	go run ./cmd/pop-sim -scenario edge       # an edge's traffic: a calm Zipf population, a warm head, a few abusers
+//	go run ./cmd/pop-sim -scenario flash-crowd -mode redis,local,hybrid -sweep crowd-span=100ms,1s,10s -plot c.png
+//
 //	go run ./cmd/pop-sim -trace mine.csv      # your own traffic (docs/trace-format.md)
-//	go run ./cmd/pop-sim -write-trace t.csv   # save the scenario's trace, then exit
+//	go run ./cmd/pop-sim -write-trace t.csv   # save the scenario's trace (and its seed), then exit
 //	go run ./cmd/pop-sim -rate 400            # the trace lasts requests / (400 × pops) seconds
 //	go run ./cmd/pop-sim -identities 1000000 -requests 10000000 -cpuprofile cpu.out  # at scale (~12 min here)
 //

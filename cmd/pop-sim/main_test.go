@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // popSim runs the command in process and returns its exit status, stdout
@@ -60,12 +63,8 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-owners", "-calm", "0.5"},
 	} {
 		code, out, errOut := popSim(t, args...)
-		if code != 2 || out != "" {
-			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, out)
-		}
-		if !strings.HasPrefix(errOut, "pop-sim: ") || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: stderr %q, want one line", args, errOut)
-		}
+		assert.False(t, code != 2 || out != "", "%v: exit %d, stdout %q; want 2 and nothing", args, code, out)
+		assert.False(t, !strings.HasPrefix(errOut, "pop-sim: ") || strings.Count(errOut, "\n") != 1, "%v: stderr %q, want one line", args, errOut)
 	}
 }
 
@@ -87,9 +86,8 @@ type jsonReport struct {
 func decode(t *testing.T, out string) jsonReport {
 	t.Helper()
 	var r jsonReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("bad JSON %v:\n%s", err, out)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.NoError(t, err, "bad JSON %v:\n%s", err, out)
 	return r
 }
 
@@ -101,9 +99,7 @@ func TestSameSeedSameFigures(t *testing.T) {
 	for range 2 {
 		p := redistest.Start(t)
 		code, out, errOut := popSim(t, smallRun(p.Addr)...)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errOut)
-		}
+		require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 		runs = append(runs, decode(t, out))
 	}
 	for _, r := range runs {
@@ -113,12 +109,8 @@ func TestSameSeedSameFigures(t *testing.T) {
 	}
 	a, _ := json.Marshal(runs[0])
 	b, _ := json.Marshal(runs[1])
-	if !bytes.Equal(a, b) {
-		t.Fatalf("two runs of one seed differ:\n%s\n%s", a, b)
-	}
-	if len(runs[0].Results) == 0 {
-		t.Fatal("no results")
-	}
+	require.True(t, bytes.Equal(a, b), "two runs of one seed differ:\n%s\n%s", a, b)
+	require.NotEqualValues(t, 0, len(runs[0].Results), "no results")
 }
 
 // machineFields are a result's measurements of the machine that ran it
@@ -139,28 +131,20 @@ var resultFields = []string{"mode", "decisions", "allowed", "denied", "false_all
 func TestJSONFieldsAndModeFigures(t *testing.T) {
 	p := redistest.Start(t)
 	code, out, errOut := popSim(t, smallRun(p.Addr, "-mode", "all")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	r := decode(t, out)
-	if r.Scenario != "mixed" || r.Seed != 5 || r.PoPs != 3 || r.Identities != 200 || r.Requests != 3000 {
-		t.Fatalf("header %+v", r)
-	}
+	require.False(t, r.Scenario != "mixed" || r.Seed != 5 || r.PoPs != 3 || r.Identities != 200 || r.Requests != 3000, "header %+v", r)
 	byMode := map[string]map[string]any{}
 	for _, res := range r.Results {
 		for _, f := range resultFields {
-			if _, ok := res[f]; !ok {
-				t.Errorf("result %v lacks %s", res["mode"], f)
-			}
+			assert.Contains(t, res, f, "result %v lacks %s", res["mode"], f)
 		}
 		byMode[res["mode"].(string)] = res
 	}
-	if rd := byMode["redis"]; rd == nil || rd["round_trips_per_decision"] != 1.0 || rd["round_trips_saved_pct"] != 0.0 {
-		t.Errorf("redis row %v: want one round trip per decision", rd)
-	}
-	if lc := byMode["local"]; lc == nil || lc["redis_round_trips"] != 0.0 || lc["max_overadmission"].(float64) < 1.5 {
-		t.Errorf("local row %v: want no round trips and over-admission of spread attackers", lc)
-	}
+	rd := byMode["redis"]
+	assert.False(t, rd == nil || rd["round_trips_per_decision"] != 1.0 || rd["round_trips_saved_pct"] != 0.0, "redis row %v: want one round trip per decision", rd)
+	lc := byMode["local"]
+	assert.False(t, lc == nil || lc["redis_round_trips"] != 0.0 || lc["max_overadmission"].(float64) < 1.5, "local row %v: want no round trips and over-admission of spread attackers", lc)
 }
 
 func TestArticleJSON(t *testing.T) {
@@ -169,28 +153,19 @@ func TestArticleJSON(t *testing.T) {
 	// the defaults are the article's 10,000 and 100,000.
 	code, out, errOut := popSim(t, "-scenario", "article", "-json", "-redis-addr", p.Addr,
 		"-requests", "1000", "-identities", "5000")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	var r struct {
 		Boundary map[string]float64 `json:"boundary"`
 		Memory   map[string]float64 `json:"memory"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.NoError(t, err)
 	b, m := r.Boundary, r.Memory
-	if b["limit"] != 100 || b["fixed"] != 200 || b["log"] != 100 || b["sliding"] < 100 || b["sliding"] > 105 {
-		t.Fatalf("boundary %v: want limit 100, fixed 200, log 100, sliding 100..105", b)
-	}
+	require.False(t, b["limit"] != 100 || b["fixed"] != 200 || b["log"] != 100 || b["sliding"] < 100 || b["sliding"] > 105, "boundary %v: want limit 100, fixed 200, log 100, sliding 100..105", b)
 	for _, f := range []string{"log_bytes", "sliding_bytes", "ratio", "used_memory_per_identity", "used_memory_per_identity_two_key"} {
-		if m[f] <= 0 {
-			t.Errorf("memory.%s = %v, want > 0", f, m[f])
-		}
+		assert.Positive(t, m[f], "memory.%s = %v, want > 0", f, m[f])
 	}
-	if m["ratio"] < 100 {
-		t.Errorf("log / sliding ratio %v, want hundreds or more", m["ratio"])
-	}
+	assert.GreaterOrEqual(t, m["ratio"], 100.0, "log / sliding ratio %v, want hundreds or more", m["ratio"])
 }
 
 func TestSweepWritesCSVAndPlot(t *testing.T) {
@@ -200,24 +175,18 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 	args := smallRun(p.Addr, "-mode", "hybrid", "-sweep", "sync-interval=50ms,500ms",
 		"-csv", csvPath, "-plot", pngPath)
 	code, out, errOut := popSim(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	var r struct {
 		Sweep []struct {
 			Param, Value string
 		} `json:"sweep"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Sweep) != 2 || r.Sweep[1].Value != "500ms" {
-		t.Fatalf("sweep JSON %+v, %v", r, err)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.False(t, err != nil || len(r.Sweep) != 2 || r.Sweep[1].Value != "500ms", "sweep JSON %+v, %v", r, err)
 	data, err := os.ReadFile(csvPath)
-	if err != nil || strings.Count(string(data), "\n") != 3 {
-		t.Fatalf("csv %q, %v", data, err)
-	}
-	if img, err := os.ReadFile(pngPath); err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
-		t.Fatalf("no PNG: %v", err)
-	}
+	require.False(t, err != nil || strings.Count(string(data), "\n") != 4 || !strings.Contains(string(data), "\nreference,,,"), "csv %q, %v: want a header, 2 points and the reference", data, err)
+	img, err := os.ReadFile(pngPath)
+	require.False(t, err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")), "no PNG: %v", err)
 }
 
 // TestHelpPrintsEveryFlag: -h prints every flag with its default on stdout
@@ -225,14 +194,10 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 func TestHelpPrintsEveryFlag(t *testing.T) {
 	for _, arg := range []string{"-h", "-help"} {
 		code, out, errOut := popSim(t, arg)
-		if code != 0 || errOut != "" {
-			t.Fatalf("%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut)
-		}
+		require.False(t, code != 0 || errOut != "", "%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut)
 		for _, f := range []string{"-scenario", "-network", "-jitter", "-redis-outage", "-partition", "-crash",
 			"-gossip-loss", "-gossip-dup", "-redis-clock", "-trace", "(default 0.1)"} {
-			if !strings.Contains(out, f) {
-				t.Errorf("%s: no %q in:\n%s", arg, f, out)
-			}
+			assert.True(t, strings.Contains(out, f), "%s: no %q in:\n%s", arg, f, out)
 		}
 	}
 }

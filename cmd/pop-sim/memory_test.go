@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // memoryRun is big enough that the fixed costs (script cache, client
@@ -39,58 +42,43 @@ func memOf(res map[string]any, part string) map[string]float64 {
 func TestMemoryPerIdentityReported(t *testing.T) {
 	p := redistest.Start(t)
 	code, out, errOut := popSim(t, memoryRun(p.Addr, "-json")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	r := decode(t, out)
-	if len(r.Results) != 2 {
-		t.Fatalf("results %v", r.Results)
-	}
+	require.EqualValues(t, 2, len(r.Results), "results %v", r.Results)
 	rd, hy := memOf(r.Results[0], "redis"), memOf(r.Results[1], "redis")
-	if rd == nil || hy == nil {
-		t.Fatalf("no redis memory: %v / %v", r.Results[0]["memory"], r.Results[1]["memory"])
-	}
-	if rd["identities"] < 500 || rd["identities"] > 1000 || rd["keys"] != rd["identities"] {
-		t.Errorf("redis: %v identities and %v keys, want one key for each of 500..1000", rd["identities"], rd["keys"])
-	}
-	if b := rd["bytes_per_identity"]; b <= 96 || b > 400 || rd["fields_per_hash"] != 0 {
-		t.Errorf("redis: %v bytes per identity (want 96..400 for a string key), %v fields", b, rd["fields_per_hash"])
-	}
-	if memOf(r.Results[0], "view") != nil {
-		t.Errorf("redis mode measured a view: %v", r.Results[0]["memory"])
-	}
-	if hy["identities"] != rd["identities"] || hy["keys"] < hy["identities"] {
-		t.Errorf("hybrid: %v identities with %v keys, want redis' %v with a key per window", hy["identities"], hy["keys"], rd["identities"])
-	}
+	require.NotNil(t, rd, "no redis memory for redis: %v", r.Results[0]["memory"])
+	require.NotNil(t, hy, "no redis memory for hybrid: %v", r.Results[1]["memory"])
+	assert.False(t, rd["identities"] < 500 || rd["identities"] > 1000 || rd["keys"] != rd["identities"],
+		"redis: %v identities and %v keys, want one key for each of 500..1000", rd["identities"], rd["keys"])
+	b := rd["bytes_per_identity"]
+	assert.False(t, b <= 96 || b > 400 || rd["fields_per_hash"] != 0,
+		"redis: %v bytes per identity (want 96..400 for a string key), %v fields", b, rd["fields_per_hash"])
+	assert.Nil(t, memOf(r.Results[0], "view"), "redis mode measured a view: %v", r.Results[0]["memory"])
+	assert.False(t, hy["identities"] != rd["identities"] || hy["keys"] < hy["identities"],
+		"hybrid: %v identities with %v keys, want redis' %v with a key per window", hy["identities"], hy["keys"], rd["identities"])
 	perKey := hy["bytes_per_identity"] * hy["identities"] / hy["keys"]
-	if perKey < 96 || perKey > 500 || hy["fields_per_hash"] < 1 || hy["fields_per_hash"] > 3 {
-		t.Errorf("hybrid: %v bytes per hash (want 96..500), %v fields per hash (want 1..3 PoPs)", perKey, hy["fields_per_hash"])
-	}
+	assert.False(t, perKey < 96 || perKey > 500 || hy["fields_per_hash"] < 1 || hy["fields_per_hash"] > 3,
+		"hybrid: %v bytes per hash (want 96..500), %v fields per hash (want 1..3 PoPs)", perKey, hy["fields_per_hash"])
 	v := memOf(r.Results[1], "view")
-	if v == nil || v["entries"] != 3*v["entries_per_pop"] || v["entries_per_pop"] < hy["identities"]/3 ||
-		v["bytes_per_identity"] < 100 || v["bytes_per_identity"] > 2000 {
-		t.Errorf("hybrid view %v: want entries on 3 PoPs, 100..2000 bytes each", v)
+	if assert.NotNil(t, v, "hybrid measured its view") {
+		assert.False(t, v["entries"] != 3*v["entries_per_pop"] || v["entries_per_pop"] < hy["identities"]/3 ||
+			v["bytes_per_entry"] < 100 || v["bytes_per_entry"] > 2000,
+			"hybrid view %v: want entries on 3 PoPs, 100..2000 bytes each", v)
 	}
+	assert.False(t, v != nil && v["bytes_per_identity"] != v["heap_bytes"]/v["identities"], "hybrid view %v: want bytes per identity = heap / identities", v)
 	ref := r.Results[1]["memory"].(map[string]any)
-	if ref["article_bytes_per_identity"] != 96.0 || ref["cloudflare_bytes_per_identity"] != 24.0 {
-		t.Errorf("references %v, want 96 and 24", ref)
-	}
+	assert.False(t, ref["article_bytes_per_identity"] != 96.0 || ref["cloudflare_bytes_per_identity"] != 24.0, "references %v, want 96 and 24", ref)
 
 	code, table, errOut := popSim(t, memoryRun(p.Addr)...)
-	if code != 0 {
-		t.Fatalf("table run: exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "table run: exit %d: %s", code, errOut)
 	section := table[strings.Index(table, "memory per identity"):]
-	if !strings.Contains(section, "article: 96 B for its two keys; Cloudflare: 24 B") {
-		t.Fatalf("no memory section with its references in:\n%s", table)
-	}
+	require.True(t, strings.Contains(section, "article: 96 B for its two keys; Cloudflare: 24 B"), "no memory section with its references in:\n%s", table)
 	for _, m := range []struct {
 		mode string
 		red  map[string]float64
 	}{{"redis", rd}, {"hybrid", hy}} {
-		if !tableRowHas(section, m.mode, m.red["keys"], m.red["identities"]) {
-			t.Errorf("memory row of %s lacks %v keys and %v identities:\n%s", m.mode, m.red["keys"], m.red["identities"], section)
-		}
+		assert.True(t, tableRowHas(section, m.mode, m.red["keys"], m.red["identities"]),
+			"memory row of %s lacks %v keys and %v identities:\n%s", m.mode, m.red["keys"], m.red["identities"], section)
 	}
 }
 
@@ -111,19 +99,14 @@ func tableRowHas(section, mode string, keys, ids float64) bool {
 func TestRunLeavesNoKeys(t *testing.T) {
 	rdb, p := redistest.Client(t)
 	ctx := context.Background()
-	if err := rdb.Set(ctx, "not-ours", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
+	err := rdb.Set(ctx, "not-ours", "1", 0).Err()
+	require.NoError(t, err)
 	for _, network := range []string{"honest", "ideal"} {
 		code, _, errOut := popSim(t, smallRun(p.Addr, "-mode", "all", "-network", network)...)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", network, code, errOut)
-		}
+		require.EqualValues(t, 0, code, "%s: exit %d: %s", network, code, errOut)
 		keys, err := rdb.Keys(ctx, "*").Result()
-		if err != nil || len(keys) != 1 || keys[0] != "not-ours" {
-			t.Fatalf("%s: %d keys after the run, e.g. %v (%v); want only the one that was there before",
-				network, len(keys), keys[:min(3, len(keys))], err)
-		}
+		require.NoError(t, err, "%s: reading the keys after the run", network)
+		require.Equal(t, []string{"not-ours"}, keys, "%s: keys after the run; want only the one that was there before", network)
 	}
 }
 
@@ -134,18 +117,11 @@ func TestRunLeavesNoKeys(t *testing.T) {
 func TestClusterRunLeavesNoKeysAndNoRedisMemory(t *testing.T) {
 	c, cl := redistest.Cluster(t)
 	code, out, errOut := popSim(t, smallRun(strings.Join(cl.Addrs(), ","), "-mode", "redis,hybrid")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	for _, res := range decode(t, out).Results {
-		if memOf(res, "redis") != nil {
-			t.Errorf("%s measured Redis memory on a cluster: %v", res["mode"], res["memory"])
-		}
-		if res["mode"] == "hybrid" && memOf(res, "view") == nil {
-			t.Errorf("hybrid on a cluster: no view memory in %v", res)
-		}
+		assert.Nil(t, memOf(res, "redis"), "%s measured Redis memory on a cluster: %v", res["mode"], res["memory"])
+		assert.False(t, res["mode"] == "hybrid" && memOf(res, "view") == nil, "hybrid on a cluster: no view memory in %v", res)
 	}
-	if n := redistest.ClusterDBSize(t, c); n != 0 {
-		t.Fatalf("%d keys left on the cluster's masters", n)
-	}
+	n := redistest.ClusterDBSize(t, c)
+	require.EqualValues(t, 0, n, "%d keys left on the cluster's masters", n)
 }

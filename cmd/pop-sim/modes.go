@@ -38,7 +38,7 @@ func parseModes(s string) ([]string, error) {
 // validateSweepModes checks, with -sweep and a -mode list, that the list
 // names a hybrid mode to sweep and nothing but references besides.
 func (o *options) validateSweepModes() error {
-	if o.sweep == "" || o.modeList == nil {
+	if o.sweep == "" || o.modeList == nil || o.sweepSpec.changesTrace() {
 		return nil
 	}
 	once, swept := o.plan()
@@ -58,11 +58,14 @@ func (o *options) validateSweepModes() error {
 // modes run at each swept value. Without -sweep every mode runs once; with
 // -sweep and -mode all, every mode runs once and the hybrid is swept (as
 // before -mode took lists); with a list, its hybrid modes are swept and the
-// others run once.
+// others run once. A sweep that changes the trace (crowd-span) sweeps every
+// mode.
 func (o *options) plan() (once, swept []string) {
 	switch {
 	case o.sweep == "":
 		return o.modes(), nil
+	case o.sweepSpec.changesTrace():
+		return nil, o.modes()
 	case o.modeList == nil:
 		return o.modes(), []string{"hybrid"}
 	}

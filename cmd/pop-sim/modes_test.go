@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestModeListErrorsNameTheMode: a bad -mode list, or one a sweep cannot
@@ -29,9 +32,7 @@ func TestModeListErrorsNameTheMode(t *testing.T) {
 		{[]string{"-mode", "hybrid,hybrid-escrow", "-sweep", "margin=0"}, `hybrid-escrow can run at none of these values`},
 	} {
 		code, out, errOut := popSim(t, c.args...)
-		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", c.args, code, out, errOut, c.want)
-		}
+		assert.False(t, code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want), "%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", c.args, code, out, errOut, c.want)
 	}
 }
 
@@ -50,13 +51,9 @@ func TestPlanSplitsRunOnceFromSwept(t *testing.T) {
 			[]string{"local", "redis"}, []string{"hybrid", "hybrid-escrow"}},
 	} {
 		o, err := parseFlags(c.args)
-		if err != nil {
-			t.Fatalf("%v: %v", c.args, err)
-		}
+		require.NoError(t, err, "%v: %v", c.args, err)
 		once, swept := o.plan()
-		if !slices.Equal(once, c.once) || !slices.Equal(swept, c.swept) {
-			t.Errorf("%v: once %v, swept %v; want %v, %v", c.args, once, swept, c.once, c.swept)
-		}
+		assert.False(t, !slices.Equal(once, c.once) || !slices.Equal(swept, c.swept), "%v: once %v, swept %v; want %v, %v", c.args, once, swept, c.once, c.swept)
 	}
 }
 
@@ -69,9 +66,7 @@ func TestSweepOfTwoModesWithReferences(t *testing.T) {
 	csvPath, pngPath := filepath.Join(dir, "f.csv"), filepath.Join(dir, "f.png")
 	code, out, errOut := popSim(t, smallRun(p.Addr, "-mode", "redis,local,hybrid,hybrid-escrow",
 		"-sweep", "margin=0,0.2", "-csv", csvPath, "-plot", pngPath)...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	var r struct {
 		Notes   []string                `json:"notes"`
 		Results []struct{ Mode string } `json:"results"`
@@ -80,43 +75,28 @@ func TestSweepOfTwoModesWithReferences(t *testing.T) {
 			Result      struct{ Mode string } `json:"result"`
 		} `json:"sweep"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Results) != 2 || r.Results[0].Mode != "redis" || r.Results[1].Mode != "local" {
-		t.Errorf("results %+v, want redis and local run once", r.Results)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.NoError(t, err)
+	assert.False(t, len(r.Results) != 2 || r.Results[0].Mode != "redis" || r.Results[1].Mode != "local", "results %+v, want redis and local run once", r.Results)
 	var got []string
 	for _, pt := range r.Sweep {
-		if pt.Mode != pt.Result.Mode {
-			t.Errorf("point %+v: mode differs from its result's", pt)
-		}
+		assert.EqualValues(t, pt.Result.Mode, pt.Mode, "point %+v: mode differs from its result's", pt)
 		got = append(got, pt.Mode+" "+pt.Value)
 	}
 	want := []string{"hybrid 0", "hybrid 0.2", "hybrid-escrow 0.2"}
-	if !slices.Equal(got, want) {
-		t.Errorf("sweep %v, want %v", got, want)
-	}
-	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "sweep: hybrid-escrow skips margin=0 ") }) {
-		t.Errorf("no note of escrow's skipped margin 0 in %q", r.Notes)
-	}
+	assert.True(t, slices.Equal(got, want), "sweep %v, want %v", got, want)
+	assert.True(t, slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "sweep: hybrid-escrow skips margin=0 ") }), "no note of escrow's skipped margin 0 in %q", r.Notes)
 	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) != 6 || rows[0][0] != "mode" {
-		t.Fatalf("csv %v, %v: want a header led by mode, 3 points and 2 references", rows, err)
+	require.False(t, err != nil || len(rows) != 7 || rows[0][0] != "mode", "csv %v, %v: want a header led by mode, 3 points, the reference and 2 references", rows, err)
+	for k, w := range append(want, "reference ", "redis ", "local ") {
+		row := rows[k+1]
+		assert.EqualValues(t, w, row[0]+" "+row[2], "csv row %v, want %q", row, w)
 	}
-	for k, w := range append(want, "redis ", "local ") {
-		if row := rows[k+1]; row[0]+" "+row[2] != w {
-			t.Errorf("csv row %v, want %q", row, w)
-		}
-	}
-	if _, err := os.Stat(pngPath); err != nil {
-		t.Fatal(err)
-	}
+	_, err = os.Stat(pngPath)
+	require.NoError(t, err)
 }
 
 // TestSweepTableNamesEachPointsMode: the table's sweep rows lead with the
@@ -126,12 +106,8 @@ func TestSweepTableNamesEachPointsMode(t *testing.T) {
 	args := slices.DeleteFunc(smallRun(p.Addr, "-mode", "hybrid,hybrid-escrow", "-sweep", "margin=0.1"),
 		func(a string) bool { return a == "-json" })
 	code, out, errOut := popSim(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	for _, row := range []string{"hybrid margin=0.1", "hybrid-escrow margin=0.1"} {
-		if !strings.Contains(out, row) {
-			t.Errorf("no row %q in:\n%s", row, out)
-		}
+		assert.True(t, strings.Contains(out, row), "no row %q in:\n%s", row, out)
 	}
 }

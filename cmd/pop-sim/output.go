@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/edgelimit/edgelimit/sim/engine"
 
@@ -24,10 +25,18 @@ func (o *options) output(rep report.Report, stdout io.Writer) error {
 		return err
 	}
 	refs := references(rep.Results)
+	if rep.Reference != nil {
+		refs = append([]engine.Result{*rep.Reference}, refs...)
+	}
 	if o.csv != "" {
 		if err := writeFile(o.csv, func(w io.Writer) error { return report.WriteCSV(w, rep.Sweep, refs) }); err != nil {
 			return err
 		}
+	}
+	if o.plot != "" && o.sweepSpec.param == "crowd-span" {
+		title := fmt.Sprintf("%s: worst over-admission against the crowd's span, %d PoPs, limit %d per %s",
+			rep.Scenario, rep.PoPs, rep.Limit, time.Duration(rep.WindowMs)*time.Millisecond)
+		return report.WriteSpanPlot(o.plot, title, rep.Sweep)
 	}
 	if o.plot != "" {
 		title := fmt.Sprintf("%s: decision error against round trips saved, sweep of %s", rep.Scenario, o.sweepSpec.param)

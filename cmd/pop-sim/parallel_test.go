@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // privateRun is smallRun without -redis-addr: the run starts its own
@@ -35,13 +37,10 @@ type runReport struct {
 func decodeRun(t *testing.T, args ...string) runReport {
 	t.Helper()
 	code, out, errOut := popSim(t, args...)
-	if code != 0 {
-		t.Fatalf("%v: exit %d: %s", args, code, errOut)
-	}
+	require.EqualValues(t, 0, code, "%v: exit %d: %s", args, code, errOut)
 	var r runReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("bad JSON %v:\n%s", err, out)
-	}
+	err := json.Unmarshal([]byte(out), &r)
+	require.NoError(t, err, "bad JSON %v:\n%s", err, out)
 	return r
 }
 
@@ -56,9 +55,7 @@ func simulationFigures(t *testing.T, r runReport) []byte {
 		dropMachine(p["result"].(map[string]any))
 	}
 	b, err := json.Marshal([]any{r.jsonReport, r.Sweep})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -69,24 +66,14 @@ func TestParallelGivesTheSequentialFigures(t *testing.T) {
 	for _, extra := range [][]string{nil, {"-mode", "redis,hybrid", "-sweep", "margin=0,0.2"}} {
 		seq := decodeRun(t, privateRun(append([]string{"-parallel", "1"}, extra...)...)...)
 		par := decodeRun(t, privateRun(append([]string{"-parallel", "2"}, extra...)...)...)
-		if seq.Run.Parallel != 1 || par.Run.Parallel != 2 {
-			t.Fatalf("%v: parallel %d and %d, want 1 and 2", extra, seq.Run.Parallel, par.Run.Parallel)
-		}
-		if par.Run.WallSeconds <= 0 || par.Run.PeakRSSMB <= 0 {
-			t.Errorf("%v: run %+v, want its wall time and peak", extra, par.Run)
-		}
+		require.False(t, seq.Run.Parallel != 1 || par.Run.Parallel != 2, "%v: parallel %d and %d, want 1 and 2", extra, seq.Run.Parallel, par.Run.Parallel)
+		assert.False(t, par.Run.WallSeconds <= 0 || par.Run.PeakRSSMB <= 0, "%v: run %+v, want its wall time and peak", extra, par.Run)
 		for _, res := range par.Results {
-			if res["redis_load"] == nil && res["mode"] != "local" {
-				t.Errorf("%v: %v has no redis load of its own server", extra, res["mode"])
-			}
+			assert.False(t, res["redis_load"] == nil && res["mode"] != "local", "%v: %v has no redis load of its own server", extra, res["mode"])
 		}
 		a, b := simulationFigures(t, seq), simulationFigures(t, par)
-		if !bytes.Equal(a, b) {
-			t.Fatalf("%v: sequential and parallel figures differ:\n%s\n%s", extra, a, b)
-		}
-		if len(seq.Results) == 0 {
-			t.Fatalf("%v: no results", extra)
-		}
+		require.True(t, bytes.Equal(a, b), "%v: sequential and parallel figures differ:\n%s\n%s", extra, a, b)
+		require.NotEqualValues(t, 0, len(seq.Results), "%v: no results", extra)
 	}
 }
 
@@ -95,9 +82,7 @@ func TestParallelGivesTheSequentialFigures(t *testing.T) {
 func TestParallelFallsBackWithOneSharedRedis(t *testing.T) {
 	p := redistest.Start(t)
 	r := decodeRun(t, smallRun(p.Addr, "-parallel", "4", "-mode", "redis,local")...)
-	if r.Run.Parallel != 1 || len(r.Results) != 2 {
-		t.Fatalf("run %+v with %d results, want parallel 1 and 2 results", r.Run, len(r.Results))
-	}
+	require.False(t, r.Run.Parallel != 1 || len(r.Results) != 2, "run %+v with %d results, want parallel 1 and 2 results", r.Run, len(r.Results))
 }
 
 func TestWorkers(t *testing.T) {
@@ -114,10 +99,8 @@ func TestWorkers(t *testing.T) {
 		{options{parallel: 2, redisAddr: "127.0.0.1:6379"}, 4, 1},
 		{options{parallel: 2, redisCluster: true}, 4, 1},
 	} {
-		if got := c.o.workers(c.jobs); got != c.want {
-			t.Errorf("parallel %d, redis-addr %q, cluster %v, %d jobs: %d workers, want %d",
-				c.o.parallel, c.o.redisAddr, c.o.redisCluster, c.jobs, got, c.want)
-		}
+		got := c.o.workers(c.jobs)
+		assert.EqualValues(t, c.want, got, "parallel %d, redis-addr %q, cluster %v, %d jobs: %d workers, want %d", c.o.parallel, c.o.redisAddr, c.o.redisCluster, c.jobs, got, c.want)
 	}
 }
 
@@ -125,18 +108,13 @@ func TestWorkers(t *testing.T) {
 // job's, which the flag package lets win.
 func TestChildArgsOverrideTheUsers(t *testing.T) {
 	o, err := parseFlags([]string{"-mode", "all", "-margin", "0.3", "-sweep", "margin=0,0.2", "-plot", "x.png", "-cpuprofile", "cpu.out"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	args := o.childArgs(job{o: o, mode: "hybrid", param: "margin", value: "0.2"})
 	c, err := parseFlags(args)
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	if !slices.Equal(c.modeList, []string{"hybrid"}) || c.margin != 0.2 || c.sweep != "" || c.plot != "" ||
-		!c.json || !c.progressLines || c.parallel != 1 || c.cpuProfile != "cpu.out.hybrid-margin=0.2" {
-		t.Fatalf("child of %v: %+v", args, c)
-	}
+	require.NoError(t, err, "%v: %v", args, err)
+	require.False(t, !slices.Equal(c.modeList, []string{"hybrid"}) || c.margin != 0.2 || c.sweep != "" || c.plot != "" ||
+		!c.json || !c.progressLines || c.parallel != 1 || c.cpuProfile != "cpu.out.hybrid-margin=0.2",
+		"child of %v: %+v", args, c)
 }
 
 func TestDispatchOrderStartsTheHybridsFirst(t *testing.T) {
@@ -144,22 +122,17 @@ func TestDispatchOrderStartsTheHybridsFirst(t *testing.T) {
 	for _, m := range []string{"redis", "local", "hybrid", "hybrid-nogossip"} {
 		jobs = append(jobs, job{mode: m})
 	}
-	if got := dispatchOrder(jobs); !slices.Equal(got, []int{2, 3, 0, 1}) {
-		t.Fatalf("order %v, want [2 3 0 1]", got)
-	}
+	assert.Equal(t, []int{2, 3, 0, 1}, dispatchOrder(jobs), "dispatch order")
 }
 
 func TestFirstErrorSkipsCancellations(t *testing.T) {
 	boom := errors.New("boom")
-	if got := firstError([]error{nil, context.Canceled, boom}); got != boom {
-		t.Fatalf("got %v, want boom", got)
-	}
-	if got := firstError([]error{nil, context.Canceled}); !errors.Is(got, context.Canceled) {
-		t.Fatalf("got %v, want the cancellation", got)
-	}
-	if got := firstError([]error{nil, nil}); got != nil {
-		t.Fatalf("got %v, want nil", got)
-	}
+	got := firstError([]error{nil, context.Canceled, boom})
+	require.EqualValues(t, boom, got, "got %v, want boom", got)
+	got = firstError([]error{nil, context.Canceled})
+	require.True(t, errors.Is(got, context.Canceled), "got %v, want the cancellation", got)
+	got = firstError([]error{nil, nil})
+	require.Nil(t, got, "got %v, want nil", got)
 }
 
 // TestProgressShowsEveryRunningMode: with two modes running, the line
@@ -172,14 +145,11 @@ func TestProgressShowsEveryRunningMode(t *testing.T) {
 	ra(50)
 	rb(25)
 	last := lastLine(w.String())
-	if !strings.Contains(last, "hybrid  50%") || !strings.Contains(last, "redis  25%") {
-		t.Fatalf("line %q, want both modes' shares", last)
-	}
+	require.False(t, !strings.Contains(last, "hybrid  50%") || !strings.Contains(last, "redis  25%"), "line %q, want both modes' shares", last)
 	endb()
 	ra(60)
-	if last := lastLine(w.String()); !strings.Contains(last, "[") || strings.Contains(last, "redis") {
-		t.Fatalf("line %q, want hybrid's bar alone", last)
-	}
+	last = lastLine(w.String())
+	require.False(t, !strings.Contains(last, "[") || strings.Contains(last, "redis"), "line %q, want hybrid's bar alone", last)
 	enda()
 }
 
@@ -198,16 +168,13 @@ func TestProgressLinesForAParent(t *testing.T) {
 		report(i)
 	}
 	end()
-	if n := strings.Count(w.String(), "\n"); n != 101 {
-		t.Fatalf("%d lines, want one a percent, 0 to 100 (101)", n)
-	}
+	n := strings.Count(w.String(), "\n")
+	require.EqualValues(t, 101, n, "%d lines, want one a percent, 0 to 100 (101)", n)
 	w.WriteString("pop-sim: mode redis: it broke\n")
 	parent := &progress{w: &bytes.Buffer{}, total: 1, tty: true}
 	var got int
 	last := followChild(&w, parent, func(done int) { got = done })
-	if got != 200 || parent.total != 200 || last != "pop-sim: mode redis: it broke" {
-		t.Fatalf("done %d of %d, last %q", got, parent.total, last)
-	}
+	require.False(t, got != 200 || parent.total != 200 || last != "pop-sim: mode redis: it broke", "done %d of %d, last %q", got, parent.total, last)
 }
 
 func TestTreeRSSCountsThisProcess(t *testing.T) {
@@ -215,25 +182,18 @@ func TestTreeRSSCountsThisProcess(t *testing.T) {
 		t.Skip("no /proc")
 	}
 	stop := sampleTreeRSS(os.Getpid())
-	time.Sleep(2 * treeRSSEvery)
-	if mb := stop(); mb <= 0 {
-		t.Fatalf("peak %g MB, want this process's", mb)
-	}
+	mb := stop() // the sampler samples once before it can see the stop: no wait needed
+	require.False(t, mb <= 0, "peak %g MB, want this process's", mb)
 	stat := []byte("42 (a (b) c) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 1 1000 55 18446744073709551615")
-	if ppid, rss, ok := parseStat(stat); !ok || ppid != 7 || rss != 55 {
-		t.Fatalf("parseStat: %d %d %v, want 7 55 true", ppid, rss, ok)
-	}
+	ppid, rss, ok := parseStat(stat)
+	require.False(t, !ok || ppid != 7 || rss != 55, "parseStat: %d %d %v, want 7 55 true", ppid, rss, ok)
 }
 
 func TestChildEnvironSharesTheCores(t *testing.T) {
 	env := childEnviron([]string{"A=1"}, 2, 2)
-	if !slices.Equal(env, []string{"A=1", childEnv + "=1", "GOMAXPROCS=1"}) {
-		t.Fatalf("2 cores, 2 at a time: %v", env)
-	}
-	if env := childEnviron(nil, 8, 3); env[len(env)-1] != "GOMAXPROCS=2" {
-		t.Fatalf("8 cores, 3 at a time: %v", env)
-	}
-	if env := childEnviron([]string{"GOMAXPROCS=4"}, 2, 2); len(env) != 2 || env[0] != "GOMAXPROCS=4" {
-		t.Fatalf("the user's GOMAXPROCS: %v", env)
-	}
+	require.True(t, slices.Equal(env, []string{"A=1", childEnv + "=1", "GOMAXPROCS=1"}), "2 cores, 2 at a time: %v", env)
+	env = childEnviron(nil, 8, 3)
+	require.EqualValues(t, "GOMAXPROCS=2", env[len(env)-1], "8 cores, 3 at a time: %v", env)
+	env = childEnviron([]string{"GOMAXPROCS=4"}, 2, 2)
+	require.False(t, len(env) != 2 || env[0] != "GOMAXPROCS=4", "the user's GOMAXPROCS: %v", env)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestBarLineShowsRateAndTimeLeft: a quarter done in 10 s is 25%, the
@@ -11,11 +13,8 @@ import (
 func TestBarLineShowsRateAndTimeLeft(t *testing.T) {
 	got := barLine("hybrid", 250_000, 1_000_000, 10*time.Second)
 	for _, want := range []string{"hybrid", " 25%", "25000 decisions/s", "30s left"} {
-		if !strings.Contains(got, want) {
-			t.Fatalf("progress line %q lacks %q", got, want)
-		}
+		require.True(t, strings.Contains(got, want), "progress line %q lacks %q", got, want)
 	}
-	if got := barLine("redis", 0, 10, 0); strings.Contains(got, "left") {
-		t.Fatalf("nothing done yet, yet a time left: %q", got)
-	}
+	got = barLine("redis", 0, 10, 0)
+	require.False(t, strings.Contains(got, "left"), "nothing done yet, yet a time left: %q", got)
 }

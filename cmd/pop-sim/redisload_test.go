@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseLoad(t *testing.T) {
@@ -15,9 +17,7 @@ func TestParseLoad(t *testing.T) {
 		"cmdstat_eval:calls=2,usec=600,usec_per_call=300.00\r\ncmdstat_hget:calls=9,usec=9\r\n" +
 		"# CPU\r\nused_cpu_sys:1.250000\r\nused_cpu_user:2.500000\r\nused_cpu_sys_children:7.0\r\n"
 	l := parseLoad(info)
-	if l.ScriptCalls != 122 || math.Abs(l.ScriptSeconds-0.003) > 1e-12 || l.CPUSeconds != 3.75 {
-		t.Fatalf("parsed %+v, want 122 calls, 0.003 s, 3.75 s CPU", l)
-	}
+	require.False(t, l.ScriptCalls != 122 || math.Abs(l.ScriptSeconds-0.003) > 1e-12 || l.CPUSeconds != 3.75, "parsed %+v, want 122 calls, 0.003 s, 3.75 s CPU", l)
 }
 
 // TestLoadMeterCountsScripts: on a real Redis, the meter sees exactly the
@@ -27,17 +27,12 @@ func TestLoadMeterCountsScripts(t *testing.T) {
 	ctx := context.Background()
 	m := startLoad(ctx, p.Addr, false)
 	for range 5 {
-		if err := rdb.Eval(ctx, "return 1", nil).Err(); err != nil {
-			t.Fatal(err)
-		}
+		err := rdb.Eval(ctx, "return 1", nil).Err()
+		require.NoError(t, err)
 	}
 	l := m.stop(ctx)
-	if l == nil || l.ScriptCalls != 5 || l.ScriptSeconds <= 0 {
-		t.Fatalf("load %+v, want 5 script calls with some time", l)
-	}
-	if startLoad(ctx, "", false).stop(ctx) != nil {
-		t.Fatal("no address measured a load")
-	}
+	require.False(t, l == nil || l.ScriptCalls != 5 || l.ScriptSeconds <= 0, "load %+v, want 5 script calls with some time", l)
+	require.Nil(t, startLoad(ctx, "", false).stop(ctx), "no address measured a load")
 }
 
 // TestLoadMeterSumsClusterMasters: on a real 3-master Redis Cluster, named
@@ -50,13 +45,10 @@ func TestLoadMeterSumsClusterMasters(t *testing.T) {
 	for _, addr := range []string{strings.Join(cl.Addrs(), ","), cl.Addrs()[0]} {
 		m := startLoad(ctx, addr, true)
 		for i := range 30 {
-			if err := c.Eval(ctx, "return 1", []string{fmt.Sprintf("k%d", i)}).Err(); err != nil {
-				t.Fatal(err)
-			}
+			err := c.Eval(ctx, "return 1", []string{fmt.Sprintf("k%d", i)}).Err()
+			require.NoError(t, err)
 		}
 		l := m.stop(ctx)
-		if l == nil || l.ScriptCalls != 30 || l.ScriptSeconds <= 0 || l.CPUSeconds <= 0 {
-			t.Fatalf("%s: load %+v, want 30 script calls with some time", addr, l)
-		}
+		require.False(t, l == nil || l.ScriptCalls != 30 || l.ScriptSeconds <= 0 || l.CPUSeconds <= 0, "%s: load %+v, want 30 script calls with some time", addr, l)
 	}
 }

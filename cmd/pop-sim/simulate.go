@@ -50,13 +50,14 @@ func (o *options) simulate(ctx context.Context, srv *servers, stderr io.Writer) 
 	defer bar.done()
 	var res []engine.Result
 	var run *report.Run
+	var ref *engine.Result
 	if n := o.workers(len(jobs)); n > 1 {
-		res, run, err = o.runApart(ctx, n, jobs, bar)
+		res, ref, run, err = o.runApart(ctx, n, jobs, bar)
 	} else {
-		res, run, err = o.runTogether(ctx, jobs, net, srv, bar)
+		res, ref, run, err = o.runTogether(ctx, jobs, net, srv, bar)
 	}
 	rep := o.newReport(run.Requests)
-	rep.Run = run
+	rep.Run, rep.Reference = run, ref
 	for i, r := range res {
 		if points[i] == nil {
 			rep.Results = append(rep.Results, r)
@@ -70,24 +71,37 @@ func (o *options) simulate(ctx context.Context, srv *servers, stderr io.Writer) 
 }
 
 // runTogether generates the trace once and runs jobs on it one after the
-// other, in this process, on srv's Redis.
+// other, in this process, on srv's Redis; it returns their results and
+// the reference's row on the trace (nil when a sweep point changes the
+// trace: crowd-span).
 func (o *options) runTogether(ctx context.Context, jobs []job, net netmodel.Model,
-	srv *servers, bar *progress) ([]engine.Result, *report.Run, error) {
+	srv *servers, bar *progress) ([]engine.Result, *engine.Result, *report.Run, error) {
 	began := time.Now()
 	tr, err := o.theTrace()
 	if err != nil {
-		return nil, &report.Run{Parallel: 1}, err
+		return nil, nil, &report.Run{Parallel: 1}, err
+	}
+	var ref *engine.Result
+	if !o.sweepSpec.changesTrace() {
+		r := engine.Reference(engine.NewEnv(tr, net))
+		ref = &r
 	}
 	bar.setTotal(len(tr.Requests))
 	res := make([]engine.Result, 0, len(jobs))
 	for k, j := range jobs {
-		r, err := j.o.runMode(ctx, tr, net, srv, j.mode, bar, k == len(jobs)-1)
+		jt := tr
+		if j.o != o && o.sweepSpec.changesTrace() {
+			if jt, err = j.o.theTrace(); err != nil {
+				return res, ref, runOf(1, len(tr.Requests), began, res), err
+			}
+		}
+		r, err := j.o.runMode(ctx, jt, net, srv, j.mode, bar, k == len(jobs)-1)
 		if err != nil {
-			return res, runOf(1, len(tr.Requests), began, res), err
+			return res, ref, runOf(1, len(tr.Requests), began, res), err
 		}
 		res = append(res, r)
 	}
-	return res, runOf(1, len(tr.Requests), began, res), nil
+	return res, ref, runOf(1, len(tr.Requests), began, res), nil
 }
 
 // runOf is the run's own figures when its modes ran one at a time: the
@@ -130,6 +144,11 @@ func notes(o *options) []string {
 	}
 	if o.exposure {
 		n = append(n, fmt.Sprintf("exposure: the hybrid modes run with hybrid.Config.PoPs = %d (a PoP's own units Redis has not acknowledged count %d times more against the margin)", o.cfg.PoPs, o.cfg.PoPs-1))
+	}
+	if o.sweepSpec.changesTrace() {
+		n = append(n, "crowd-span: each point plays a trace of its own, the flash crowd's bursts arriving over the span (the rest of the trace unchanged); every mode is swept, and each row is measured against the reference on its own trace")
+	} else if o.cfg.CrowdSpan > 0 {
+		n = append(n, fmt.Sprintf("crowd-span: each crowd identity's burst arrives over %s", o.cfg.CrowdSpan))
 	}
 	n = append(n, o.traceNotes()...)
 	n = append(n, o.sweepNotes()...)

@@ -14,8 +14,8 @@ type sweepSpec struct {
 	values []string
 }
 
-// parseSweep reads "sync-interval=10ms,50ms", "margin=0,0.1" or
-// "clock-skew=0,500ms,2s"; "" is no sweep.
+// parseSweep reads "sync-interval=10ms,50ms", "margin=0,0.1",
+// "clock-skew=0,500ms,2s" or "crowd-span=100ms,1s,10s"; "" is no sweep.
 func parseSweep(s string) (sweepSpec, error) {
 	if s == "" {
 		return sweepSpec{}, nil
@@ -50,8 +50,13 @@ func (sp sweepSpec) check(v string) error {
 		if err != nil || d < 0 {
 			return fmt.Errorf("sweep clock-skew: bad value %q", v)
 		}
+	case "crowd-span":
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("sweep crowd-span: bad value %q (want a positive duration)", v)
+		}
 	default:
-		return fmt.Errorf("sweep: unknown parameter %q (want sync-interval, margin or clock-skew)", sp.param)
+		return fmt.Errorf("sweep: unknown parameter %q (want sync-interval, margin, clock-skew or crowd-span)", sp.param)
 	}
 	return nil
 }
@@ -65,5 +70,11 @@ func (sp sweepSpec) apply(o *options, v string) {
 		o.margin, _ = strconv.ParseFloat(v, 64)
 	case "clock-skew":
 		o.clockSkew, _ = time.ParseDuration(v)
+	case "crowd-span":
+		o.cfg.CrowdSpan, _ = time.ParseDuration(v)
 	}
 }
+
+// changesTrace reports whether the swept parameter changes the trace (its
+// points then each play a trace of their own, every mode swept).
+func (sp sweepSpec) changesTrace() bool { return sp.param == "crowd-span" }

@@ -13,10 +13,11 @@ import (
 
 // traceFiles are -trace and -write-trace (docs/trace-format.md).
 type traceFiles struct {
-	read   string         // -trace: replay this file instead of a scenario
-	write  string         // -write-trace: save the scenario's trace here and exit
-	loaded *traffic.Trace // the -trace file, read and checked by loadTrace
-	made   int            // requests of the generated trace (theTrace)
+	read    string         // -trace: replay this file instead of a scenario
+	write   string         // -write-trace: save the scenario's trace here and exit
+	loaded  *traffic.Trace // the -trace file, read and checked by loadTrace
+	seedOwn bool           // the replay runs with the seed the file records
+	made    int            // requests of the generated trace (theTrace)
 }
 
 // traceFlags registers -trace and -write-trace.
@@ -44,17 +45,19 @@ func (o *options) loadTrace(fs *flag.FlagSet) error {
 	if o.tf.read == "" {
 		return nil
 	}
-	for _, name := range []string{"scenario", "identities", "requests", "rate"} {
+	for _, name := range []string{"scenario", "identities", "requests", "rate", "crowd-span"} {
 		if set[name] {
 			return fmt.Errorf("-trace replays a file with its own %s: drop -%s", name, name)
 		}
 	}
-	return o.readTrace(set["pops"])
+	return o.readTrace(set["pops"], set["seed"])
 }
 
 // readTrace reads o.tf.read; popsSet says -pops was given, so a file
-// declaring another count is refused.
-func (o *options) readTrace(popsSet bool) error {
+// declaring another count is refused; seedSet says -seed was given, which
+// then replaces the seed the file records (without one, the file's seed
+// is used, so a replay draws the network the run that wrote it drew).
+func (o *options) readTrace(popsSet, seedSet bool) error {
 	path := o.tf.read
 	format, err := traffic.FormatOf(path)
 	if err != nil {
@@ -71,7 +74,11 @@ func (o *options) readTrace(popsSet bool) error {
 	if err != nil {
 		return fmt.Errorf("trace %s: %w", path, err)
 	}
-	tr.Config.Scenario, tr.Config.Seed = "trace:"+filepath.Base(path), c.Seed
+	tr.Config.Scenario = "trace:" + filepath.Base(path)
+	if seedSet || !tr.Seeded {
+		tr.Config.Seed = c.Seed
+	}
+	o.tf.seedOwn = tr.Seeded && !seedSet
 	o.cfg, o.tf.loaded = tr.Config, tr
 	return nil
 }
@@ -117,8 +124,8 @@ func (o *options) traceNotes() []string {
 	switch {
 	case o.tf.loaded != nil:
 		tr := o.tf.loaded
-		return []string{fmt.Sprintf("trace: replayed from %s (%s): %d requests of %d identities at %d PoPs over %s; limit and window from the flags",
-			o.tf.read, strings.ToUpper(formatName(o.tf.read)), len(tr.Requests), tr.Config.Identities, tr.Config.PoPs, tr.Duration)}
+		return []string{fmt.Sprintf("trace: replayed from %s (%s): %d requests of %d identities at %d PoPs over %s; limit and window from the flags; %s",
+			o.tf.read, strings.ToUpper(formatName(o.tf.read)), len(tr.Requests), tr.Config.Identities, tr.Config.PoPs, tr.Duration, o.seedNote())}
 	case o.cfg.Rate > 0:
 		return []string{o.rateNote()}
 	}
@@ -144,4 +151,12 @@ func (o *options) rateNote() string {
 func formatName(path string) string {
 	f, _ := traffic.FormatOf(path)
 	return f.String()
+}
+
+// seedNote says where a replay's seed came from.
+func (o *options) seedNote() string {
+	if o.tf.seedOwn {
+		return fmt.Sprintf("seed %d recorded in the file", o.cfg.Seed)
+	}
+	return fmt.Sprintf("seed %d from the flags", o.cfg.Seed)
 }

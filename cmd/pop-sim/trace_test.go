@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/edgelimit/edgelimit/internal/redistest"
 )
 
@@ -29,35 +32,37 @@ func judged(t *testing.T, out string) (jsonReport, string) {
 }
 
 // TestWrittenTraceReplaysToTheSameFigures: a scenario written with
-// -write-trace (CSV and JSON Lines) and replayed with -trace gives every
-// mode the figures of the scenario itself, on the same Redis.
+// -write-trace (CSV and JSON Lines) records its seed, and replayed with
+// -trace, with or without -seed, gives every mode the figures of the
+// scenario itself, on the same Redis; -seed replaces the file's seed.
 func TestWrittenTraceReplaysToTheSameFigures(t *testing.T) {
 	p := redistest.Start(t)
-	args := smallRun(p.Addr, sizes...) // smallRun's own sizes are these too
+	args := smallRun(p.Addr, sizes...) // smallRun's own sizes are these too; seed 5, not the default 1
 	code, out, errOut := popSim(t, args...)
-	if code != 0 {
-		t.Fatalf("scenario: exit %d: %s", code, errOut)
-	}
+	require.Zero(t, code, "scenario: exit status; stderr %s", errOut)
 	want, wantFigures := judged(t, out)
 	for _, name := range []string{"t.csv", "t.jsonl"} {
 		path := filepath.Join(t.TempDir(), name)
 		code, out, errOut = popSim(t, "-pops", "3", "-identities", "200", "-requests", "3000",
 			"-limit", "10", "-window", "1s", "-seed", "5", "-write-trace", path)
-		if code != 0 || !strings.HasPrefix(out, "wrote 3000 requests of mixed") {
-			t.Fatalf("-write-trace %s: exit %d, %q, %s", name, code, out, errOut)
+		require.Zero(t, code, "-write-trace %s: exit status; stderr %s", name, errOut)
+		require.True(t, strings.HasPrefix(out, "wrote 3000 requests of mixed"), "-write-trace %s: %q", name, out)
+		for _, seed := range [][]string{{"-seed", "5"}, nil} {
+			replay := append([]string{"-redis-addr", p.Addr, "-trace", path, "-limit", "10", "-window", "1s", "-json"}, seed...)
+			code, out, errOut = popSim(t, replay...)
+			require.Zero(t, code, "-trace %s %v: exit status; stderr %s", name, seed, errOut)
+			got, gotFigures := judged(t, out)
+			assert.Equal(t, want.Requests, got.Requests, "-trace %s %v: requests", name, seed)
+			assert.Equal(t, want.PoPs, got.PoPs, "-trace %s %v: PoPs", name, seed)
+			assert.Equal(t, "trace:"+name, got.Scenario, "-trace %s %v: scenario", name, seed)
+			assert.EqualValues(t, 5, got.Seed, "-trace %s %v: the seed the file records (or -seed 5)", name, seed)
+			assert.Equal(t, wantFigures, gotFigures, "-trace %s %v: figures against the scenario's", name, seed)
 		}
-		code, out, errOut = popSim(t, "-redis-addr", p.Addr, "-trace", path, "-limit", "10",
-			"-window", "1s", "-seed", "5", "-json")
-		if code != 0 {
-			t.Fatalf("-trace %s: exit %d: %s", name, code, errOut)
-		}
-		got, gotFigures := judged(t, out)
-		if got.Requests != want.Requests || got.PoPs != want.PoPs || got.Scenario != "trace:"+name {
-			t.Fatalf("-trace %s: header %+v, want %d requests at %d PoPs", name, got, want.Requests, want.PoPs)
-		}
-		if gotFigures != wantFigures {
-			t.Fatalf("-trace %s: figures differ from the scenario's:\n%s\n%s", name, gotFigures, wantFigures)
-		}
+		code, out, errOut = popSim(t, "-redis-addr", p.Addr, "-trace", path, "-limit", "10", "-window", "1s",
+			"-seed", "6", "-mode", "local", "-json")
+		require.Zero(t, code, "-trace %s -seed 6: exit status; stderr %s", name, errOut)
+		got, _ := judged(t, out)
+		assert.EqualValues(t, 6, got.Seed, "-trace %s: -seed 6 replaces the file's seed", name)
 	}
 }
 
@@ -66,13 +71,9 @@ func TestWrittenTraceReplaysToTheSameFigures(t *testing.T) {
 func TestSampleTraceReplays(t *testing.T) {
 	p := redistest.Start(t)
 	code, out, errOut := popSim(t, "-redis-addr", p.Addr, "-trace", sample, "-limit", "20", "-window", "1s")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	for _, want := range []string{"scenario trace:sample.csv, seed 1: 4 PoPs,", "note: trace: replayed from", "hybrid-nogossip"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
+		assert.True(t, strings.Contains(out, want), "table lacks %q:\n%s", want, out)
 	}
 }
 
@@ -99,14 +100,14 @@ func TestBadTraceFilesFailFastWithOneLine(t *testing.T) {
 		{"trace.txt", head + "1,a,0,1\n", "unknown format"},
 	} {
 		path := filepath.Join(dir, tc.name)
-		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		err := os.WriteFile(path, []byte(tc.file), 0o644)
+		require.NoError(t, err)
 		code, out, errOut := popSim(t, "-trace", path)
-		if code != 2 || out != "" || !strings.HasPrefix(errOut, "pop-sim: ") ||
-			strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", tc.name, code, out, errOut, tc.want)
-		}
+		assert.Equal(t, 2, code, "%s: exit status; stderr %q", tc.name, errOut)
+		assert.Empty(t, out, "%s: stdout", tc.name)
+		assert.True(t, strings.HasPrefix(errOut, "pop-sim: ") && strings.Count(errOut, "\n") == 1,
+			"%s: stderr %q, want one line led by pop-sim:", tc.name, errOut)
+		assert.Contains(t, errOut, tc.want, "%s: what stderr says", tc.name)
 	}
 }
 
@@ -123,9 +124,7 @@ func TestTraceFlagConflictsFailFast(t *testing.T) {
 		{"-scenario", "article", "-rate", "400"},
 	} {
 		code, out, errOut := popSim(t, args...)
-		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, out, errOut)
-		}
+		assert.False(t, code != 2 || out != "" || strings.Count(errOut, "\n") != 1, "%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, out, errOut)
 	}
 }
 
@@ -137,11 +136,7 @@ var requestLine = regexp.MustCompile(`(?m)^[0-9.]+,id[0-9]+,[0-9]+,1,[a-z-]+$`)
 func TestWriteTraceNeedsNoServer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.csv")
 	code, out, errOut := popSim(t, "-requests", "500", "-rate", "25", "-window", "1s", "-write-trace", path)
-	if code != 0 || out != "wrote 500 requests of mixed (8 PoPs, 2.5s) to "+path+"\n" {
-		t.Fatalf("exit %d, %q, %s", code, out, errOut)
-	}
+	require.False(t, code != 0 || out != "wrote 500 requests of mixed (8 PoPs, 2.5s) to "+path+"\n", "exit %d, %q, %s", code, out, errOut)
 	data, err := os.ReadFile(path)
-	if err != nil || !bytes.HasPrefix(data, []byte("# edgelimit-trace v1\n")) || len(requestLine.FindAll(data, -1)) != 500 {
-		t.Fatalf("file %.200q, %v; want the header and 500 requests", data, err)
-	}
+	require.False(t, err != nil || !bytes.HasPrefix(data, []byte("# edgelimit-trace v1\n")) || len(requestLine.FindAll(data, -1)) != 500, "file %.200q, %v; want the header and 500 requests", data, err)
 }

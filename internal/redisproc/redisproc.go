@@ -1,5 +1,7 @@
 // Package redisproc starts and stops a private redis-server process on a
 // free loopback port, with no persistence, for the tests and for pop-sim.
+// On Linux the server dies with the process that started it, even when
+// that process is killed by SIGKILL (Pdeathsig).
 // It is the only place that knows how to run Redis; it needs the
 // redis-server binary on PATH (Debian: apt-get install -y redis-server).
 package redisproc
@@ -114,6 +116,7 @@ func startOnce(bin string, tlsCfg *tls.Config, extra []string) (*Proc, error) {
 
 func (p *Proc) launch(bin string) error {
 	p.cmd = exec.Command(bin, p.args...)
+	dieWithParent(p.cmd)
 	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}

@@ -19,6 +19,7 @@ type ClassResult struct {
 	DecisionErrorPct float64 `json:"decision_error_pct"`
 	MaxOveradmission float64 `json:"max_overadmission"`
 	P99Overadmission float64 `json:"p99_overadmission"`
+	Felt                     // what the class's identities felt, against the reference
 	Waited           int64   `json:"waited_round_trip"` // decisions that waited for a Redis reply
 }
 
@@ -101,16 +102,20 @@ func (j *judges) class(e *Env, id int32) int {
 }
 
 // classResults returns the classes that made decisions, in ClassNames
-// order; whole is the run's judge.
-func (j *judges) classResults(e *Env, whole *truth.Dense) []ClassResult {
+// order; whole is the run's judge, felt its comparison with the
+// reference.
+func (j *judges) classResults(e *Env, whole *truth.Dense, felt *truth.Felt) []ClassResult {
 	var out []ClassResult
-	for c, v := range whole.ResultsBy(func(id int32) int { return j.class(e, id) }, j.classes) {
+	group := func(id int32) int { return j.class(e, id) }
+	felts := felt.ResultsBy(group, len(j.classes))
+	for c, v := range whole.ResultsBy(group, j.classes) {
 		if v.Decisions == 0 {
 			continue
 		}
 		out = append(out, ClassResult{Class: e.Trace.Classes[c], Decisions: v.Decisions, Allowed: v.Allowed,
 			FalseAllows: v.FalseAllows, FalseDenies: v.FalseDenies, DecisionErrorPct: v.ErrorPct(),
-			MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission, Waited: j.waited[c]})
+			MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission,
+			Felt: feltOf(felts[c]), Waited: j.waited[c]})
 	}
 	return out
 }

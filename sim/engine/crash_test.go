@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/sim/netmodel"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestCrashAnswersItsOpenRequests: requests a crashed PoP had sent to
@@ -17,9 +19,7 @@ func TestCrashAnswersItsOpenRequests(t *testing.T) {
 	crash := netmodel.Crash{PoP: 3, At: 2500 * time.Millisecond}
 	e := faultEnv(t, netmodel.Faults{Crashes: []netmodel.Crash{crash}})
 	o, err := runHybridNoGossipHonest(context.Background(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	killed := 0
 	for i, r := range e.Trace.Requests {
 		if int(r.PoP) != crash.PoP || r.At >= crash.At {
@@ -27,16 +27,12 @@ func TestCrashAnswersItsOpenRequests(t *testing.T) {
 		}
 		switch end := r.At + o.latency[i]; {
 		case end > crash.At:
-			t.Fatalf("request %d at %v answered at %v, after its PoP crashed at %v", i, r.At, end, crash.At)
+			require.Failf(t, "answered after the crash", "request %d at %v answered at %v, after its PoP crashed at %v", i, r.At, end, crash.At)
 		case end == crash.At && o.latency[i] > 0:
-			if o.allowed[i] {
-				t.Fatalf("request %d open at the crash was allowed", i)
-			}
+			require.False(t, o.allowed[i], "request %d open at the crash was allowed", i)
 			killed++
 		}
 	}
-	if killed == 0 {
-		t.Fatal("no request was open at the crash")
-	}
+	require.NotEqualValues(t, 0, killed, "no request was open at the crash")
 	t.Logf("%d requests open at the crash", killed)
 }

@@ -48,6 +48,12 @@
 // an hour, so no key expires while the run still needs it, however short
 // the window (see Env.expirySlack).
 //
+// Every run is also compared with the reference (Reference: the exact
+// sliding log deciding each request at its true instant, no network, no
+// Redis): each Result and ClassResult carries Felt, what its decisions
+// cost the identities against it, computed from the decisions alone, so a
+// new mode gets it without code of its own.
+//
 // What both models still approximate is listed in docs/tradeoffs.md §4
 // ("What the simulator models, and what it still approximates").
 package engine

@@ -10,6 +10,8 @@ import (
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sim/traffic"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/stretchr/testify/require"
 )
 
 func testEnv(t *testing.T, scenario string) *Env {
@@ -17,13 +19,9 @@ func testEnv(t *testing.T, scenario string) *Env {
 	c := traffic.Config{Scenario: scenario, PoPs: 4, Identities: 300, Requests: 4000,
 		Limit: 10, Window: time.Second, Seed: 3}
 	tr, err := traffic.Generate(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	net, err := netmodel.WorldWide(c.PoPs, 5*time.Millisecond, 150*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e := NewEnv(tr, net)
 	e.Namespace = t.Name()
 	return e
@@ -32,16 +30,9 @@ func testEnv(t *testing.T, scenario string) *Env {
 func TestLocalModeOveradmitsSpreadAttackers(t *testing.T) {
 	e := testEnv(t, "spread-attack")
 	r, err := Run(context.Background(), e, "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.RedisRoundTrips != 0 || r.RoundTripsSavedPct != 100 || r.AddedLatencyP99Ms != 0 {
-		t.Fatalf("local made round trips or added latency: %+v", r)
-	}
-	if r.MaxOveradmission < 2 || r.FalseAllows == 0 {
-		t.Fatalf("local over 4 PoPs: max over-admission %.2f, false allows %d; want ≥ 2 and > 0",
-			r.MaxOveradmission, r.FalseAllows)
-	}
+	require.NoError(t, err)
+	require.False(t, r.RedisRoundTrips != 0 || r.RoundTripsSavedPct != 100 || r.AddedLatencyP99Ms != 0, "local made round trips or added latency: %+v", r)
+	require.False(t, r.MaxOveradmission < 2 || r.FalseAllows == 0, "local over 4 PoPs: max over-admission %.2f, false allows %d; want ≥ 2 and > 0", r.MaxOveradmission, r.FalseAllows)
 }
 
 // slidingModel replays the trace through core's Go math, one state per
@@ -69,22 +60,14 @@ func TestRedisModeIsTheSlidingCounterAlone(t *testing.T) {
 	e := testEnv(t, "mixed")
 	e.RedisAddr = p.Addr
 	o, err := runRedis(context.Background(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := slidingModel(e)
 	for i := range want {
-		if o.allowed[i] != want[i] {
-			t.Fatalf("request %d: redis allowed=%v, core's math %v", i, o.allowed[i], want[i])
-		}
-		if o.latency[i] != e.Net.RedisRTT[e.Trace.Requests[i].PoP] {
-			t.Fatalf("request %d: latency %v, want its PoP's RTT", i, o.latency[i])
-		}
+		require.Equal(t, want[i], o.allowed[i], "request %d: redis allowed, against core's math", i)
+		require.Equal(t, e.Net.RedisRTT[e.Trace.Requests[i].PoP], o.latency[i], "request %d: latency, want its PoP's RTT", i)
 	}
 	r := e.score("redis", o)
-	if r.RoundTripsPerDecision != 1 || r.RoundTripsSavedPct != 0 {
-		t.Fatalf("redis mode: %v round trips per decision, want 1", r.RoundTripsPerDecision)
-	}
+	require.False(t, r.RoundTripsPerDecision != 1 || r.RoundTripsSavedPct != 0, "redis mode: %v round trips per decision, want 1", r.RoundTripsPerDecision)
 }
 
 func TestAgendaOrder(t *testing.T) {
@@ -101,10 +84,7 @@ func TestAgendaOrder(t *testing.T) {
 		}
 		got = append(got, ev.pop)
 	}
-	if want := []int{3, 2, 4, 1}; len(got) != 4 || got[0] != want[0] || got[1] != want[1] ||
-		got[2] != want[2] || got[3] != want[3] {
-		t.Fatalf("order %v, want %v", got, want)
-	}
+	require.Equal(t, []int{3, 2, 4, 1}, got, "order")
 }
 
 func TestHandshakeIsNotARoundTrip(t *testing.T) {
@@ -114,18 +94,15 @@ func TestHandshakeIsNotARoundTrip(t *testing.T) {
 	c, trips := e.countedClient(4)
 	defer c.Close()
 	ctx := context.Background()
-	if err := c.Set(ctx, "a", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
+	err := c.Set(ctx, "a", "1", 0).Err()
+	require.NoError(t, err)
 	pipe := c.Pipeline()
 	pipe.Get(ctx, "a")
 	pipe.Get(ctx, "a")
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := trips.n.Load(); got != 2 {
-		t.Fatalf("counted %d round trips, want 2 (one command, one pipeline)", got)
-	}
+	_, err = pipe.Exec(ctx)
+	require.NoError(t, err)
+	got := trips.n.Load()
+	require.EqualValues(t, 2, got, "counted %d round trips, want 2 (one command, one pipeline)", got)
 }
 
 func TestNoScriptIsNotARoundTrip(t *testing.T) {
@@ -135,18 +112,15 @@ func TestNoScriptIsNotARoundTrip(t *testing.T) {
 	c, trips := e.countedClient(4)
 	defer c.Close()
 	s := goredis.NewScript("return 1")
-	if err := s.Run(context.Background(), c, nil).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if got := trips.n.Load(); got != 1 {
-		t.Fatalf("EVALSHA refused + EVAL counted as %d round trips, want 1", got)
-	}
+	err := s.Run(context.Background(), c, nil).Err()
+	require.NoError(t, err)
+	got := trips.n.Load()
+	require.EqualValues(t, 1, got, "EVALSHA refused + EVAL counted as %d round trips, want 1", got)
 	pipe := c.Pipeline()
 	other := goredis.NewScript("return 2")
 	other.EvalSha(context.Background(), pipe, nil)
 	other.EvalSha(context.Background(), pipe, nil)
 	pipe.Exec(context.Background())
-	if got := trips.n.Load(); got != 1 {
-		t.Fatalf("a pipeline refused whole counted: %d round trips, want 1", got)
-	}
+	got = trips.n.Load()
+	require.EqualValues(t, 1, got, "a pipeline refused whole counted: %d round trips, want 1", got)
 }

@@ -51,6 +51,7 @@ type Env struct {
 	// already).
 	Owners bool
 	keys   []string
+	ref    []bool // the reference's decisions (reference), once computed
 }
 
 // epoch is the simulated wall clock's origin: 2026-01-01T00:00:00Z.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
@@ -21,24 +23,19 @@ func TestAgendaRunsEventsByTimeKindThenSchedulingOrder(t *testing.T) {
 		if !ok {
 			break
 		}
-		if ev.at > 40 {
-			t.Fatalf("event at %v returned by next(40)", ev.at)
-		}
+		require.False(t, ev.at > 40, "event at %v returned by next(40)", ev.at)
 		key := &entry{at: ev.at, order: uint64(ev.kind)<<kindShift | ev.seq}
-		if prev != nil && before(key, prev) {
-			t.Fatalf("event %+v came after %+v, which it runs before", ev, *prev)
+		if prev != nil {
+			require.False(t, before(key, prev), "event %+v came after %+v, which it runs before", ev, *prev)
 		}
 		prev = key
 		n++
 	}
 	for range a.len() {
-		if ev, _ := a.next(1 << 40); ev.at <= 40 {
-			t.Fatalf("event at %v left behind by next(40)", ev.at)
-		}
+		ev, _ := a.next(1 << 40)
+		require.False(t, ev.at <= 40, "event at %v left behind by next(40)", ev.at)
 	}
-	if n == 0 || a.len() != 0 {
-		t.Fatalf("ran %d events by 40, %d left", n, a.len())
-	}
+	require.False(t, n == 0 || a.len() != 0, "ran %d events by 40, %d left", n, a.len())
 }
 
 // TestAgendaReusesPlacesInOrder interleaves scheduling and running, as the
@@ -63,16 +60,12 @@ func TestAgendaReusesPlacesInOrder(t *testing.T) {
 		})
 		for len(want) > 0 && want[0].at <= now {
 			got, ok := a.next(now)
-			if !ok || got != want[0] {
-				t.Fatalf("step %d: next = %+v, %v; want %+v", step, got, ok, want[0])
-			}
+			require.True(t, ok, "step %d: next found nothing; want %+v", step, want[0])
+			require.Equal(t, want[0], got, "step %d: next", step)
 			want = want[1:]
 		}
-		if _, ok := a.next(now); ok {
-			t.Fatalf("step %d: an event past %v came out", step, now)
-		}
+		_, ok := a.next(now)
+		require.False(t, ok, "step %d: an event past %v came out", step, now)
 	}
-	if len(a.events) > 2*a.len()+100 {
-		t.Fatalf("slab of %d places for %d events: freed places not reused", len(a.events), a.len())
-	}
+	require.False(t, len(a.events) > 2*a.len()+100, "slab of %d places for %d events: freed places not reused", len(a.events), a.len())
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"testing"
 	"time"
 
@@ -11,6 +10,8 @@ import (
 	"github.com/edgelimit/edgelimit/sim/natsembed"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sim/traffic"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestShortWindowRunsSurviveWallClockExpiry: Redis TTLs run on the wall
@@ -21,20 +22,14 @@ import (
 func TestShortWindowRunsSurviveWallClockExpiry(t *testing.T) {
 	_, p := redistest.Client(t)
 	ns, err := natsembed.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ns.Stop()
 	c := traffic.Config{Scenario: "mixed", PoPs: 4, Identities: 300, Requests: 20000,
 		Limit: 100, Window: 100 * time.Millisecond, Seed: 3}
 	tr, err := traffic.Generate(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	net, err := netmodel.WorldWide(c.PoPs, 5*time.Millisecond, 150*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, mode := range []string{"redis", "hybrid", "hybrid-nogossip"} {
 		var rs [2]Result
 		for i := range rs {
@@ -42,19 +37,16 @@ func TestShortWindowRunsSurviveWallClockExpiry(t *testing.T) {
 			e.RedisAddr, e.NATSURL, e.Margin = p.Addr, ns.URL(), 0.1
 			e.SyncInterval = 10 * time.Millisecond
 			e.Namespace = fmt.Sprintf("%s-%s-%d", t.Name(), mode, i)
-			if rs[i], err = Run(context.Background(), e, mode); err != nil {
-				t.Fatal(err)
-			}
+			rs[i], err = Run(context.Background(), e, mode)
+			require.NoError(t, err)
 			dropMachine(&rs[i])
 			// Let the wall clock run past every window's TTL between runs.
 			time.Sleep(300 * time.Millisecond)
 		}
 		t.Logf("%s: %+v", mode, rs[0])
-		if !reflect.DeepEqual(rs[0], rs[1]) {
-			t.Fatalf("%s, one seed, two figures:\n%+v\n%+v", mode, rs[0], rs[1])
-		}
-		if mode == "redis" && rs[0].MaxOveradmission > 1.2 {
-			t.Fatalf("redis: max over-admission %.2f with a 100ms window, want ≤ 1.2", rs[0].MaxOveradmission)
+		require.Equal(t, rs[0], rs[1], "%s, one seed, two figures", mode)
+		if mode == "redis" {
+			require.LessOrEqual(t, rs[0].MaxOveradmission, 1.2, "redis: max over-admission with a 100ms window, want ≤ 1.2")
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sim/traffic"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/stretchr/testify/require"
 )
 
 // handTrace is a trace of one identity (id0) over two PoPs, PoP 0 beside
@@ -23,9 +25,7 @@ func handTrace(t *testing.T, limit int64, reqs []traffic.Request) (*Env, *goredi
 		Limit: limit, Window: 10 * time.Second, Seed: 1}
 	tr := &traffic.Trace{Config: c, Duration: 2 * time.Second, Requests: reqs}
 	net, err := netmodel.WorldWide(2, 0, 300*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e := NewEnv(tr, net)
 	e.RedisAddr, e.Namespace, e.Jitter = p.Addr, t.Name(), 0
 	return e, rdb
@@ -42,28 +42,22 @@ func TestSyncReplyAppliedAtArrival(t *testing.T) {
 	reqs = append(reqs, traffic.Request{At: 120 * time.Millisecond, PoP: 1, N: 1})
 	e, _ := handTrace(t, 100, reqs)
 	h, err := e.startHonest(context.Background(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer h.s.close()
-	if err := h.play(); err != nil {
-		t.Fatal(err)
-	}
+	err = h.play()
+	require.NoError(t, err)
 	// PoP 0 ticks at 0, 100 ms, ... (its batch lands at once); PoP 1 at
 	// 50, 150 ms, ...: its 150 ms batch reaches Redis at 300 and returns at 450.
 	view := func(at time.Duration) int64 {
-		if err := h.runUntil(at); err != nil {
-			t.Fatal(err)
-		}
+		err := h.runUntil(at)
+		require.NoError(t, err)
 		cur, _ := h.s.pops[1].node.Counts(e.Key(0), e.Clock(1, at))
 		return cur
 	}
-	if got := view(449 * time.Millisecond); got != 1 {
-		t.Fatalf("PoP 1's view at 449 ms counts %d, want 1 (its reply still on the way)", got)
-	}
-	if got := view(450 * time.Millisecond); got != 51 {
-		t.Fatalf("PoP 1's view at 450 ms counts %d, want 51 (the reply has arrived)", got)
-	}
+	got := view(449 * time.Millisecond)
+	require.EqualValues(t, 1, got, "PoP 1's view at 449 ms counts %d, want 1 (its reply still on the way)", got)
+	got = view(450 * time.Millisecond)
+	require.EqualValues(t, 51, got, "PoP 1's view at 450 ms counts %d, want 51 (the reply has arrived)", got)
 }
 
 // TestRedisOrdersCallsByArrival: with every request decided at Redis, the
@@ -78,15 +72,9 @@ func TestRedisOrdersCallsByArrival(t *testing.T) {
 		e.Margin = 0.5 // 1 unit of 1 is always within the margin: every request goes to Redis
 		run := honestRunners[mode]
 		o, err := run(context.Background(), e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.allowed[0] || !o.allowed[1] {
-			t.Fatalf("%s: allowed = %v; want the far (earlier) request denied, the near one admitted", mode, o.allowed)
-		}
-		if o.latency[0] != 300*time.Millisecond || o.latency[1] != 0 {
-			t.Fatalf("%s: latencies %v, want 300ms and 0", mode, o.latency)
-		}
+		require.NoError(t, err)
+		require.False(t, o.allowed[0] || !o.allowed[1], "%s: allowed = %v; want the far (earlier) request denied, the near one admitted", mode, o.allowed)
+		require.False(t, o.latency[0] != 300*time.Millisecond || o.latency[1] != 0, "%s: latencies %v, want 300ms and 0", mode, o.latency)
 	}
 }
 
@@ -114,25 +102,18 @@ func TestOutageThenRedisHoldsEveryHit(t *testing.T) {
 		e := faultEnv(t, netmodel.Faults{RedisOutage: out})
 		e.Namespace += out.String()
 		h, err := e.startHonest(context.Background(), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.play(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		err = h.play()
+		require.NoError(t, err)
 		o, err := h.finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var errs, fallbacks uint64
 		for _, p := range h.s.pops {
 			st := p.node.Stats()
 			errs, fallbacks = errs+st.RedisErrors, fallbacks+st.FallbackLocal
 		}
 		h.s.close()
-		if errs == 0 || fallbacks == 0 {
-			t.Fatalf("outage %s: %d refused calls, %d local fallbacks; want both > 0", out, errs, fallbacks)
-		}
+		require.False(t, errs == 0 || fallbacks == 0, "outage %s: %d refused calls, %d local fallbacks; want both > 0", out, errs, fallbacks)
 		// The bound: units admitted in windows older than the one before
 		// the window the outage ends in.
 		w := e.Limit.Window
@@ -142,16 +123,10 @@ func TestOutageThenRedisHoldsEveryHit(t *testing.T) {
 				bound += int64(r.N)
 			}
 		}
-		if o.lost > bound || (out.Dur < w && o.lost != 0) {
-			t.Fatalf("outage %s: Redis misses %d admitted units, bound %d", out, o.lost, bound)
-		}
+		require.False(t, o.lost > bound || (out.Dur < w && o.lost != 0), "outage %s: Redis misses %d admitted units, bound %d", out, o.lost, bound)
 		r, err := runRedisHonest(context.Background(), e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.lost == 0 {
-			t.Fatalf("outage %s: pure Redis failed open through it yet lost nothing", out)
-		}
+		require.NoError(t, err)
+		require.NotEqualValues(t, 0, r.lost, "outage %s: pure Redis failed open through it yet lost nothing", out)
 	}
 }
 
@@ -163,17 +138,12 @@ func TestCrashLossMatchesReport(t *testing.T) {
 	e := faultEnv(t, netmodel.Faults{Crashes: []netmodel.Crash{crash}})
 	e.Margin, e.SyncInterval = 0, time.Second // no Redis-decided request; much unflushed at the crash
 	h, err := e.startHonest(context.Background(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer h.s.close()
-	if err := h.play(); err != nil {
-		t.Fatal(err)
-	}
+	err = h.play()
+	require.NoError(t, err)
 	o, err := h.finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var admitted int64
 	for i, r := range e.Trace.Requests {
 		if int(r.PoP) == crash.PoP && r.At < crash.At && o.allowed[i] {
@@ -181,13 +151,8 @@ func TestCrashLossMatchesReport(t *testing.T) {
 		}
 	}
 	held := fieldSum(t, e, h.dead[0].ID())
-	if len(o.crashLost) != 1 || o.crashLost[0] != admitted-held || admitted-held <= 0 {
-		t.Fatalf("crash lost: report %v, decisions %d - Redis %d = %d; want equal and > 0",
-			o.crashLost, admitted, held, admitted-held)
-	}
-	if o.lost != o.crashLost[0] {
-		t.Fatalf("lost %d in all, %d by the crash: the live PoPs lost units too", o.lost, o.crashLost[0])
-	}
+	require.False(t, len(o.crashLost) != 1 || o.crashLost[0] != admitted-held || admitted-held <= 0, "crash lost: report %v, decisions %d - Redis %d = %d; want equal and > 0", o.crashLost, admitted, held, admitted-held)
+	require.Equal(t, o.crashLost[0], o.lost, "lost %d in all, %d by the crash: the live PoPs lost units too", o.lost, o.crashLost[0])
 }
 
 // fieldSum is field's total over every hash of e's namespace, by SCAN.
@@ -203,15 +168,12 @@ func fieldSum(t *testing.T, e *Env, field string) int64 {
 		if err == goredis.Nil {
 			continue
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		n, _ := strconv.ParseInt(v, 10, 64)
 		sum += n
 	}
-	if err := iter.Err(); err != nil {
-		t.Fatal(err)
-	}
+	err := iter.Err()
+	require.NoError(t, err)
 	return sum
 }
 
@@ -225,20 +187,14 @@ func TestGossipFaultsLeaveCountsExact(t *testing.T) {
 		e.Namespace += strconv.Itoa(int(f.GossipLoss * 10))
 		e.Jitter, e.Margin = 1, 0
 		ns, err := natsembed.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e.NATSURL = ns.URL()
 		h, err := e.startHonest(context.Background(), true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.play(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.finish(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		err = h.play()
+		require.NoError(t, err)
+		_, err = h.finish()
+		require.NoError(t, err)
 		end := e.Trace.Duration // the views are in the window after the trace's last
 		truth := map[int32]int64{}
 		for k, n := range h.ledger.units {
@@ -253,15 +209,11 @@ func TestGossipFaultsLeaveCountsExact(t *testing.T) {
 				// Where the truth is within the limit, the gossip cap (one limit
 				// above what Redis reported) cannot have clamped a claim.
 				exact := f.GossipLoss == 0 && want <= e.Limit.Max
-				if got > want || (exact && got != want) {
-					t.Fatalf("%+v: PoP %d counts %d of id%d, truth %d", f, p, got, id, want)
-				}
+				require.False(t, got > want || (exact && got != want), "%+v: PoP %d counts %d of id%d, truth %d", f, p, got, id, want)
 				checked++
 			}
 		}
-		if checked == 0 {
-			t.Fatal("no identity in the last window")
-		}
+		require.NotEqualValues(t, 0, checked, "no identity in the last window")
 		h.s.close()
 		ns.Stop()
 	}
@@ -282,25 +234,17 @@ func TestEscrowModeNeverWaits(t *testing.T) {
 			Requests: 6000, Limit: 20, Window: time.Second, Seed: 5})
 		e.Namespace += mode
 		ns, err := natsembed.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e.NATSURL = ns.URL()
 		r, err := Run(context.Background(), e, mode)
 		ns.Stop()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		rs[mode] = r
 	}
 	esc, red, loc := rs["hybrid-escrow"], rs["redis"], rs["local"]
 	ticks := int64(4 * 6 * time.Second / (100 * time.Millisecond)) // 4 PoPs, 6 windows of 1 s
-	if esc.AddedLatencyP99Ms != 0 || esc.RedisRoundTrips > ticks {
-		t.Fatalf("escrow waited (p99 %.1f ms) or made %d round trips for %d ticks", esc.AddedLatencyP99Ms, esc.RedisRoundTrips, ticks)
-	}
-	if esc.MaxOveradmission >= loc.MaxOveradmission {
-		t.Fatalf("escrow worst over-admission %.2f, each PoP alone %.2f", esc.MaxOveradmission, loc.MaxOveradmission)
-	}
+	require.False(t, esc.AddedLatencyP99Ms != 0 || esc.RedisRoundTrips > ticks, "escrow waited (p99 %.1f ms) or made %d round trips for %d ticks", esc.AddedLatencyP99Ms, esc.RedisRoundTrips, ticks)
+	require.False(t, esc.MaxOveradmission >= loc.MaxOveradmission, "escrow worst over-admission %.2f, each PoP alone %.2f", esc.MaxOveradmission, loc.MaxOveradmission)
 	t.Logf("escrow: error %.2f%% worst %.2f saved %.1f%%; redis: error %.2f%% worst %.2f; local: worst %.2f",
 		esc.DecisionErrorPct, esc.MaxOveradmission, esc.RoundTripsSavedPct, red.DecisionErrorPct, red.MaxOveradmission,
 		loc.MaxOveradmission)
@@ -323,17 +267,14 @@ func TestRedisClockUndoesSkew(t *testing.T) {
 		e.Skew = netmodel.Skews(e.Trace.Config.PoPs, run.skew, 3)
 		e.RedisClock = run.clock
 		r, err := Run(context.Background(), e, "hybrid-nogossip")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		rs[run.name] = r
 		t.Logf("%s: error %.2f%%, worst %.2f, lost %d", run.name, r.DecisionErrorPct, r.MaxOveradmission, r.LostHits)
 	}
 	skewed, fixed, none := rs["skewed"], rs["redisclock"], rs["noskew"]
-	if fixed.DecisionErrorPct > none.DecisionErrorPct+0.5 || fixed.DecisionErrorPct >= skewed.DecisionErrorPct ||
-		fixed.MaxOveradmission > none.MaxOveradmission+0.05 || fixed.LostHits != 0 {
-		t.Fatalf("with the Redis clock: error %.2f%%, worst %.2f, lost %d; skewed %.2f%%; no skew %.2f%%, worst %.2f",
-			fixed.DecisionErrorPct, fixed.MaxOveradmission, fixed.LostHits, skewed.DecisionErrorPct,
-			none.DecisionErrorPct, none.MaxOveradmission)
-	}
+	require.False(t, fixed.DecisionErrorPct > none.DecisionErrorPct+0.5 || fixed.DecisionErrorPct >= skewed.DecisionErrorPct ||
+		fixed.MaxOveradmission > none.MaxOveradmission+0.05 || fixed.LostHits != 0,
+		"with the Redis clock: error %.2f%%, worst %.2f, lost %d; skewed %.2f%%; no skew %.2f%%, worst %.2f",
+		fixed.DecisionErrorPct, fixed.MaxOveradmission, fixed.LostHits, skewed.DecisionErrorPct,
+		none.DecisionErrorPct, none.MaxOveradmission)
 }

@@ -39,12 +39,22 @@ type RedisMemory struct {
 }
 
 // ViewMemory is the Go heap the live hybrid PoPs' Nodes held at the end of
-// the run (their views, mostly), divided by the entries of those views.
+// the run (their views, mostly), divided by the entries of those views
+// (BytesPerEntry: what one PoP pays for one identity it holds) and by the
+// identities of the run (BytesPerIdentity: what every PoP together pays
+// per identity served). Two modes whose views differ in size compare by
+// BytesPerIdentity: a mode holding fewer entries can cost more per entry
+// and less per identity.
 type ViewMemory struct {
-	HeapBytes        int64   `json:"heap_bytes"`         // heap freed by dropping every live Node, after a GC
-	Entries          int64   `json:"entries"`            // view entries summed over the PoPs
-	EntriesPerPoP    float64 `json:"entries_per_pop"`    // Entries / PoPs
-	BytesPerIdentity float64 `json:"bytes_per_identity"` // HeapBytes / Entries: one PoP's cost per identity in its view
+	HeapBytes     int64   `json:"heap_bytes"`      // heap freed by dropping every live Node, after a GC
+	Entries       int64   `json:"entries"`         // view entries summed over the PoPs
+	EntriesPerPoP float64 `json:"entries_per_pop"` // Entries / PoPs
+	BytesPerEntry float64 `json:"bytes_per_entry"` // HeapBytes / Entries: one PoP's cost per identity in its view
+	// Identities counts the distinct identities that made a request in
+	// the run, and BytesPerIdentity is HeapBytes / Identities: the views
+	// of every PoP together per identity.
+	Identities       int64   `json:"identities"`
+	BytesPerIdentity float64 `json:"bytes_per_identity"`
 }
 
 // NewMemory returns a Memory with its references set and nothing measured.

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // newTestQueue is a queue with n lanes and no goroutine: the tests call
@@ -29,9 +31,8 @@ func TestTakeBoundsAPipeline(t *testing.T) {
 	for range 3 * maxPipeline {
 		q.add(nil, time.Unix(0, 0), 0)
 	}
-	if got := len(q.take(0, nil)); got != maxPipeline {
-		t.Fatalf("took %d Calls, want maxPipeline (%d)", got, maxPipeline)
-	}
+	got := len(q.take(0, nil))
+	require.EqualValues(t, maxPipeline, got, "took %d Calls, want maxPipeline (%d)", got, maxPipeline)
 }
 
 func TestTakeStopsAtTheTicketTheLoopWaitsFor(t *testing.T) {
@@ -41,17 +42,13 @@ func TestTakeStopsAtTheTicketTheLoopWaitsFor(t *testing.T) {
 	}
 	q.need = 7
 	b := q.take(0, nil)
-	if got := tickets(b); !slices.Equal(got, []uint64{1, 2, 3, 4, 5, 6, 7}) {
-		t.Fatalf("took %v while the loop waits for ticket 7, want 1..7", got)
-	}
+	got := tickets(b)
+	require.True(t, slices.Equal(got, []uint64{1, 2, 3, 4, 5, 6, 7}), "took %v while the loop waits for ticket 7, want 1..7", got)
 	q.finish(b)
 	q.need = 0
-	if q.done != 7 {
-		t.Fatalf("done %d after tickets 1..7 ran, want 7", q.done)
-	}
-	if got := len(q.take(0, nil)); got != 43 {
-		t.Fatalf("took %d Calls with no one waiting, want the 43 left", got)
-	}
+	require.EqualValues(t, 7, q.done, "done %d after tickets 1..7 ran, want 7", q.done)
+	left := len(q.take(0, nil))
+	require.EqualValues(t, 43, left, "took %d Calls with no one waiting, want the 43 left", left)
 }
 
 func TestLanesSplitByIdentityAndABatchIsABarrier(t *testing.T) {
@@ -63,32 +60,22 @@ func TestLanesSplitByIdentityAndABatchIsABarrier(t *testing.T) {
 	q.add(nil, at, 1)  // 4: lane 1, after the batch
 	q.add(nil, at, 0)  // 5: lane 0, after the batch
 	zero, one := q.take(0, nil), q.take(1, nil)
-	if !slices.Equal(tickets(zero), []uint64{1}) || !slices.Equal(tickets(one), []uint64{2}) {
-		t.Fatalf("lanes took %v and %v, want [1] and [2]", tickets(zero), tickets(one))
-	}
+	require.Equal(t, []uint64{1}, tickets(zero), "lane 0 took, want [1]")
+	require.Equal(t, []uint64{2}, tickets(one), "lane 1 took, want [2]")
 	q.finish(zero)
-	if b := q.take(0, nil); len(b) > 0 {
-		t.Fatalf("lane 0 took %v before ticket 2 ran", tickets(b))
-	}
+	b := q.take(0, nil)
+	require.False(t, len(b) > 0, "lane 0 took %v before ticket 2 ran", tickets(b))
 	q.finish(one)
-	if b := q.take(1, nil); len(b) > 0 {
-		t.Fatalf("lane 1 took %v before the batch ran", tickets(b))
-	}
+	b = q.take(1, nil)
+	require.False(t, len(b) > 0, "lane 1 took %v before the batch ran", tickets(b))
 	barrier := q.take(0, nil)
-	if !slices.Equal(tickets(barrier), []uint64{3}) {
-		t.Fatalf("lane 0 took %v once 1 and 2 ran, want the batch [3] alone", tickets(barrier))
-	}
+	require.Equal(t, []uint64{3}, tickets(barrier), "lane 0 took, once 1 and 2 ran: want the batch [3] alone")
 	q.finish(barrier)
 	zero, one = q.take(0, nil), q.take(1, nil)
-	if !slices.Equal(tickets(zero), []uint64{5}) || !slices.Equal(tickets(one), []uint64{4}) {
-		t.Fatalf("after the batch lanes took %v and %v, want [5] and [4]", tickets(zero), tickets(one))
-	}
+	require.Equal(t, []uint64{5}, tickets(zero), "after the batch lane 0 took, want [5]")
+	require.Equal(t, []uint64{4}, tickets(one), "after the batch lane 1 took, want [4]")
 	q.finish(zero)
-	if q.done != 3 {
-		t.Fatalf("done %d with ticket 4 still out, want 3", q.done)
-	}
+	require.EqualValues(t, 3, q.done, "done %d with ticket 4 still out, want 3", q.done)
 	q.finish(one)
-	if q.done != 5 {
-		t.Fatalf("done %d once all ran, want 5", q.done)
-	}
+	require.EqualValues(t, 5, q.done, "done %d once all ran, want 5", q.done)
 }

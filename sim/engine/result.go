@@ -10,15 +10,18 @@ import (
 // Result is one mode's row of the report; the JSON names are the report's
 // contract.
 type Result struct {
-	Mode                  string  `json:"mode"`
-	Decisions             int64   `json:"decisions"`
-	Allowed               int64   `json:"allowed"`
-	Denied                int64   `json:"denied"`
-	FalseAllows           int64   `json:"false_allows"`
-	FalseDenies           int64   `json:"false_denies"`
-	DecisionErrorPct      float64 `json:"decision_error_pct"`
-	MaxOveradmission      float64 `json:"max_overadmission"`
-	P99Overadmission      float64 `json:"p99_overadmission"`
+	Mode             string  `json:"mode"`
+	Decisions        int64   `json:"decisions"`
+	Allowed          int64   `json:"allowed"`
+	Denied           int64   `json:"denied"`
+	FalseAllows      int64   `json:"false_allows"`
+	FalseDenies      int64   `json:"false_denies"`
+	DecisionErrorPct float64 `json:"decision_error_pct"`
+	MaxOveradmission float64 `json:"max_overadmission"`
+	P99Overadmission float64 `json:"p99_overadmission"`
+	// Felt is what the decisions cost the identities against the
+	// reference (its fields inline in JSON).
+	Felt
 	RedisRoundTrips       int64   `json:"redis_round_trips"`
 	RoundTripsPerDecision float64 `json:"round_trips_per_decision"`
 	RoundTripsSavedPct    float64 `json:"round_trips_saved_pct"`
@@ -81,9 +84,13 @@ func newOutcome(n int) *outcome {
 // are measured against the number of decisions.
 func (e *Env) score(mode string, o *outcome) Result {
 	j := truth.NewDense(e.Limit.Max, e.Limit.Window, e.Trace.Config.Identities)
+	felt := truth.NewFelt(e.Limit.Window, e.Trace.Config.Identities)
+	ref := e.reference()
 	by := e.newJudges(o)
 	for i, r := range e.Trace.Requests {
-		should := j.Observe(r.ID, e.At(i).UnixMilli(), int64(r.N), o.allowed[i])
+		t, n := e.At(i).UnixMilli(), int64(r.N)
+		should, beyond := j.ObserveBeyond(r.ID, t, n, o.allowed[i])
+		felt.Observe(r.ID, t, n, o.allowed[i], ref[i], beyond)
 		by.observe(e, o, i, should)
 	}
 	v := j.Result()
@@ -91,9 +98,9 @@ func (e *Env) score(mode string, o *outcome) Result {
 	r := Result{Mode: mode, Decisions: v.Decisions, Allowed: v.Allowed, Denied: v.Denied,
 		FalseAllows: v.FalseAllows, FalseDenies: v.FalseDenies, DecisionErrorPct: v.ErrorPct(),
 		MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission,
-		RedisRoundTrips: o.roundTrips, NATSMessages: o.natsMsgs, NATSBytes: o.natsBytes,
+		Felt: feltOf(felt.Result()), RedisRoundTrips: o.roundTrips, NATSMessages: o.natsMsgs, NATSBytes: o.natsBytes,
 		AddedLatencyP50Ms: p50, AddedLatencyP99Ms: p99, LostHits: o.lost,
-		Classes: by.classResults(e, j), Faults: by.faultCosts()}
+		Classes: by.classResults(e, j, felt), Faults: by.faultCosts()}
 	if o.view != nil {
 		r.Memory = NewMemory()
 		r.Memory.View = o.view

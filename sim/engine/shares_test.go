@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 func TestSharesSplitByIdentityKeepingOrder(t *testing.T) {
 	e := testEnv(t, "mixed")
@@ -16,16 +20,13 @@ func TestSharesSplitByIdentityKeepingOrder(t *testing.T) {
 	seen := 0
 	for w, share := range shares {
 		for k, i := range share {
-			if id := int(e.Trace.Requests[i].ID); id%redisLanes != w {
-				t.Fatalf("request %d of identity %d in worker %d's share", i, id, w)
-			}
-			if k > 0 && pos[share[k-1]] > pos[i] {
-				t.Fatalf("worker %d's share has request %d before %d, against order", w, share[k-1], i)
+			id := int(e.Trace.Requests[i].ID)
+			require.EqualValues(t, w, id%redisLanes, "request %d of identity %d in worker %d's share", i, id, w)
+			if k > 0 {
+				require.LessOrEqual(t, pos[share[k-1]], pos[i], "worker %d's share has request %d before %d, against order", w, share[k-1], i)
 			}
 		}
 		seen += len(share)
 	}
-	if seen != len(order) {
-		t.Fatalf("shares hold %d requests, want %d", seen, len(order))
-	}
+	require.EqualValues(t, len(order), seen, "shares hold %d requests, want %d", seen, len(order))
 }

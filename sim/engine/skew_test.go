@@ -2,12 +2,13 @@ package engine
 
 import (
 	"context"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestSkewReachesRedisOnlyFromThePoPs checks where the skewed clocks go:
@@ -23,13 +24,9 @@ func TestSkewReachesRedisOnlyFromThePoPs(t *testing.T) {
 	check := func(name string, run runner, want []bool) {
 		e.Namespace = t.Name() + name
 		o, err := run(ctx, e)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i := range want {
-			if o.allowed[i] != want[i] {
-				t.Fatalf("%s, request %d: allowed=%v, core's math %v", name, i, o.allowed[i], want[i])
-			}
+			require.Equal(t, want[i], o.allowed[i], "%s, request %d: allowed, against core's math", name, i)
 		}
 	}
 	skewed, truth := slidingModelAt(e, e.PoPAt), slidingModel(e)
@@ -41,9 +38,7 @@ func TestSkewReachesRedisOnlyFromThePoPs(t *testing.T) {
 			differ++
 		}
 	}
-	if differ == 0 {
-		t.Fatal("a ±400ms skew changed no decision of a 1 s window")
-	}
+	require.NotEqualValues(t, 0, differ, "a ±400ms skew changed no decision of a 1 s window")
 }
 
 // TestSkewedHybridIsDeterministic runs the hybrid with skewed clocks twice
@@ -57,16 +52,10 @@ func TestSkewedHybridIsDeterministic(t *testing.T) {
 		e.Namespace = t.Name() + time.Duration(i).String()
 		e.Skew = netmodel.Skews(e.Trace.Config.PoPs, skew, 3)
 		r, err := Run(context.Background(), e, "hybrid-nogossip")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		dropMachine(&r)
 		rs = append(rs, r)
 	}
-	if !reflect.DeepEqual(rs[0], rs[1]) {
-		t.Fatalf("one seed, two figures:\n%+v\n%+v", rs[0], rs[1])
-	}
-	if reflect.DeepEqual(rs[0], rs[2]) {
-		t.Fatalf("skew changed nothing: %+v", rs[0])
-	}
+	require.Equal(t, rs[0], rs[1], "one seed, two figures")
+	require.NotEqual(t, rs[0], rs[2], "skew changed nothing")
 }

@@ -8,7 +8,7 @@ import (
 // releaseViews measures the Go heap the live PoPs' Nodes hold, then closes
 // and drops them (close skips them after): the heap live after a full
 // collection with the Nodes, minus the same without them, divided by the
-// entries of their views. Crashed incarnations are kept, and not counted.
+// entries of their views and by the identities of the run. Crashed incarnations are kept, and not counted.
 // Call it once the outcome is complete (round trips tallied, last flush
 // done): a Node's Close is what close would have done a moment later.
 func (s *hybridSim) releaseViews() *ViewMemory {
@@ -28,9 +28,27 @@ func (s *hybridSim) releaseViews() *ViewMemory {
 	if entries == 0 {
 		return nil
 	}
+	ids := s.e.identitiesSeen()
 	return &ViewMemory{HeapBytes: freed, Entries: entries,
-		EntriesPerPoP:    float64(entries) / float64(len(s.pops)),
-		BytesPerIdentity: float64(freed) / float64(entries)}
+		EntriesPerPoP: float64(entries) / float64(len(s.pops)),
+		BytesPerEntry: float64(freed) / float64(entries),
+		Identities:    ids, BytesPerIdentity: float64(freed) / float64(max(ids, 1))}
+}
+
+// identitiesSeen counts the distinct identities that made a request.
+func (e *Env) identitiesSeen() int64 {
+	seen := make([]bool, e.Trace.Config.Identities)
+	var n int64
+	for _, r := range e.Trace.Requests {
+		if int(r.ID) >= len(seen) {
+			seen = append(seen, make([]bool, int(r.ID)+1-len(seen))...)
+		}
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			n++
+		}
+	}
+	return n
 }
 
 // liveHeap is the heap in use by live objects after a full collection

@@ -5,28 +5,21 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestPublishSubscribe(t *testing.T) {
 	s, err := Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Stop()
 	nc, err := nats.Connect(s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer nc.Close()
 	sub, err := nc.SubscribeSync("x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Publish("x", []byte("hi")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	err = nc.Publish("x", []byte("hi"))
+	require.NoError(t, err)
 	m, err := sub.NextMsg(5 * time.Second)
-	if err != nil || string(m.Data) != "hi" {
-		t.Fatalf("got %v, %v", m, err)
-	}
+	require.False(t, err != nil || string(m.Data) != "hi", "got %v, %v", m, err)
 }

@@ -17,12 +17,20 @@ func writeClasses(w io.Writer, rs []engine.Result) error {
 		for _, c := range r.Classes {
 			if !any {
 				fmt.Fprintln(w, "by class:")
-				fmt.Fprintln(tw, "mode\tclass\tdecisions\tallowed\tfalse allow\tfalse deny\terror %\tover max\tover p99\twaited RT\t")
+				fmt.Fprint(tw, "mode\tclass\tdecisions\tallowed\tfalse allow\tfalse deny\terror %\tover max\tover p99\twaited RT\t")
+				for _, h := range feltHeader {
+					fmt.Fprintf(tw, "%s\t", h)
+				}
+				fmt.Fprintln(tw)
 				any = true
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t\n", r.Mode, c.Class, c.Decisions, c.Allowed,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t", r.Mode, c.Class, c.Decisions, c.Allowed,
 				c.FalseAllows, c.FalseDenies, f(c.DecisionErrorPct, 3), f(c.MaxOveradmission, 2),
 				f(c.P99Overadmission, 2), c.Waited)
+			for _, x := range feltCells(c.Felt) {
+				fmt.Fprintf(tw, "%v\t", x)
+			}
+			fmt.Fprintln(tw)
 		}
 	}
 	return tw.Flush()

@@ -13,10 +13,12 @@ import (
 	"github.com/edgelimit/edgelimit/sim/engine"
 )
 
-// curve is one mode's points of a sweep, in sweep order.
+// curve is one mode's points of a sweep, in sweep order, and where a
+// point goes on the plot (nil: the frontier's place, frontierXY).
 type curve struct {
 	mode string
 	pts  []Point
+	at   func(Point) plotter.XY
 }
 
 // curves groups pts by mode, in the order the points first name each.
@@ -43,13 +45,23 @@ func curveColor(k int) color.Color { return plotutil.Color(k) }
 // which no curve, grid line or antialiased text is drawn in.
 var referenceColor color.Color = color.RGBA{R: 0x50, G: 0x50, B: 0x20, A: 0xff}
 
-// xys places c's points: round trips saved % across, error % up.
+// xys places c's points: by c.at, or on the frontier.
 func (c curve) xys() plotter.XYs {
+	at := c.at
+	if at == nil {
+		at = frontierXY
+	}
 	xys := make(plotter.XYs, len(c.pts))
 	for j, pt := range c.pts {
-		xys[j] = plotter.XY{X: pt.Result.RoundTripsSavedPct, Y: pt.Result.DecisionErrorPct}
+		xys[j] = at(pt)
 	}
 	return xys
+}
+
+// frontierXY places a point on the frontier: round trips saved % across,
+// decision error % up.
+func frontierXY(pt Point) plotter.XY {
+	return plotter.XY{X: pt.Result.RoundTripsSavedPct, Y: pt.Result.DecisionErrorPct}
 }
 
 // addCurve draws c as the k-th curve, a line through solid points, named in

@@ -11,7 +11,8 @@ import (
 // writeMemory writes what each mode's state cost per identity it touched
 // (the modes that measured it), beside the article's and Cloudflare's
 // figures: Redis' used_memory grown during the mode per identity with
-// keys, and the Go heap of the hybrid PoPs' views per view entry.
+// keys, and the Go heap of the hybrid PoPs' views per view entry and per
+// identity of the run (every PoP's view together).
 func writeMemory(w io.Writer, rs []engine.Result) error {
 	var rows []engine.Result
 	for _, r := range rs {
@@ -25,17 +26,17 @@ func writeMemory(w io.Writer, rs []engine.Result) error {
 	fmt.Fprintf(w, "memory per identity, state still live at the mode's end (article: %d B for its two keys; Cloudflare: %d B):\n",
 		engine.ArticleBytesPerIdentity, engine.CloudflareBytesPerIdentity)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  mode\tredis MB\tkeys\tidentities\tfields/hash\tredis B/id\tview MB\tview ids/PoP\tview B/id\t")
+	fmt.Fprintln(tw, "  mode\tredis MB\tkeys\tidentities\tfields/hash\tredis B/id\tview MB\tview ids/PoP\tview B/entry\tview B/id\t")
 	for _, r := range rows {
 		red := []any{"-", "-", "-", "-", "-"}
 		if m := r.Memory.Redis; m != nil {
 			red = []any{f(float64(m.UsedBytes)/(1<<20), 1), m.Keys, m.Identities, fields(m.FieldsPerHash), f(m.BytesPerIdentity, 1)}
 		}
-		view := []any{"-", "-", "-"}
+		view := []any{"-", "-", "-", "-"}
 		if v := r.Memory.View; v != nil {
-			view = []any{f(float64(v.HeapBytes)/(1<<20), 1), f(v.EntriesPerPoP, 0), f(v.BytesPerIdentity, 1)}
+			view = []any{f(float64(v.HeapBytes)/(1<<20), 1), f(v.EntriesPerPoP, 0), f(v.BytesPerEntry, 1), f(v.BytesPerIdentity, 1)}
 		}
-		fmt.Fprintf(tw, "  %s\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t\n", append(append([]any{r.Mode}, red...), view...)...)
+		fmt.Fprintf(tw, "  %s\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t\n", append(append([]any{r.Mode}, red...), view...)...)
 	}
 	return tw.Flush()
 }

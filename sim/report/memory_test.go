@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/edgelimit/edgelimit/sim/engine"
 )
 
@@ -16,31 +19,28 @@ func TestMemorySection(t *testing.T) {
 	red.Redis = &engine.RedisMemory{UsedBytes: 160 << 20, Keys: 1_000_000, Identities: 1_000_000, BytesPerIdentity: 167.77}
 	hy := engine.NewMemory()
 	hy.Redis = &engine.RedisMemory{UsedBytes: 640 << 20, Keys: 2_000_000, Identities: 1_000_000, BytesPerIdentity: 671.09, FieldsPerHash: 7.5}
-	hy.View = &engine.ViewMemory{HeapBytes: 3 << 30, Entries: 8_000_000, EntriesPerPoP: 1_000_000, BytesPerIdentity: 402.65}
+	hy.View = &engine.ViewMemory{HeapBytes: 3 << 30, Entries: 8_000_000, EntriesPerPoP: 1_000_000, BytesPerEntry: 402.65,
+		Identities: 1_000_000, BytesPerIdentity: 3221.23}
 	cl := engine.NewMemory()
 	cl.View = hy.View
 	rs := []engine.Result{{Mode: "redis", Memory: red}, {Mode: "local"}, {Mode: "hybrid", Memory: hy}, {Mode: "hybrid-nogossip", Memory: cl}}
 	var b bytes.Buffer
-	if err := writeMemory(&b, rs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, writeMemory(&b, rs))
 	got := b.String()
 	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
 	want := [][]string{
-		{"redis", "160.0", "1000000", "1000000", "-", "167.8", "-", "-", "-"},
-		{"hybrid", "640.0", "2000000", "1000000", "7.50", "671.1", "3072.0", "1000000", "402.6"},
-		{"hybrid-nogossip", "-", "-", "-", "-", "-", "3072.0", "1000000", "402.6"},
+		{"redis", "160.0", "1000000", "1000000", "-", "167.8", "-", "-", "-", "-"},
+		{"hybrid", "640.0", "2000000", "1000000", "7.50", "671.1", "3072.0", "1000000", "402.6", "3221.2"},
+		{"hybrid-nogossip", "-", "-", "-", "-", "-", "3072.0", "1000000", "402.6", "3221.2"},
 	}
-	if len(lines) != 2+len(want) || !strings.Contains(lines[0], "article: 96 B for its two keys; Cloudflare: 24 B") {
-		t.Fatalf("want a title with the references, a header and 3 rows:\n%s", got)
-	}
+	require.Len(t, lines, 2+len(want), "want a title with the references, a header and 3 rows:\n%s", got)
+	require.Contains(t, lines[0], "article: 96 B for its two keys; Cloudflare: 24 B", "the title names the references")
+	assert.Equal(t, []string{"mode", "redis", "MB", "keys", "identities", "fields/hash", "redis", "B/id", "view", "MB", "view", "ids/PoP", "view", "B/entry", "view", "B/id"},
+		strings.Fields(lines[1]), "header: a view's bytes per entry, then per identity")
 	for k, w := range want {
-		if f := strings.Fields(lines[2+k]); strings.Join(f, " ") != strings.Join(w, " ") {
-			t.Errorf("row %d: %v, want %v", k, f, w)
-		}
+		assert.Equal(t, w, strings.Fields(lines[2+k]), "row %d", k)
 	}
 	b.Reset()
-	if err := writeMemory(&b, rs[1:2]); err != nil || b.Len() != 0 {
-		t.Fatalf("a run without memory printed %q (%v)", b.String(), err)
-	}
+	require.NoError(t, writeMemory(&b, rs[1:2]))
+	assert.Zero(t, b.Len(), "a run without memory printed %q", b.String())
 }

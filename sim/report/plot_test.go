@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/edgelimit/edgelimit/sim/engine"
 )
 
@@ -29,18 +32,12 @@ func frontierSample() ([]Point, []engine.Result) {
 func render(t *testing.T, pts []Point, refs []engine.Result) image.Image {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "frontier.png")
-	if err := WritePlot(path, "test frontier", pts, refs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WritePlot(path, "test frontier", pts, refs), "writing the plot")
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "opening the plot")
 	defer f.Close()
 	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("not a PNG: %v", err)
-	}
+	require.NoError(t, err, "not a PNG")
 	return img
 }
 
@@ -68,42 +65,27 @@ func topLeft(img image.Image) image.Rectangle {
 func TestPlotDrawsOneCurvePerModeWithALegend(t *testing.T) {
 	pts, refs := frontierSample()
 	img := render(t, pts, refs)
-	if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 400 || b.Dx() <= b.Dy() {
-		t.Fatalf("image %v, want a landscape 9×6 in figure", b)
-	}
+	b := img.Bounds()
+	require.True(t, b.Dx() >= 600 && b.Dy() >= 400 && b.Dx() > b.Dy(), "image %v, want a landscape 9×6 in figure", b)
 	for k, mode := range []string{"hybrid", "hybrid-escrow"} {
-		if n := pixels(img, img.Bounds(), curveColor(k)); n < 100 {
-			t.Errorf("%s: %d pixels of its colour, want its curve's points", mode, n)
-		}
-		if n := pixels(img, topLeft(img), curveColor(k)); n == 0 {
-			t.Errorf("%s: not in the legend (no pixel of its colour top left)", mode)
-		}
+		assert.GreaterOrEqual(t, pixels(img, img.Bounds(), curveColor(k)), 100, "%s: pixels of its colour, want its curve's points", mode)
+		assert.NotZero(t, pixels(img, topLeft(img), curveColor(k)), "%s: not in the legend (no pixel of its colour top left)", mode)
 	}
-	if n := pixels(img, topLeft(img), referenceColor); n == 0 {
-		t.Error("references not in the legend")
-	}
+	assert.NotZero(t, pixels(img, topLeft(img), referenceColor), "references not in the legend")
 }
 
 func TestPlotOfOneModeHasOneCurve(t *testing.T) {
 	pts, _ := frontierSample()
 	img := render(t, pts[:3], nil)
-	if n := pixels(img, img.Bounds(), curveColor(0)); n < 100 {
-		t.Errorf("hybrid: %d pixels of its colour, want its curve", n)
-	}
-	if n := pixels(img, img.Bounds(), curveColor(1)); n != 0 {
-		t.Errorf("%d pixels of a second curve's colour, with one mode", n)
-	}
-	if n := pixels(img, img.Bounds(), referenceColor); n != 0 {
-		t.Errorf("%d pixels of the references' colour, with none", n)
-	}
+	assert.GreaterOrEqual(t, pixels(img, img.Bounds(), curveColor(0)), 100, "hybrid: pixels of its colour, want its curve")
+	assert.Zero(t, pixels(img, img.Bounds(), curveColor(1)), "pixels of a second curve's colour, with one mode")
+	assert.Zero(t, pixels(img, img.Bounds(), referenceColor), "pixels of the references' colour, with none")
 }
 
 func TestPlotOfOnePointPerMode(t *testing.T) {
 	pts, refs := frontierSample()
 	img := render(t, []Point{pts[0], pts[3]}, refs[:1])
 	for k := range 2 {
-		if n := pixels(img, img.Bounds(), curveColor(k)); n < 20 {
-			t.Errorf("mode %d: %d pixels of its colour, want its point", k, n)
-		}
+		assert.GreaterOrEqual(t, pixels(img, img.Bounds(), curveColor(k)), 20, "mode %d: pixels of its colour, want its point", k)
 	}
 }

@@ -10,22 +10,27 @@ import (
 // Report is one pop-sim run: the sizes it ran with and one Result per mode,
 // plus the sweep's points when a sweep ran.
 type Report struct {
-	Scenario       string          `json:"scenario"`
-	Seed           uint64          `json:"seed"`
-	PoPs           int             `json:"pops"`
-	Identities     int             `json:"identities"`
-	Requests       int             `json:"requests"`
-	Limit          int64           `json:"limit"`
-	WindowMs       int64           `json:"window_ms"`
-	SyncIntervalMs int64           `json:"sync_interval_ms"`
-	Margin         float64         `json:"margin"`
-	ClockSkewMs    int64           `json:"clock_skew_ms"` // PoP clocks spread over ±this
-	Network        string          `json:"network"`       // honest or ideal (see engine.Env.Network)
-	Jitter         float64         `json:"jitter"`        // honest: mean jitter of a one-way delay, a fraction of its base
-	Results        []engine.Result `json:"results"`
-	Sweep          []Point         `json:"sweep,omitempty"`
-	Notes          []string        `json:"notes,omitempty"`
-	Run            *Run            `json:"run,omitempty"`
+	Scenario       string  `json:"scenario"`
+	Seed           uint64  `json:"seed"`
+	PoPs           int     `json:"pops"`
+	Identities     int     `json:"identities"`
+	Requests       int     `json:"requests"`
+	Limit          int64   `json:"limit"`
+	WindowMs       int64   `json:"window_ms"`
+	SyncIntervalMs int64   `json:"sync_interval_ms"`
+	Margin         float64 `json:"margin"`
+	ClockSkewMs    int64   `json:"clock_skew_ms"` // PoP clocks spread over ±this
+	Network        string  `json:"network"`       // honest or ideal (see engine.Env.Network)
+	Jitter         float64 `json:"jitter"`        // honest: mean jitter of a one-way delay, a fraction of its base
+	// Reference is the ideal limiter's row on the same trace (one exact
+	// sliding log deciding each request at its instant, no network):
+	// every mode's quota served, under-admission and rate error are
+	// measured against it; nil when not run (the article).
+	Reference *engine.Result  `json:"reference,omitempty"`
+	Results   []engine.Result `json:"results"`
+	Sweep     []Point         `json:"sweep,omitempty"`
+	Notes     []string        `json:"notes,omitempty"`
+	Run       *Run            `json:"run,omitempty"`
 }
 
 // Run is what the whole simulation took: how many of its mode runs ran at

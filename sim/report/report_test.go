@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/edgelimit/edgelimit/sim/engine"
 )
 
@@ -20,44 +23,43 @@ func sample() Report {
 
 func TestTableIsAligned(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTable(&b, sample()); err != nil {
-		t.Fatal(err)
-	}
+	rep := sample()
+	rep.Reference = &engine.Result{Mode: engine.ReferenceMode, Decisions: 4, Felt: engine.Felt{QuotaServedPct: 100}}
+	require.NoError(t, WriteTable(&b, rep))
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if len(lines) != 6 {
-		t.Fatalf("%d lines, want title, header, 2 modes, 2 sweep points:\n%s", len(lines), b.String())
-	}
-	for _, l := range lines[2:] {
-		if len(l) != len(lines[1]) {
-			t.Fatalf("row %q not as wide as the header %q", l, lines[1])
+	require.Len(t, lines, 14, "want title, header, the reference, 2 modes, 2 sweep points, then the felt section's title, header and 5 rows:\n%s", b.String())
+	for _, block := range [][]string{lines[1:7], lines[8:14]} {
+		for _, l := range block[1:] {
+			assert.Len(t, l, len(block[0]), "row %q not as wide as its header %q", l, block[0])
 		}
 	}
-	if !strings.Contains(b.String(), "hybrid margin=0.2") {
-		t.Fatal("sweep row unlabelled")
+	assert.True(t, strings.HasPrefix(strings.TrimSpace(lines[2]), "reference "), "the reference's row comes first: %q", lines[2])
+	assert.Contains(t, b.String(), "hybrid margin=0.2", "sweep row labelled")
+	assert.Contains(t, lines[7], "against the reference", "the felt section's title")
+	for _, h := range feltHeader {
+		assert.Contains(t, lines[8], h, "the felt section's header names %q", h)
 	}
+	assert.Equal(t, []string{"reference", "100.00", "0.00", "0", "0", "0", "0.00", "0.00", "0"}, strings.Fields(lines[9]),
+		"the reference's felt row: every quota served, nothing else")
 }
 
 func TestCSVAndPlot(t *testing.T) {
 	var b bytes.Buffer
 	rep := sample()
-	if err := WriteCSV(&b, rep.Sweep, rep.Results); err != nil {
-		t.Fatal(err)
-	}
+	rep.Sweep[0].Result.Felt = engine.Felt{QuotaServedPct: 97.5, UnderAdmissionPct: 2.5, BeyondLimitUnits: 3,
+		WronglyLimited: 4, WronglyLimitedUnits: 5, RateErrorMeanPct: 6.5, RateErrorP99Pct: 7.5, Contested: 8}
+	require.NoError(t, WriteCSV(&b, rep.Sweep, rep.Results))
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("csv has %d lines, want header, 2 points, 2 references:\n%s", len(lines), b.String())
-	}
+	require.Len(t, lines, 5, "csv lines: want header, 2 points, 2 references:\n%s", b.String())
 	for k, lead := range []string{"mode,param,value,", "hybrid,margin,0,", "hybrid,margin,0.2,", "redis,,,", "local,,,"} {
-		if !strings.HasPrefix(lines[k], lead) {
-			t.Errorf("csv line %d %q, want it led by %q", k, lines[k], lead)
-		}
+		assert.True(t, strings.HasPrefix(lines[k], lead), "csv line %d %q, want it led by %q", k, lines[k], lead)
 	}
+	assert.True(t, strings.HasSuffix(lines[0], ",quota_served_pct,under_admission_pct,beyond_limit_units,wrongly_limited,wrongly_limited_units,rate_error_mean_pct,rate_error_p99_pct,contested"),
+		"the header ends with the felt columns: %q", lines[0])
+	assert.True(t, strings.HasSuffix(lines[1], ",97.5,2.5,3,4,5,6.5,7.5,8"), "the first point ends with its felt figures: %q", lines[1])
 	png := filepath.Join(t.TempDir(), "sweep.png")
-	if err := WritePlot(png, "test", sample().Sweep, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WritePlot(png, "test", sample().Sweep, nil))
 	data, err := os.ReadFile(png)
-	if err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
-		t.Fatalf("no PNG written: %v", err)
-	}
+	require.NoError(t, err, "reading the plot")
+	assert.True(t, bytes.HasPrefix(data, []byte("\x89PNG")), "a PNG written")
 }

@@ -48,13 +48,20 @@ func WriteTable(w io.Writer, rep Report) error {
 		}
 	}
 	fmt.Fprintln(w)
-	rows := rep.Results
+	var rows []engine.Result
+	if rep.Reference != nil {
+		rows = append(rows, *rep.Reference)
+	}
+	rows = append(rows, rep.Results...)
 	for _, p := range rep.Sweep {
 		r := p.Result
 		r.Mode = p.Mode + " " + p.Param + "=" + p.Value
 		rows = append(rows, r)
 	}
 	if err := writeAligned(w, header, rows); err != nil {
+		return err
+	}
+	if err := writeFelt(w, rows); err != nil {
 		return err
 	}
 	if err := writeClasses(w, rep.Results); err != nil {

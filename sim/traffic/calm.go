@@ -6,7 +6,8 @@ import "math"
 // limit: far below it.
 const calmCap = 0.3
 
-// zipfExponent shapes calm popularity: identity of rank r gets weight r^-s.
+// zipfExponent shapes calm popularity unless a scenario sets its own
+// (share.zipf): identity of rank r gets weight r^-s.
 const zipfExponent = 1.0
 
 // fillCalm gives the remaining identities about budget requests with
@@ -18,7 +19,11 @@ func (g *gen) fillCalm(budget int) {
 	if got == 0 || budget <= 0 {
 		return
 	}
-	counts := zipfCounts(got, budget, int(calmCap*float64(g.c.Limit)*g.windows()))
+	s := g.shape.zipf
+	if s == 0 {
+		s = zipfExponent
+	}
+	counts := zipfCounts(got, budget, int(calmCap*float64(g.c.Limit)*g.windows()), s)
 	for i, n := range counts {
 		g.emit(first+i, n, 0, g.dur, g.pinned())
 	}
@@ -27,16 +32,16 @@ func (g *gen) fillCalm(budget int) {
 // zipfCounts splits budget over n identities by weight rank^-s, capping each
 // at most, then hands out what is left one request per identity in rank
 // order (within the cap) until the budget is spent or every identity is full.
-func zipfCounts(n, budget, most int) []int {
+func zipfCounts(n, budget, most int, s float64) []int {
 	most = max(most, 1)
 	var sum float64
 	for r := 1; r <= n; r++ {
-		sum += math.Pow(float64(r), -zipfExponent)
+		sum += math.Pow(float64(r), -s)
 	}
 	counts := make([]int, n)
 	left := budget
 	for i := range counts {
-		c := int(float64(budget) * math.Pow(float64(i+1), -zipfExponent) / sum)
+		c := int(float64(budget) * math.Pow(float64(i+1), -s) / sum)
 		counts[i] = min(c, most, left)
 		left -= counts[i]
 	}

@@ -20,6 +20,38 @@ type Config struct {
 	Window     time.Duration // at least 1ms
 	Seed       uint64        // same seed, same trace
 	Rate       float64       // requests per second per PoP; 0: the trace lasts Windows windows
+	// CrowdSpan is how long a flash-crowd identity's burst takes to
+	// arrive; 0: a fifth of the Window (DefaultCrowdSpan). Only the
+	// arrival times of the crowd's requests depend on it.
+	CrowdSpan time.Duration
+}
+
+// DefaultCrowdSpan is Config.CrowdSpan's default for window: a fifth of it.
+func DefaultCrowdSpan(window time.Duration) time.Duration { return window / 5 }
+
+// crowdSpan is how long a crowd's burst takes to arrive.
+func (c Config) crowdSpan() time.Duration {
+	if c.CrowdSpan == 0 {
+		return DefaultCrowdSpan(c.Window)
+	}
+	return c.CrowdSpan
+}
+
+// validateCrowdSpan checks CrowdSpan: positive when set, and short enough
+// that a burst starting just past the trace's middle (by up to a tenth of
+// a window) ends within it.
+func (c Config) validateCrowdSpan() error {
+	if c.CrowdSpan == 0 {
+		return nil
+	}
+	most := c.Duration()/2 - c.Window/10
+	switch {
+	case c.CrowdSpan < 0:
+		return fmt.Errorf("crowd-span %s: want a positive duration", c.CrowdSpan)
+	case c.CrowdSpan > most:
+		return fmt.Errorf("crowd-span %s: longer than the %s from a crowd's start to the trace's end (half the trace less a tenth of a window)", c.CrowdSpan, most)
+	}
+	return nil
 }
 
 // DefaultConfig is the default run of pop-sim: sized so that every mode of
@@ -49,5 +81,8 @@ func (c Config) Validate() error {
 	case c.Window < time.Millisecond:
 		return errors.New("window must be at least 1ms")
 	}
-	return c.validateRate()
+	if err := c.validateRate(); err != nil {
+		return err
+	}
+	return c.validateCrowdSpan()
 }

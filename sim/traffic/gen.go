@@ -14,12 +14,13 @@ type gen struct {
 	nextID  int
 	reqs    []Request
 	classOf []uint8 // by identity
+	shape   shape   // the scenario's departures (shapes)
 }
 
 func newGen(c Config) *gen {
 	return &gen{c: c, rng: rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)),
 		dur: c.Duration(), reqs: make([]Request, 0, c.Requests),
-		classOf: make([]uint8, c.Identities)}
+		classOf: make([]uint8, c.Identities), shape: shapes[c.Scenario]}
 }
 
 // windows is how many windows of the limit the trace lasts: Windows unless

@@ -5,6 +5,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // goldenDefault is the SHA-256 of each scenario's trace at DefaultConfig
@@ -17,6 +21,7 @@ var goldenDefault = map[string]string{
 	"pinned":        "edaa1e472d6408e39e030d4ec4c4cab7b9f7eb867d10cef5df8a9529d7a7a21d",
 	"flash-crowd":   "790fb766ccb4e1612a8db7c663ae8c1611a9fef5c9c8ed30831c0e95af38a097",
 	"near-limit":    "78dfaf356d2d6696a895d2db456e5743b7a5b8d9d5f7281e734481e705b056af",
+	"edge":          "7d58586110449bde6429b079fd290bfc0f2c19e322135d92449652c5855a3d8f",
 }
 
 // traceHash hashes tr's duration and every request's fields in order.
@@ -40,12 +45,9 @@ func TestDefaultTracesBitIdentical(t *testing.T) {
 		c := DefaultConfig()
 		c.Scenario = s
 		tr, err := Generate(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want, ok := goldenDefault[s]
-		if got := traceHash(tr); !ok || got != want {
-			t.Errorf("%s: default trace hash %s, want %q (a new scenario adds its hash to goldenDefault)", s, got, want)
-		}
+		got := traceHash(tr)
+		assert.False(t, !ok || got != want, "%s: default trace hash %s, want %q (a new scenario adds its hash to goldenDefault)", s, got, want)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // stableSorted is what sortRequests gave before radixSort: the one stable
@@ -40,9 +42,7 @@ func TestRadixSortIsTheStableSort(t *testing.T) {
 			}
 			want := stableSorted(rs)
 			radixSort(rs)
-			if !slices.Equal(rs, want) {
-				t.Fatalf("span %d, %d requests: radixSort differs from the stable sort", span, n)
-			}
+			require.True(t, slices.Equal(rs, want), "span %d, %d requests: radixSort differs from the stable sort", span, n)
 		}
 	}
 }
@@ -57,9 +57,7 @@ func TestRadixSortKeepsTiesInOrder(t *testing.T) {
 	}
 	want := stableSorted(rs)
 	radixSort(rs)
-	if !slices.Equal(rs, want) {
-		t.Fatal("ties lost their order")
-	}
+	require.True(t, slices.Equal(rs, want), "ties lost their order")
 }
 
 // BenchmarkSortRequests sorts 1,000,000 requests over six minutes at

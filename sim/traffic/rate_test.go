@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRateOfTheDefaultLengthGivesTheSameTrace: a rate that sizes the trace
@@ -15,17 +18,11 @@ func TestRateOfTheDefaultLengthGivesTheSameTrace(t *testing.T) {
 		c := small(s) // 5000 requests, 4 PoPs, 1s window: 6s at 5000/24 per PoP
 		c.Requests = 4800
 		want, err := Generate(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		c.Rate = 200
 		got, err := Generate(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Duration != 6*time.Second || traceHash(got) != traceHash(want) {
-			t.Fatalf("%s: rate 200 gave %s and a different trace, want 6s and the same", s, got.Duration)
-		}
+		require.NoError(t, err)
+		require.False(t, got.Duration != 6*time.Second || traceHash(got) != traceHash(want), "%s: rate 200 gave %s and a different trace, want 6s and the same", s, got.Duration)
 	}
 }
 
@@ -38,19 +35,12 @@ func TestRateSizesTheDuration(t *testing.T) {
 			c := small(s)
 			c.Rate = tc.rate
 			tr, err := Generate(c)
-			if err != nil {
-				t.Fatalf("%s at %g: %v", s, tc.rate, err)
-			}
-			if tr.Duration != tc.want {
-				t.Fatalf("%s at %g: duration %s, want %s", s, tc.rate, tr.Duration, tc.want)
-			}
-			if len(tr.Requests) != c.Requests {
-				t.Errorf("%s at %g: %d requests, want %d", s, tc.rate, len(tr.Requests), c.Requests)
-			}
+			require.NoError(t, err, "%s at %g: %v", s, tc.rate, err)
+			require.EqualValues(t, tc.want, tr.Duration, "%s at %g: duration %s, want %s", s, tc.rate, tr.Duration, tc.want)
+			assert.EqualValues(t, c.Requests, len(tr.Requests), "%s at %g: %d requests, want %d", s, tc.rate, len(tr.Requests), c.Requests)
 			for i, r := range tr.Requests {
-				if r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At) {
-					t.Fatalf("%s at %g: request %d at %s, out of order or of [0, %s)", s, tc.rate, i, r.At, tr.Duration)
-				}
+				require.False(t, r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At),
+					"%s at %g: request %d at %s, out of order or of [0, %s)", s, tc.rate, i, r.At, tr.Duration)
 			}
 		}
 	}
@@ -63,14 +53,11 @@ func TestRateKeepsAttackersOverTheLimit(t *testing.T) {
 	c := small("mixed")
 	c.Requests, c.Rate = 100000, 100 // 250 s, 250 windows; attackers' budget 30000
 	tr, err := Generate(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	counts, _ := perIdentity(tr)
 	windows := tr.Duration.Seconds() / c.Window.Seconds()
-	if n := counts[0]; float64(n) < 2*float64(c.Limit)*windows {
-		t.Fatalf("first attacker sends %d over %g windows, want at least %g", n, windows, 2*float64(c.Limit)*windows)
-	}
+	n := counts[0]
+	require.False(t, float64(n) < 2*float64(c.Limit)*windows, "first attacker sends %d over %g windows, want at least %g", n, windows, 2*float64(c.Limit)*windows)
 }
 
 func TestBadRate(t *testing.T) {
@@ -84,8 +71,6 @@ func TestBadRate(t *testing.T) {
 		c := small("mixed")
 		c.Rate = tc.rate
 		_, err := Generate(c)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("rate %g: error %v, want one saying %q", tc.rate, err, tc.want)
-		}
+		assert.False(t, err == nil || !strings.Contains(err.Error(), tc.want), "rate %g: error %v, want one saying %q", tc.rate, err, tc.want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // recipe finds the access-log recipe of docs/trace-format.md: the shell
@@ -24,13 +26,9 @@ func TestAccessLogRecipe(t *testing.T) {
 		}
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "trace-format.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cmd := recipe.Find(doc)
-	if cmd == nil {
-		t.Fatal("docs/trace-format.md has no recipe from sort to > mine.csv")
-	}
+	require.NotNil(t, cmd, "docs/trace-format.md has no recipe from sort to > mine.csv")
 	dir := t.TempDir()
 	logs := map[string]string{
 		"fra.log": "1764763200.412 203.0.113.7 fra\n1764763201.377 203.0.113.7 fra\n",
@@ -38,27 +36,19 @@ func TestAccessLogRecipe(t *testing.T) {
 		"sin.log": "1764763201.002 2001:db8::5 sin\n",
 	}
 	for name, text := range logs {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+		require.NoError(t, err)
 	}
 	sh := exec.Command("sh", "-c", strings.TrimSpace(string(cmd)))
 	sh.Dir = dir
-	if out, err := sh.CombinedOutput(); err != nil {
-		t.Fatalf("recipe: %v: %s", err, out)
-	}
+	out, err := sh.CombinedOutput()
+	require.NoError(t, err, "recipe: %v: %s", err, out)
 	f, err := os.Open(filepath.Join(dir, "mine.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	tr, err := ReadTrace(f, CSV, ReadOptions{PoPs: 8, Limit: 100, Window: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ms := time.Millisecond
 	want := []Request{{0, 0, 0, 1}, {1 * ms, 1, 1, 1}, {538 * ms, 0, 1, 1}, {590 * ms, 2, 2, 1}, {965 * ms, 0, 0, 1}}
-	if !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 3 {
-		t.Fatalf("recipe made %+v at %d PoPs, want %+v at 3", tr.Requests, tr.Config.PoPs, want)
-	}
+	require.False(t, !reflect.DeepEqual(tr.Requests, want) || tr.Config.PoPs != 3, "recipe made %+v at %d PoPs, want %+v at 3", tr.Requests, tr.Config.PoPs, want)
 }

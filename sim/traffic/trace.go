@@ -23,6 +23,10 @@ type Trace struct {
 	Requests []Request
 	Classes  []string // class names, or nil for a trace without classes
 	ClassOf  []uint8  // by identity: its index in Classes (nil with Classes)
+	// Seeded says Config.Seed is the seed of the run that made the trace:
+	// set by Generate, and by ReadTrace when the file records one (its
+	// header's seed, which WriteTrace writes for a seeded trace).
+	Seeded bool
 }
 
 // sortRequests orders rs by arrival, stably, so equal times keep the order

@@ -1,9 +1,11 @@
 package traffic
 
 import (
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const head = "# edgelimit-trace v1\nt_ms,identity,pop,weight\n"
@@ -56,26 +58,31 @@ func TestBadTraceFiles(t *testing.T) {
 		{"cut short", "# edgelimit-trace v1\n# requests: 3\n" + csvColumns + "\n0,a,0,1\n1,a,0,1\n", CSV, 5, "after 2 requests, the header declares 3"},
 		{"too many", jhead[:len(jhead)-2] + `,"requests":1}` + "\n" + `{"t_ms":0,"identity":"a","pop":0,"weight":1}` + "\n" + `{"t_ms":0,"identity":"a","pop":0,"weight":1}`, JSONL, 3, "more requests than the header's 1"},
 		{"undeclared class", "# edgelimit-trace v1\n# classes: calm,bursts\n" + csvColumns + ",class\n0,a,0,1,bots\n", CSV, 4, `class "bots" is not among the header's classes`},
+		{"bad seed", "# edgelimit-trace v1\n# seed: -3\n", CSV, 2, `seed "-3": want a decimal number`},
+		{"seed twice", "# edgelimit-trace v1\n# seed: 3\n# seed: 4\n", CSV, 3, "seed declared twice"},
+		{"bad seed jsonl", `{"edgelimit_trace":"v1","seed":-1}` + "\n", JSONL, 1, "want the header"},
 		{"long line", head + strings.Repeat("x", maxLine+10) + "\n", CSV, 3, "longer than"},
 	} {
 		o := readOpts()
 		o.PoPsFixed = tc.name == "pops count differs"
 		_, err := ReadTrace(strings.NewReader(tc.file), tc.f, o)
 		var le *LineError
-		if !errors.As(err, &le) || le.Line != tc.line || !strings.Contains(err.Error(), tc.want) ||
-			strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: error %v, want one line at line %d saying %q", tc.name, err, tc.line, tc.want)
+		if !assert.ErrorAs(t, err, &le, "%s: want a *LineError", tc.name) {
+			continue
 		}
+		assert.Equal(t, tc.line, le.Line, "%s: the line named in %v", tc.name, err)
+		assert.Contains(t, err.Error(), tc.want, "%s: what the error says", tc.name)
+		assert.NotContains(t, err.Error(), "\n", "%s: the error is one line", tc.name)
 	}
 }
 
 func TestFormatOf(t *testing.T) {
 	for path, want := range map[string]Format{"a.csv": CSV, "b.JSONL": JSONL, "c.ndjson": JSONL} {
-		if f, err := FormatOf(path); err != nil || f != want {
-			t.Errorf("%s: %v, %v; want %v", path, f, err, want)
+		f, err := FormatOf(path)
+		if assert.NoError(t, err, "%s", path) {
+			assert.Equal(t, want, f, "%s: format", path)
 		}
 	}
-	if _, err := FormatOf("trace.txt"); err == nil {
-		t.Error("trace.txt accepted")
-	}
+	_, err := FormatOf("trace.txt")
+	require.Error(t, err, "trace.txt accepted")
 }

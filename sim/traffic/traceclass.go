@@ -9,7 +9,7 @@ import (
 var classNames = [...]string{
 	calm: "calm", attackers: "attackers", spreadAttackers: "spread-attackers",
 	pinnedAttackers: "pinned-attackers", near: "near", pinnedNear: "pinned-near",
-	bursts: "bursts", crowd: "crowd", nearSpread: "near-spread",
+	bursts: "bursts", crowd: "crowd", nearSpread: "near-spread", warm: "warm",
 }
 
 // ClassNames lists the classes a generated trace's Trace.ClassOf indexes.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzReadTrace: any file is refused with a *LineError or read into a
@@ -30,23 +32,19 @@ func FuzzReadTrace(f *testing.F) {
 		o := readOpts()
 		tr, err := ReadTrace(strings.NewReader(file), format, o)
 		if err != nil {
-			if _, ok := err.(*LineError); !ok || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error %q: want a one-line *LineError", err)
-			}
+			_, ok := err.(*LineError)
+			require.False(t, !ok || strings.Contains(err.Error(), "\n"), "error %q: want a one-line *LineError", err)
 			return
 		}
 		c := tr.Config
-		if c.Requests != len(tr.Requests) || c.Requests == 0 || c.PoPs < 1 || c.Identities < 1 {
-			t.Fatalf("config %+v for %d requests", c, len(tr.Requests))
-		}
+		require.False(t, c.Requests != len(tr.Requests) || c.Requests == 0 || c.PoPs < 1 || c.Identities < 1, "config %+v for %d requests", c, len(tr.Requests))
 		for i, r := range tr.Requests {
-			if r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At) ||
+			require.False(t, r.At < 0 || r.At >= tr.Duration || (i > 0 && r.At < tr.Requests[i-1].At) ||
 				int(r.PoP) >= c.PoPs || r.PoP < 0 || int(r.ID) >= c.Identities || r.ID < 0 ||
-				r.N < 1 || int64(r.N) > o.Limit {
-				t.Fatalf("request %d %+v out of range (duration %s, config %+v)", i, r, tr.Duration, c)
-			}
-			if tr.ClassOf != nil && int(tr.ClassOf[r.ID]) >= len(tr.Classes) {
-				t.Fatalf("identity %d of class %d of %d", r.ID, tr.ClassOf[r.ID], len(tr.Classes))
+				r.N < 1 || int64(r.N) > o.Limit,
+				"request %d %+v out of range (duration %s, config %+v)", i, r, tr.Duration, c)
+			if tr.ClassOf != nil {
+				require.Less(t, int(tr.ClassOf[r.ID]), len(tr.Classes), "identity %d's class against the %d classes", r.ID, len(tr.Classes))
 			}
 		}
 	})
@@ -55,17 +53,12 @@ func FuzzReadTrace(f *testing.F) {
 // TestSampleReads reads the sample trace that ships in testdata.
 func TestSampleReads(t *testing.T) {
 	f, err := os.Open("testdata/sample.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	tr, err := ReadTrace(f, CSV, ReadOptions{PoPs: 8, Limit: 20, Window: 1e9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := tr.Config; c.PoPs != 4 || c.Requests != 2000 || c.Identities < 100 || c.Identities > 300 || tr.Classes != nil {
-		t.Fatalf("sample: %+v, classes %v; want 4 PoPs, 2000 requests, 100-300 identities, no classes", c, tr.Classes)
-	}
+	require.NoError(t, err)
+	c := tr.Config
+	require.False(t, c.PoPs != 4 || c.Requests != 2000 || c.Identities < 100 || c.Identities > 300 || tr.Classes != nil, "sample: %+v, classes %v; want 4 PoPs, 2000 requests, 100-300 identities, no classes", c, tr.Classes)
 }
 
 // FuzzFastJSON: a line the fast path accepts, encoding/json accepts too,
@@ -87,12 +80,8 @@ func FuzzFastJSON(f *testing.F) {
 			return
 		}
 		slow, err := slowJSON([]byte(line))
-		if err != nil {
-			t.Fatalf("%q: fast path accepted, encoding/json: %v", line, err)
-		}
-		if !reflect.DeepEqual(norm(fast), norm(slow)) {
-			t.Fatalf("%q: fast %+v, slow %+v", line, norm(fast), norm(slow))
-		}
+		require.NoError(t, err, "%q: fast path accepted, encoding/json: %v", line, err)
+		require.True(t, reflect.DeepEqual(norm(fast), norm(slow)), "%q: fast %+v, slow %+v", line, norm(fast), norm(slow))
 	})
 }
 

@@ -1,6 +1,9 @@
 package traffic
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // maxPoPs bounds a trace's PoPs, as Config.Validate does.
 const maxPoPs = 1000
@@ -18,8 +21,8 @@ func (rd *reader) csvVersion(line []byte) error {
 }
 
 // directive reads a "# key: value" line of a CSV header: pops,
-// duration_ms, identities, requests or classes. Any other "#" line is a
-// comment.
+// duration_ms, identities, requests, classes or seed. Any other "#" line
+// is a comment.
 func (rd *reader) directive(line []byte) error {
 	key, value, ok := strings.Cut(strings.TrimSpace(string(line[1:])), ":")
 	if !ok {
@@ -37,7 +40,22 @@ func (rd *reader) directive(line []byte) error {
 		return rd.setRequests(value)
 	case "classes":
 		return rd.declareClasses(value)
+	case "seed":
+		return rd.setSeed(value)
 	}
+	return nil
+}
+
+// setSeed reads seed: the seed of the run that made the trace.
+func (rd *reader) setSeed(value string) error {
+	if rd.seeded {
+		return rd.fail("seed declared twice")
+	}
+	n, err := strconv.ParseUint(value, 10, 64)
+	if err != nil {
+		return rd.fail("seed %q: want a decimal number below 2^64", clip(value))
+	}
+	rd.seed, rd.seeded = n, true
 	return nil
 }
 

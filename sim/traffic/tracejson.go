@@ -11,7 +11,7 @@ import (
 
 // jsonHeader checks the first line of a JSON Lines trace: an object with
 // edgelimit_trace (the version) and optionally pops (a count or an array of
-// names), duration_ms, identities, requests, classes and comment. Other
+// names), duration_ms, identities, requests, classes, seed and comment. Other
 // keys are skipped, as a CSV header's other "#" lines are: a later v1 may
 // add keys.
 func (rd *reader) jsonHeader(line []byte) error {
@@ -41,6 +41,9 @@ func (rd *reader) jsonHeader(line []byte) error {
 		if err := rd.setRequests(strconv.Itoa(h.Requests)); err != nil {
 			return err
 		}
+	}
+	if h.Seed != nil {
+		rd.seed, rd.seeded = *h.Seed, true
 	}
 	if h.DurationMs != "" {
 		return rd.setEnd([]byte(h.DurationMs))

@@ -101,6 +101,8 @@ type reader struct {
 	end      time.Duration    // the header's duration_ms; 0 if none
 	numbered int              // the header's identities: N, all named id<k>; 0 if none
 	want     int              // the header's requests: N; 0 if none
+	seed     uint64           // the header's seed, if seeded
+	seeded   bool             // the header declared a seed
 	ids      map[string]int32 // without numbered: names by order of appearance
 	classes
 	reqs []Request
@@ -153,12 +155,12 @@ func (rd *reader) finish() (*Trace, error) {
 		return nil, rd.fail("end of file after %d requests, the header declares %d: is the file cut short?", len(rd.reqs), rd.want)
 	}
 	c := Config{Scenario: "trace", PoPs: rd.pops, Identities: rd.identities(),
-		Requests: len(rd.reqs), Limit: rd.o.Limit, Window: rd.o.Window}
+		Requests: len(rd.reqs), Limit: rd.o.Limit, Window: rd.o.Window, Seed: rd.seed}
 	dur := rd.end
 	if dur == 0 {
 		dur = rd.reqs[len(rd.reqs)-1].At.Truncate(time.Millisecond) + time.Millisecond
 	}
-	tr := &Trace{Config: c, Duration: dur, Requests: rd.reqs}
+	tr := &Trace{Config: c, Duration: dur, Requests: rd.reqs, Seeded: rd.seeded}
 	tr.Classes, tr.ClassOf = rd.classes.result(c.Identities)
 	return tr, nil
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // WriteTrace writes tr in format f (docs/trace-format.md): the header with
-// the version, its PoPs, duration, identities, requests and classes, comment as a free comment
+// the version, its PoPs, duration, identities, requests, classes and, for a
+// seeded trace (Trace.Seeded), its seed, comment as a free comment
 // when not empty, then one request a line. Identity n is written "id<n>",
 // the key the simulator gives it, so a replay has the same keys; the class
 // column is written when tr has classes.
@@ -57,6 +58,9 @@ func csvHead(tr *Trace, comment string) []byte {
 	if cs := writtenClasses(tr); cs != nil {
 		b = append(append(b, "\n# classes: "...), strings.Join(cs, ",")...)
 	}
+	if tr.Seeded {
+		b = strconv.AppendUint(append(b, "\n# seed: "...), tr.Config.Seed, 10)
+	}
 	b = append(b, "\n"+csvColumns...)
 	if tr.Classes != nil && tr.ClassOf != nil {
 		b = append(b, ",class"...)
@@ -95,6 +99,7 @@ type jsonHead struct {
 	Identities int             `json:"identities,omitempty"`  // identities are id0..id<N-1>
 	Requests   int             `json:"requests,omitempty"`    // the count of request lines
 	Classes    []string        `json:"classes,omitempty"`     // class names in order
+	Seed       *uint64         `json:"seed,omitempty"`        // the seed of the run that made the trace
 	Comment    string          `json:"comment,omitempty"`
 }
 
@@ -103,6 +108,9 @@ func jsonHeader(tr *Trace, comment string) []byte {
 		Requests: len(tr.Requests), Classes: writtenClasses(tr),
 		PoPs:       strconv.AppendInt(nil, int64(tr.Config.PoPs), 10),
 		DurationMs: json.Number(appendMs(nil, tr.Duration))}
+	if tr.Seeded {
+		h.Seed = &tr.Config.Seed
+	}
 	b, _ := json.Marshal(h) // a struct of strings and numbers cannot fail
 	return append(b, '\n')
 }

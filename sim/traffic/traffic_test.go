@@ -4,6 +4,9 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func small(scenario string) Config {
@@ -14,19 +17,13 @@ func small(scenario string) Config {
 func TestSameSeedSameTrace(t *testing.T) {
 	for _, s := range Scenarios {
 		a, err := Generate(small(s))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, _ := Generate(small(s))
-		if !reflect.DeepEqual(a.Requests, b.Requests) {
-			t.Fatalf("%s: two traces of one seed differ", s)
-		}
+		require.True(t, reflect.DeepEqual(a.Requests, b.Requests), "%s: two traces of one seed differ", s)
 		c := small(s)
 		c.Seed = 8
 		d, _ := Generate(c)
-		if reflect.DeepEqual(a.Requests, d.Requests) {
-			t.Fatalf("%s: seeds 7 and 8 gave the same trace", s)
-		}
+		require.False(t, reflect.DeepEqual(a.Requests, d.Requests), "%s: seeds 7 and 8 gave the same trace", s)
 	}
 }
 
@@ -34,20 +31,12 @@ func TestTraceIsSortedSizedAndInRange(t *testing.T) {
 	for _, s := range Scenarios {
 		c := small(s)
 		tr, err := Generate(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(tr.Requests) != c.Requests {
-			t.Errorf("%s: %d requests, want %d", s, len(tr.Requests), c.Requests)
-		}
+		require.NoError(t, err)
+		assert.EqualValues(t, c.Requests, len(tr.Requests), "%s: %d requests, want %d", s, len(tr.Requests), c.Requests)
 		for i, r := range tr.Requests {
-			if i > 0 && r.At < tr.Requests[i-1].At {
-				t.Fatalf("%s: request %d out of order", s, i)
-			}
-			if r.At < 0 || r.At >= tr.Duration || int(r.ID) >= c.Identities ||
-				int(r.PoP) >= c.PoPs || r.N != 1 {
-				t.Fatalf("%s: request %d out of range: %+v", s, i, r)
-			}
+			require.False(t, i > 0 && r.At < tr.Requests[i-1].At, "%s: request %d out of order", s, i)
+			require.False(t, r.At < 0 || r.At >= tr.Duration || int(r.ID) >= c.Identities ||
+				int(r.PoP) >= c.PoPs || r.N != 1, "%s: request %d out of range: %+v", s, i, r)
 		}
 	}
 }
@@ -79,21 +68,15 @@ func TestMixedHasAttackersSpreadAndCalmPinned(t *testing.T) {
 			calmOver++
 		}
 	}
-	if spreadAttackers == 0 {
-		t.Fatal("no attacker at 2× the limit or more spread over all PoPs")
-	}
-	if calmOver != 0 {
-		t.Fatalf("%d calm identities above the cap or on several PoPs", calmOver)
-	}
+	require.NotEqualValues(t, 0, spreadAttackers, "no attacker at 2× the limit or more spread over all PoPs")
+	require.EqualValues(t, 0, calmOver, "%d calm identities above the cap or on several PoPs", calmOver)
 }
 
 func TestPinnedKeepsEveryIdentityOnOnePoP(t *testing.T) {
 	tr, _ := Generate(small("pinned"))
 	_, pops := perIdentity(tr)
 	for id, ps := range pops {
-		if len(ps) != 1 {
-			t.Fatalf("identity %d on %d PoPs", id, len(ps))
-		}
+		require.EqualValues(t, 1, len(ps), "identity %d on %d PoPs", id, len(ps))
 	}
 }
 
@@ -106,8 +89,7 @@ func TestBadConfig(t *testing.T) {
 		{Scenario: "mixed", PoPs: 1, Identities: 1, Requests: 1, Limit: 0, Window: time.Second},
 		{Scenario: "mixed", PoPs: 1, Identities: 1, Requests: 1, Limit: 1, Window: 0},
 	} {
-		if _, err := Generate(c); err == nil {
-			t.Errorf("%+v accepted", c)
-		}
+		_, err := Generate(c)
+		assert.Error(t, err, "%+v accepted", c)
 	}
 }

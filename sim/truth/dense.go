@@ -25,12 +25,43 @@ func NewDense(limit int64, window time.Duration, n int) *Dense {
 // since the epoch), and whether it was allowed. It returns whether the
 // exact log said to allow.
 func (d *Dense) Observe(id int32, t, n int64, allowed bool) (right bool) {
+	right, _ = d.ObserveBeyond(id, t, n, allowed)
+	return right
+}
+
+// ObserveBeyond is Observe, and also returns how many of the decision's
+// units, when allowed, took the identity's last window past the limit:
+// min(n, held + n − limit) when that is positive, held being the units
+// admitted in (t − window, t] before it; 0 when denied.
+func (d *Dense) ObserveBeyond(id int32, t, n int64, allowed bool) (right bool, beyond int64) {
+	d.grow(id)
+	right, beyond = d.ids[id].observe(t, n, d.limit, d.window, allowed)
+	d.tally.count(allowed, right, n)
+	return right, beyond
+}
+
+// Admit decides n units of identity id at t (ms) as the ideal limiter
+// does: one exact sliding log over every PoP, deciding each request at its
+// own instant with no network between. It allows when the units the
+// identity was admitted in (t − window, t] plus n are at most the limit,
+// records the admission, and returns whether it allowed. A Dense fed only
+// through Admit is the reference every mode is compared with; its tally
+// has no false decision.
+func (d *Dense) Admit(id int32, t, n int64) bool {
+	d.grow(id)
+	h := &d.ids[id]
+	h.expire(t, d.window)
+	allow := h.units < d.limit-n+1
+	h.observe(t, n, d.limit, d.window, allow)
+	d.tally.count(allow, allow, n)
+	return allow
+}
+
+// grow makes room for identity id.
+func (d *Dense) grow(id int32) {
 	if int(id) >= len(d.ids) {
 		d.ids = append(d.ids, make([]history, int(id)+1-len(d.ids))...)
 	}
-	right = d.ids[id].observe(t, n, d.limit, d.window, allowed)
-	d.tally.count(allowed, right, n)
-	return right
 }
 
 // Result summarises everything observed so far, as Judge.Result does.

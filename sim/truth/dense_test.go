@@ -4,6 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // decision is one observation of a test sequence.
@@ -84,20 +87,12 @@ func TestDenseAndJudgeAreTheExactLog(t *testing.T) {
 		d := NewDense(limit, window, ids/2) // grows for the rest
 		j := New[int32](limit, window)
 		for i, x := range ds {
-			if got := d.Observe(x.id, x.t, x.n, x.allowed); got != right[i] {
-				t.Fatalf("seed %d, decision %d: Dense says %v, the exact log %v", seed, i, got, right[i])
-			}
-			if got := j.Observe(x.id, x.t, x.n, x.allowed); got != right[i] {
-				t.Fatalf("seed %d, decision %d: Judge says %v, the exact log %v", seed, i, got, right[i])
-			}
+			require.Equal(t, right[i], d.Observe(x.id, x.t, x.n, x.allowed), "seed %d, decision %d: Dense against the exact log", seed, i)
+			require.Equal(t, right[i], j.Observe(x.id, x.t, x.n, x.allowed), "seed %d, decision %d: Judge against the exact log", seed, i)
 		}
 		all := naiveResult(ds, right, peak, limit, func(int32) bool { return true })
-		if got := d.Result(); got != all {
-			t.Fatalf("seed %d: Dense %+v, want %+v", seed, got, all)
-		}
-		if got := j.Result(); got != all {
-			t.Fatalf("seed %d: Judge %+v, want %+v", seed, got, all)
-		}
+		assert.Equal(t, all, d.Result(), "seed %d: Dense's result against the naive one", seed)
+		assert.Equal(t, all, j.Result(), "seed %d: Judge's result against the naive one", seed)
 		group := func(id int32) int { return int(id%4) - 1 } // group -1 is none
 		tallies := make([]Tally, 3)
 		for i, x := range ds {
@@ -108,9 +103,7 @@ func TestDenseAndJudgeAreTheExactLog(t *testing.T) {
 		got := d.ResultsBy(group, tallies)
 		for g := range tallies {
 			want := naiveResult(ds, right, peak, limit, func(id int32) bool { return group(id) == g })
-			if got[g] != want {
-				t.Fatalf("seed %d, group %d: %+v, want %+v", seed, g, got[g], want)
-			}
+			assert.Equal(t, want, got[g], "seed %d, group %d: ResultsBy against the naive result of the group", seed, g)
 		}
 	}
 }
@@ -125,10 +118,7 @@ func TestDenseRanksIdentitiesNeverAdmitted(t *testing.T) {
 		d.Observe(id+4, 2, 1, false)
 	}
 	r := d.Result()
-	if r.MaxOveradmission != 1 || r.P99Overadmission != 0 {
-		t.Fatalf("max %v p99 %v, want 1 and 0 (100 identities at 0, one at 1)", r.MaxOveradmission, r.P99Overadmission)
-	}
-	if len(d.ids) != 104 {
-		t.Fatalf("grew to %d identities, want 104", len(d.ids))
-	}
+	assert.Equal(t, 1.0, r.MaxOveradmission, "max, want 1 (100 identities at 0, one at 1)")
+	assert.Equal(t, 0.0, r.P99Overadmission, "p99, want 0 (100 identities at 0, one at 1)")
+	assert.Len(t, d.ids, 104, "identities the Dense grew to")
 }

@@ -6,4 +6,11 @@
 //
 // It also measures over-admission: for each identity, the most units
 // admitted in any window-long interval, divided by the limit.
+//
+// Dense.Admit is the reference: the same exact log deciding each request
+// itself, at its own instant, with nothing between (the ideal limiter).
+// Felt compares a limiter's decisions with the reference's on the same
+// requests, identity by identity: quota served, under-admission of the
+// identities whose demand passed the limit, units beyond the limit,
+// identities wrongly limited, and the rate error.
 package truth

@@ -32,17 +32,19 @@ func (h *history) expire(t, window int64) {
 }
 
 // observe judges one decision on n units at t against the log, records
-// it when allowed, and returns whether the log said to allow.
-func (h *history) observe(t, n, limit, window int64, allowed bool) (right bool) {
+// it when allowed, and returns whether the log said to allow and, when
+// allowed, how many of its units took the window past the limit.
+func (h *history) observe(t, n, limit, window int64, allowed bool) (right bool, beyond int64) {
 	h.seen = true
 	h.expire(t, window)
 	right = h.units < limit-n+1
 	if allowed {
+		beyond = min(n, max(0, h.units+n-limit))
 		h.log = append(h.log, stamp{t, n})
 		h.units += n
 		h.peak = max(h.peak, h.units)
 	}
-	return right
+	return right, beyond
 }
 
 // Judge scores decisions against the exact admitted log. Feed it every
@@ -70,7 +72,7 @@ func (j *Judge[K]) Observe(k K, t, n int64, allowed bool) (right bool) {
 		h = &history{}
 		j.ids[k] = h
 	}
-	right = h.observe(t, n, j.limit, j.window, allowed)
+	right, _ = h.observe(t, n, j.limit, j.window, allowed)
 	j.tally.count(allowed, right, n)
 	return right
 }

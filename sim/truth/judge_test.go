@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/edgelimit/edgelimit/core"
 )
 
@@ -31,9 +34,10 @@ func TestExactLogAdmitsExactlyTheLimit(t *testing.T) {
 		j.Observe("k", ts, 1, d.Allowed)
 	}
 	r := j.Result()
-	if r.Allowed != 100 || r.FalseAllows != 0 || r.FalseDenies != 0 || r.MaxOveradmission != 1 {
-		t.Fatalf("exact log: %+v, want 100 allowed, no errors, over-admission 1", r)
-	}
+	assert.EqualValues(t, 100, r.Allowed, "exact log: %+v, want 100 allowed", r)
+	assert.Zero(t, r.FalseAllows, "exact log: %+v, want no false allow", r)
+	assert.Zero(t, r.FalseDenies, "exact log: %+v, want no false deny", r)
+	assert.Equal(t, 1.0, r.MaxOveradmission, "exact log: %+v, want over-admission 1", r)
 }
 
 func TestFixedWindowAdmitsTwiceAtTheBoundary(t *testing.T) {
@@ -45,12 +49,11 @@ func TestFixedWindowAdmitsTwiceAtTheBoundary(t *testing.T) {
 		j.Observe("k", ts, 1, d.Allowed)
 	}
 	r := j.Result()
-	if r.Allowed != 200 || r.FalseAllows != 100 || r.FalseDenies != 0 || r.MaxOveradmission != 2 {
-		t.Fatalf("fixed window: %+v, want 200 allowed, 100 false allows, over-admission 2", r)
-	}
-	if got := r.ErrorPct(); got != 50 {
-		t.Fatalf("error %% = %v, want 50", got)
-	}
+	assert.EqualValues(t, 200, r.Allowed, "fixed window: %+v, want 200 allowed", r)
+	assert.EqualValues(t, 100, r.FalseAllows, "fixed window: %+v, want 100 false allows", r)
+	assert.Zero(t, r.FalseDenies, "fixed window: %+v, want no false deny", r)
+	assert.Equal(t, 2.0, r.MaxOveradmission, "fixed window: %+v, want over-admission 2", r)
+	assert.Equal(t, 50.0, r.ErrorPct(), "error %%, want 50")
 }
 
 func TestTinyTraceCountsFalseAllowsAndDenies(t *testing.T) {
@@ -70,17 +73,12 @@ func TestTinyTraceCountsFalseAllowsAndDenies(t *testing.T) {
 		{1, 11, 1, false, true, "(1,11] holds only t=2: a false deny"},
 	}
 	for _, s := range steps {
-		if got := j.Observe(s.k, s.t, s.n, s.allowed); got != s.right {
-			t.Fatalf("%s: right-to-allow = %v, want %v", s.why, got, s.right)
-		}
+		require.Equal(t, s.right, j.Observe(s.k, s.t, s.n, s.allowed), "%s: right-to-allow", s.why)
 	}
 	r := j.Result()
-	if r.Decisions != 6 || r.Allowed != 3 || r.Denied != 3 || r.FalseAllows != 1 || r.FalseDenies != 2 {
-		t.Fatalf("tally %+v, want 6 decisions, 3/3, 1 false allow, 2 false denies", r.Tally)
-	}
-	if r.MaxOveradmission != 1.5 {
-		t.Fatalf("max over-admission %v, want 1.5 (3 units in a window of limit 2)", r.MaxOveradmission)
-	}
+	assert.Equal(t, Tally{Decisions: 6, Allowed: 3, Denied: 3, FalseAllows: 1, FalseDenies: 2, Units: 3}, r.Tally,
+		"tally: want 6 decisions, 3/3, 1 false allow, 2 false denies")
+	assert.Equal(t, 1.5, r.MaxOveradmission, "max over-admission, want 1.5 (3 units in a window of limit 2)")
 }
 
 func TestPercentileNearestRank(t *testing.T) {
@@ -88,13 +86,7 @@ func TestPercentileNearestRank(t *testing.T) {
 	for i := range xs {
 		xs[i] = float64(i + 1)
 	}
-	if p := Percentile(xs, 99); p != 99 {
-		t.Fatalf("p99 of 1..100 = %v, want 99", p)
-	}
-	if p := Percentile(xs, 100); p != 100 {
-		t.Fatalf("p100 = %v", p)
-	}
-	if p := Percentile(nil, 99); p != 0 {
-		t.Fatalf("empty = %v", p)
-	}
+	assert.Equal(t, 99.0, Percentile(xs, 99), "p99 of 1..100")
+	assert.Equal(t, 100.0, Percentile(xs, 100), "p100 of 1..100")
+	assert.Equal(t, 0.0, Percentile(nil, 99), "p99 of nothing")
 }
