@@ -59,19 +59,27 @@ local prev = tonumber(redis.call('HGET', wkey(i - 1), id) or '0')
 local est = cur + prev * (w - elapsed) / w
 local allowed = est < max - n + 1
 if allowed and commit then
+  -- The hash's TTL (from the stamp to the end of the state, plus slack)
+  -- is set when the identity's field is new to it, hence always on a new
+  -- hash; later stamps of the window reaching Redis as promptly give the
+  -- same expiry, so it is not rewritten per call as one key per identity
+  -- does. The marker is made to outlive the hash.
+  local fresh = cur == 0
   cur = cur + n
   est = est + n
-  local ttl = string.format('%d', (i + 2) * w - now + slack)
   local hkey = wkey(i)
   redis.call('HINCRBY', hkey, id, n)
-  redis.call('PEXPIRE', hkey, ttl)
-  if not m then
-    redis.call('SET', mkey, string.format('%d', i), 'PX', ttl)
-  else
-    if i > m then
-      redis.call('SET', mkey, string.format('%d', i), 'KEEPTTL')
+  if fresh then
+    local ttl = string.format('%d', (i + 2) * w - now + slack)
+    redis.call('PEXPIRE', hkey, ttl)
+    if not m then
+      redis.call('SET', mkey, string.format('%d', i), 'PX', ttl)
+    else
+      if i > m then
+        redis.call('SET', mkey, string.format('%d', i), 'KEEPTTL')
+      end
+      redis.call('PEXPIRE', mkey, ttl, 'GT')
     end
-    redis.call('PEXPIRE', mkey, ttl, 'GT')
   end
 end
 

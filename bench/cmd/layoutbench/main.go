@@ -1,0 +1,136 @@
+// Command layoutbench compares backends/redis' two key layouts for the
+// sliding window counter on one private redis-server, in one run: one
+// string key per identity against identities bucketed into per-window
+// hashes (WithBuckets). It prints decisions per second with 1, 8 and 64
+// concurrent callers (rounds interleaved, the layout measured first
+// alternating, medians reported, and the median of the rounds' ratios of
+// bucketed to per-identity: on a shared machine only ratios measured
+// side by side mean anything), Redis' script time per
+// decision (INFO commandstats), and Redis used_memory grown per identity
+// at -identities identities for both layouts.
+//
+// Usage:
+//
+//	go run ./cmd/layoutbench                    # 100,000 identities, 5 rounds
+//	go run ./cmd/layoutbench -json              # the same figures as JSON
+//	go run ./cmd/layoutbench -buckets 4096      # a bucket count other than identities/80
+//
+// Progress goes to stderr, the table (or JSON) to stdout.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/edgelimit/edgelimit/backends/redis"
+	"github.com/edgelimit/edgelimit/internal/redisproc"
+)
+
+// settings are the run's knobs, from the flags.
+type settings struct {
+	identities int
+	buckets    int
+	rounds     int
+	span       time.Duration
+	listpack   int
+	json       bool
+}
+
+func parseFlags() settings {
+	var s settings
+	flag.IntVar(&s.identities, "identities", 100_000, "identities written (memory) and decided on (throughput)")
+	flag.IntVar(&s.buckets, "buckets", 0, "bucket count of the bucketed layout; 0: identities/80")
+	flag.IntVar(&s.rounds, "rounds", 5, "throughput rounds per layout and caller count; the median is reported")
+	flag.DurationVar(&s.span, "span", time.Second, "length of one throughput measurement")
+	flag.IntVar(&s.listpack, "listpack-entries", 128, "the server's hash-max-listpack-entries (redis.conf's 128; compiled-in 512)")
+	flag.BoolVar(&s.json, "json", false, "print JSON instead of a table")
+	flag.Parse()
+	if s.buckets == 0 {
+		s.buckets = max(1, s.identities/80)
+	}
+	return s
+}
+
+// result is every figure of the run.
+type result struct {
+	RedisVersion   string       `json:"redis_version"`
+	Identities     int          `json:"identities"`
+	Buckets        int          `json:"buckets"`
+	Rounds         int          `json:"rounds"`
+	Span           string       `json:"span"`
+	ListpackMax    int          `json:"hash_max_listpack_entries"`
+	MemoryPerID    float64      `json:"used_memory_per_identity_per_identity_layout"`
+	MemoryBucketed float64      `json:"used_memory_per_identity_bucketed"`
+	Throughput     []throughput `json:"throughput"`
+}
+
+// throughput is one caller count's figures for both layouts.
+type throughput struct {
+	Callers         int     `json:"callers"`
+	PerIdentity     float64 `json:"decisions_per_second_per_identity_layout"`
+	Bucketed        float64 `json:"decisions_per_second_bucketed"`
+	Ratio           float64 `json:"ratio_bucketed_to_per_identity"` // median of the rounds' ratios
+	ScriptUsPerID   float64 `json:"script_us_per_decision_per_identity_layout"`
+	ScriptUsBuckets float64 `json:"script_us_per_decision_bucketed"`
+}
+
+func main() {
+	cfg := parseFlags()
+	ctx := context.Background()
+	p, err := redisproc.Start("--hash-max-listpack-entries", fmt.Sprint(cfg.listpack))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer p.Stop()
+	c := newClient(p.Addr)
+	defer c.Close()
+	res := result{Identities: cfg.identities, Buckets: cfg.buckets, ListpackMax: cfg.listpack, Rounds: cfg.rounds, Span: cfg.span.String()}
+	info, err := c.InfoMap(ctx, "server").Result()
+	if err != nil {
+		log.Fatal(err)
+	}
+	res.RedisVersion = info["Server"]["redis_version"]
+
+	log.Printf("memory: %d identities, per-identity layout", cfg.identities)
+	if res.MemoryPerID, _, err = redis.MeasureMemoryPerIdentity(ctx, c, cfg.identities); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("memory: %d identities, %d buckets", cfg.identities, cfg.buckets)
+	if res.MemoryBucketed, err = redis.MeasureBucketedMemoryPerIdentity(ctx, c, cfg.identities, cfg.buckets); err != nil {
+		log.Fatal(err)
+	}
+	if res.Throughput, err = measureThroughput(ctx, c, cfg); err != nil {
+		log.Fatal(err)
+	}
+	if cfg.json {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	render(res)
+}
+
+// render prints the aligned table.
+func render(r result) {
+	fmt.Printf("Redis %s, hash-max-listpack-entries %d, %d identities, %d buckets (%.0f identities each), %d rounds of %s\n\n",
+		r.RedisVersion, r.ListpackMax, r.Identities, r.Buckets, float64(r.Identities)/float64(r.Buckets), r.Rounds, r.Span)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "used_memory per identity\tper-identity keys\tbucketed\tratio\t")
+	fmt.Fprintf(tw, "B\t%.1f\t%.1f\t%.3f\t\n", r.MemoryPerID, r.MemoryBucketed, r.MemoryBucketed/r.MemoryPerID)
+	tw.Flush()
+	fmt.Println()
+	fmt.Fprintln(tw, "callers\tdecisions/s per-identity\tdecisions/s bucketed\tratio (median of rounds)\tscript µs per-identity\tscript µs bucketed\t")
+	for _, t := range r.Throughput {
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.3f\t%.2f\t%.2f\t\n", t.Callers, t.PerIdentity, t.Bucketed, t.Ratio, t.ScriptUsPerID, t.ScriptUsBuckets)
+	}
+	tw.Flush()
+}
