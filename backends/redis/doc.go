@@ -6,7 +6,8 @@
 //
 // # Key layout
 //
-// One key per identity and algorithm:
+// By default, one key per identity and algorithm (see "Bucketed layout"
+// for the alternative for the window algorithms):
 //
 //	prefix ":{" esc(id) "}:" suffix
 //
@@ -34,6 +35,78 @@
 // runs at Redis late, within the timeout, still finds that window's state
 // instead of counting from zero), so an identity that stops calling leaves
 // nothing behind.
+//
+// # Bucketed layout
+//
+// WithBuckets(n) with n > 0 keeps the counters of the sliding window
+// counter and the fixed window of many identities in one key instead: an
+// identity belongs to bucket BucketOf(id, n) (FNV-1a modulo n), and each
+// bucket holds one Redis hash per window number j,
+//
+//	"{" prefix ":" bucket "}:" suffix ":" j      field: the identity, value: its count in window j
+//	"{" prefix ":" bucket "}:" suffix ":m"       the bucket's marker: the newest window written
+//
+// A decision is still one script call (sliding_bucket.lua, fixed_bucket.lua)
+// declaring the marker as its key; the window hashes it reads and writes
+// share the marker's hash tag, hence its Cluster slot, while distinct
+// buckets spread over the slots and masters. The script reads the count of
+// the request's window and (sliding) of the one before, adds n to the
+// first when admitted, and so makes core's decision exactly: core's state
+// (Index, Cur, Prev) is the identity's newest window holding its field,
+// that field and the one of the window before. A request stamped in a
+// window older than the bucket's newest (a clock that went back) searches
+// the newer windows, at most BucketHorizon of them, for the identity's
+// newest count and is decided there as core decides it; a request stamped
+// more than BucketHorizon windows back is decided in its own window. A
+// window hash expires as a whole when no request can be stamped inside
+// the state it holds any more — sliding: the end of the next window; fixed:
+// the end of the window; plus WithExpirySlack's slack, as above — its TTL
+// set when an identity's field is new to it; the marker outlives every
+// window hash of its bucket. Reset deletes the identity's fields from the
+// marker's window and the BucketHorizon + 1 windows before it (one script
+// call). A peek writes nothing. The sliding log stays a sorted set per
+// identity (one member per admitted unit) and the token bucket a TAT per
+// identity: a TAT has no window after which every identity's state ends
+// together, so a bucket of TATs would never expire as a whole while any of
+// its identities calls, and Redis 7.0 has no per-field TTL (HEXPIRE is
+// 7.4+) to drop the others.
+//
+// Sizing: a hash stays listpack-encoded (compact) up to
+// hash-max-listpack-entries fields — 128 in the redis.conf Redis ships
+// (Debian's service uses it), 512 compiled in — and an identity longer
+// than hash-max-listpack-value (64 bytes) turns its bucket's hash into a
+// hashtable. Choose n as the identities active in one window divided by
+// 80: buckets then hold 80 on average and, FNV spreading them about
+// evenly, the fullest of thousands stays under 128 (100,000 identities
+// "user:N" over 1,250 buckets: 40 to 116 each). Fewer identities per
+// bucket share each key's overhead among fewer; more make hashtables.
+// used_memory per identity at 100,000 identities (bench/cmd/layoutbench
+// -buckets N): 42.9 B over 1,250 buckets, 52.4 B over 4,096, 98.6 B over
+// 16,384; at 1,000,000 (-identities 1000000 -listpack-entries 512): 127.3 B
+// over 1,024 buckets (977 each: hashtables), 39.7 B over 4,096, 42.3 B over
+// 12,500; one key per identity 165.8 and 160.9 B. Every process sharing a
+// prefix must use the same n; changing n, like switching layouts, is a
+// migration (below).
+//
+// Measured by bench/cmd/layoutbench (Redis 7.0.15, hash-max-listpack-entries
+// 128, 100,000 identities, 1,250 buckets, 21 interleaved rounds of 300 ms
+// on a loaded 2-core machine): used_memory per identity 165.8 B with one
+// key per identity, 42.5 B bucketed; decisions per second, bucketed over
+// per-identity, 1.03 with 1 caller, 0.90 with 8, 0.85 with 64; Redis time
+// per EVALSHA 7.2, 6.9 and 8.2 µs per-identity, 8.5, 8.3 and 13.5 µs
+// bucketed (four commands on an admitted decision's path — marker, two
+// counts, HINCRBY — against two). The layout is therefore not the default
+// (DefaultBuckets is 0): it cuts Redis memory by 4×, well under 64 B per
+// identity, but costs Redis CPU and up to 15% of the decisions per second
+// when Redis is the bottleneck. Take it where Redis memory binds.
+//
+// The layouts do not read each other's keys. A rolling deploy that turns
+// WithBuckets on (or changes n) therefore counts an identity apart in each
+// layout while processes of both decide for it: up to its limit in each,
+// for the windows the deploy spans; the old keys then expire by their
+// TTLs (two windows plus slack at most). Deploy the switch where that
+// over-admission is acceptable, or stop every process of the old layout
+// before the first of the new one decides.
 //
 // # Failure
 //
