@@ -89,16 +89,19 @@
 // migration (below).
 //
 // Measured by bench/cmd/layoutbench (Redis 7.0.15, hash-max-listpack-entries
-// 128, 100,000 identities, 1,250 buckets, 21 interleaved rounds of 300 ms
-// on a loaded 2-core machine): used_memory per identity 165.8 B with one
-// key per identity, 42.5 B bucketed; decisions per second, bucketed over
-// per-identity, 1.03 with 1 caller, 0.90 with 8, 0.85 with 64; Redis time
-// per EVALSHA 7.2, 6.9 and 8.2 µs per-identity, 8.5, 8.3 and 13.5 µs
-// bucketed (four commands on an admitted decision's path — marker, two
-// counts, HINCRBY — against two). The layout is therefore not the default
-// (DefaultBuckets is 0): it cuts Redis memory by 4×, well under 64 B per
-// identity, but costs Redis CPU and up to 15% of the decisions per second
-// when Redis is the bottleneck. Take it where Redis memory binds.
+// 128, buckets = identities / 80, rounds interleaved on a loaded 2-core
+// machine). 100,000 identities, 21 rounds of 300 ms: used_memory per
+// identity 165.8 B with one key per identity, 42.5 B bucketed; decisions
+// per second, bucketed over per-identity, 1.03 with 1 caller, 0.90 with 8,
+// 0.85 with 64; Redis time per EVALSHA 7.2, 6.9 and 8.2 µs per-identity,
+// 8.5, 8.3 and 13.5 µs bucketed. 1,000,000 identities (-identities
+// 1000000), 5 rounds: 160.9 B against 40.6 B; 0.79, 0.87 and 0.80; 7.8,
+// 6.8 and 15.4 µs against 10.2, 9.9 and 16.5 µs. An admitted decision runs
+// four commands (marker, two counts, HINCRBY) against two. The layout is
+// therefore not the default (DefaultBuckets is 0): it cuts Redis memory
+// by 4×, well under 64 B per identity, but costs Redis 1.1–1.5× the time
+// per decision and 10–20% of the decisions per second. Take it where Redis
+// memory binds.
 //
 // The layouts do not read each other's keys. A rolling deploy that turns
 // WithBuckets on (or changes n) therefore counts an identity apart in each
