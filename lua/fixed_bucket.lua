@@ -2,8 +2,8 @@
 -- arithmetic as core.WindowState.DecideFixed (and fixed.lua). Keys and
 -- ARGV as in sliding_bucket.lua: KEYS[1] the bucket's marker (newest window
 -- number written), window hashes base..j (field = identity, value = its
--- count); ARGV now_ms, window_ms, max, n, commit, server_time, slack_ms,
--- identity, horizon.
+-- count; field "" the newest-window flag); ARGV now_ms, window_ms, max, n,
+-- commit, server_time, slack_ms, identity, horizon.
 -- Returns {allowed, remaining, retry_ms, reset_ms}.
 
 local mkey = KEYS[1]
@@ -32,41 +32,48 @@ local lag = 0
 if i < 0 then
   i, elapsed, lag = 0, 0, -now
 end
-local m = tonumber(redis.call('GET', mkey) or '')
+local here = redis.call('HMGET', wkey(i), id, '')
+local flag = here[2]
+local m = nil
 local cur = 0
 local found = false
-if m and m > i then
-  for j = m, math.max(i + 1, m - horizon + 1), -1 do
-    local c = redis.call('HGET', wkey(j), id)
-    if c then
-      i, elapsed, lag, cur, found = j, 0, j * w - now, tonumber(c), true
-      break
+if flag ~= '0' then
+  m = tonumber(redis.call('GET', mkey) or '')
+  if m and m > i then
+    for j = m, math.max(i + 1, m - horizon + 1), -1 do
+      local c = redis.call('HGET', wkey(j), id)
+      if c then
+        i, elapsed, lag, cur, found = j, 0, j * w - now, tonumber(c), true
+        break
+      end
     end
   end
 end
-if not found then
-  cur = tonumber(redis.call('HGET', wkey(i), id) or '0')
+if not found and here[1] then
+  cur = tonumber(here[1])
 end
 
 local allowed = cur + n <= max
 if allowed and commit then
-  -- The hash's TTL (from the stamp to the end of the state, plus slack)
-  -- is set when the identity's field is new to it, hence always on a new
-  -- hash; later stamps of the window reaching Redis as promptly give the
-  -- same expiry, so it is not rewritten per call as one key per identity
-  -- does. The marker is made to outlive the hash.
-  local fresh = cur == 0
   cur = cur + n
   local hkey = wkey(i)
   redis.call('HINCRBY', hkey, id, n)
-  if fresh then
+  if not found and not flag then
+    -- A new window hash, as in sliding_bucket.lua.
     local ttl = string.format('%d', (i + 1) * w - now + slack)
     redis.call('PEXPIRE', hkey, ttl)
     if not m then
+      redis.call('HSET', hkey, '', '0')
       redis.call('SET', mkey, string.format('%d', i), 'PX', ttl)
     else
       if i > m then
+        redis.call('HSET', hkey, '', '0')
+        if redis.call('EXISTS', wkey(m)) == 1 then
+          redis.call('HSET', wkey(m), '', '1')
+        end
         redis.call('SET', mkey, string.format('%d', i), 'KEEPTTL')
+      else
+        redis.call('HSET', hkey, '', i == m and '0' or '1')
       end
       redis.call('PEXPIRE', mkey, ttl, 'GT')
     end

@@ -1,8 +1,9 @@
 -- reset_bucket.lua: forgets one identity on the bucketed layout (see
 -- sliding_bucket.lua): deletes its field from every window hash a decision
 -- can still read, the bucket's newest window (its marker's value) and the
--- horizon + 1 windows before it. A hash left empty is gone (Redis deletes
--- empty hashes); the marker stays, as other identities may use the bucket.
+-- horizon + 1 windows before it. The hashes keep their newest-window flag
+-- and the marker stays, as other identities may use the bucket; all expire
+-- by their TTLs.
 -- KEYS[1]: the bucket's marker. ARGV: identity, horizon.
 -- Returns how many fields were deleted.
 

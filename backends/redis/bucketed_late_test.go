@@ -77,3 +77,38 @@ func TestBucketedLateWindowGetsTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketedNewestWindowFlag: every window hash carries field "" = "0"
+// while it is its bucket's newest window and "1" once a newer one is
+// written or when it is created behind the newest; a decision reads that
+// flag with its count and consults the marker only when the flag is not
+// "0", so a wrong flag would hide a newer window from the clock-back
+// search (which TestBucketedAgreesWithCoreAndKeys would catch as a
+// disagreement).
+func TestBucketedNewestWindowFlag(t *testing.T) {
+	c, _ := redistest.Client(t)
+	ctx := context.Background()
+	for _, a := range bucketedAlgorithms {
+		require.NoError(t, c.FlushDB(ctx).Err())
+		lim := core.Limit{Max: 5, Window: 10 * time.Second, Algorithm: a}
+		l, err := New(c, lim, WithBuckets(1), WithExpirySlack(time.Minute))
+		require.NoError(t, err)
+		w := lim.WindowMillis()
+		now := core.Millis(time.Now())
+		flag := func(j int64) string {
+			return c.HGet(ctx, BucketWindowKey(DefaultPrefix, 0, Suffix(a), j), "").Val()
+		}
+		i := now / w
+		_, err = l.AllowN(ctx, "x", at(now), 1)
+		require.NoError(t, err)
+		assert.Equal(t, "0", flag(i), "%s: the first window is the newest", a)
+		_, err = l.AllowN(ctx, "z", at(now-w), 1) // z has nothing newer: counted in window i-1
+		require.NoError(t, err)
+		assert.Equal(t, "1", flag(i-1), "%s: a window created behind the newest", a)
+		_, err = l.AllowN(ctx, "y", at(now+w), 1)
+		require.NoError(t, err)
+		assert.Equal(t, "0", flag(i+1), "%s: the new newest window", a)
+		assert.Equal(t, "1", flag(i), "%s: the previous newest, once a newer one is written", a)
+		assert.Equal(t, itoa64(i+1), c.Get(ctx, BucketMarkerKey(DefaultPrefix, 0, Suffix(a))).Val(), "%s: the marker", a)
+	}
+}

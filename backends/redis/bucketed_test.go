@@ -76,7 +76,7 @@ func TestBucketOfSpreads(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestBucketedKeysAndTTL: a decision writes its identity's count into the
-// bucket's hash of its window, with the TTL of the per-identity layout
+// bucket's hash of its window (beside the newest-window flag), with the TTL of the per-identity layout
 // (sliding: end of the next window; fixed: end of the window; plus the
 // slack), the bucket's marker holds that window's number and outlives the
 // hash, a peek writes nothing, and Reset removes the identity's fields
@@ -101,8 +101,8 @@ func TestBucketedKeysAndTTL(t *testing.T) {
 			_, err = l.AllowN(ctx, "other", start, 2)
 			require.NoError(t, err)
 			hkey, mkey := l.WindowKey("ttl", now), BucketMarkerKey(DefaultPrefix, 0, Suffix(a))
-			assert.Equal(t, map[string]string{"ttl": "3", "other": "2"}, c.HGetAll(ctx, hkey).Val(),
-				"%s: the window hash %s holds each identity's count", lim, hkey)
+			assert.Equal(t, map[string]string{"ttl": "3", "other": "2", "": "0"}, c.HGetAll(ctx, hkey).Val(),
+				"%s: the window hash %s holds each identity's count and the newest-window flag", lim, hkey)
 			w := lim.WindowMillis()
 			assert.Equal(t, itoa64(now/w), c.Get(ctx, mkey).Val(), "%s: the marker holds the newest window", lim)
 			httl := c.PTTL(ctx, hkey).Val()
@@ -122,7 +122,7 @@ func TestBucketedKeysAndTTL(t *testing.T) {
 			assert.Equal(t, int64(2), dbsize(t, c), "%s: keys after two identities in one bucket and window (hash, marker)", lim)
 
 			require.NoError(t, l.Reset(ctx, "ttl"))
-			assert.Equal(t, map[string]string{"other": "2"}, c.HGetAll(ctx, hkey).Val(), "%s: Reset removes only its identity", lim)
+			assert.Equal(t, map[string]string{"other": "2", "": "0"}, c.HGetAll(ctx, hkey).Val(), "%s: Reset removes only its identity", lim)
 			d, err := l.Peek(ctx, "ttl", start)
 			require.NoError(t, err)
 			assert.Equal(t, lim.Max, d.Remaining, "%s: the full quota after Reset", lim)
