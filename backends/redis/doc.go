@@ -43,25 +43,29 @@
 // identity belongs to bucket BucketOf(id, n) (FNV-1a modulo n), and each
 // bucket holds one Redis hash per window number j,
 //
-//	"{" prefix ":" bucket "}:" suffix ":" j      field: the identity, value: its count in window j
+//	"{" prefix ":" bucket "}:" suffix ":" j      field: the identity, value: its count in window j;
+//	                                             field "": "0" in the bucket's newest window, else "1"
 //	"{" prefix ":" bucket "}:" suffix ":m"       the bucket's marker: the newest window written
 //
 // A decision is still one script call (sliding_bucket.lua, fixed_bucket.lua)
 // declaring the marker as its key; the window hashes it reads and writes
 // share the marker's hash tag, hence its Cluster slot, while distinct
 // buckets spread over the slots and masters. The script reads the count of
-// the request's window and (sliding) of the one before, adds n to the
-// first when admitted, and so makes core's decision exactly: core's state
+// the request's window with its flag (one HMGET) and (sliding) the count of
+// the window before, adds n to the first when admitted (HINCRBY), and so
+// makes core's decision exactly: core's state
 // (Index, Cur, Prev) is the identity's newest window holding its field,
-// that field and the one of the window before. A request stamped in a
-// window older than the bucket's newest (a clock that went back) searches
+// that field and the one of the window before. A request whose window is
+// missing or flagged "1" reads the marker; one stamped in a window older
+// than the bucket's newest (a clock that went back) searches
 // the newer windows, at most BucketHorizon of them, for the identity's
 // newest count and is decided there as core decides it; a request stamped
 // more than BucketHorizon windows back is decided in its own window. A
 // window hash expires as a whole when no request can be stamped inside
 // the state it holds any more — sliding: the end of the next window; fixed:
 // the end of the window; plus WithExpirySlack's slack, as above — its TTL
-// set when an identity's field is new to it; the marker outlives every
+// set from the stamp of the request creating it (a later stamp reaching
+// Redis as promptly would give the same expiry); the marker outlives every
 // window hash of its bucket. Reset deletes the identity's fields from the
 // marker's window and the BucketHorizon + 1 windows before it (one script
 // call). A peek writes nothing. The sliding log stays a sorted set per
@@ -72,7 +76,7 @@
 // 7.4+) to drop the others.
 //
 // Sizing: a hash stays listpack-encoded (compact) up to
-// hash-max-listpack-entries fields — 128 in the redis.conf Redis ships
+// hash-max-listpack-entries fields (its identities and the flag) — 128 in the redis.conf Redis ships
 // (Debian's service uses it), 512 compiled in — and an identity longer
 // than hash-max-listpack-value (64 bytes) turns its bucket's hash into a
 // hashtable. Choose n as the identities active in one window divided by

@@ -6,8 +6,10 @@
 // alternating, medians reported, and the median of the rounds' ratios of
 // bucketed to per-identity: on a shared machine only ratios measured
 // side by side mean anything), Redis' script time per
-// decision (INFO commandstats), and Redis used_memory grown per identity
-// at -identities identities for both layouts.
+// decision (INFO commandstats: wall µs per EVALSHA, and the commands the
+// script ran per decision), Redis' CPU time per decision (INFO cpu), and
+// Redis used_memory grown per identity at -identities identities for both
+// layouts.
 //
 // Usage:
 //
@@ -78,6 +80,10 @@ type throughput struct {
 	Ratio           float64 `json:"ratio_bucketed_to_per_identity"` // median of the rounds' ratios
 	ScriptUsPerID   float64 `json:"script_us_per_decision_per_identity_layout"`
 	ScriptUsBuckets float64 `json:"script_us_per_decision_bucketed"`
+	CPUUsPerID      float64 `json:"redis_cpu_us_per_decision_per_identity_layout"`
+	CPUUsBuckets    float64 `json:"redis_cpu_us_per_decision_bucketed"`
+	CommandsPerID   float64 `json:"commands_per_decision_per_identity_layout"`
+	CommandsBuckets float64 `json:"commands_per_decision_bucketed"`
 }
 
 func main() {
@@ -128,9 +134,11 @@ func render(r result) {
 	fmt.Fprintf(tw, "B\t%.1f\t%.1f\t%.3f\t\n", r.MemoryPerID, r.MemoryBucketed, r.MemoryBucketed/r.MemoryPerID)
 	tw.Flush()
 	fmt.Println()
-	fmt.Fprintln(tw, "callers\tdecisions/s per-identity\tdecisions/s bucketed\tratio (median of rounds)\tscript µs per-identity\tscript µs bucketed\t")
+	fmt.Fprintln(tw, "callers\tdecisions/s per-identity\tdecisions/s bucketed\tratio (median of rounds)\t"+
+		"EVALSHA µs per-identity\tEVALSHA µs bucketed\tRedis CPU µs/decision per-identity\tbucketed\tcommands/decision per-identity\tbucketed\t")
 	for _, t := range r.Throughput {
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.3f\t%.2f\t%.2f\t\n", t.Callers, t.PerIdentity, t.Bucketed, t.Ratio, t.ScriptUsPerID, t.ScriptUsBuckets)
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", t.Callers, t.PerIdentity, t.Bucketed, t.Ratio,
+			t.ScriptUsPerID, t.ScriptUsBuckets, t.CPUUsPerID, t.CPUUsBuckets, t.CommandsPerID, t.CommandsBuckets)
 	}
 	tw.Flush()
 }

@@ -57,37 +57,53 @@ func measureThroughput(ctx context.Context, c *goredis.Client, cfg settings) ([]
 	}
 	var res []throughput
 	for _, callers := range callerCounts {
-		var a, b, sa, sb, ratios []float64
+		var a, b, sa, sb, ca, cb, ka, kb, ratios []float64
 		for r := 0; r < cfg.rounds; r++ {
 			log.Printf("throughput: %d callers, round %d of %d", callers, r+1, cfg.rounds)
 			for k := 0; k < 2; k++ {
 				i := k ^ (r & 1) // alternate which layout goes first, so drift favours neither
 				l := []*redis.Limiter{perID, bucketed}[i]
-				rate, us, err := measureOnce(ctx, c, l, ids, callers, cfg.span)
+				sm, err := measureOnce(ctx, c, l, ids, callers, cfg.span)
 				if err != nil {
 					return nil, err
 				}
 				if i == 0 {
-					a, sa = append(a, rate), append(sa, us)
+					a, sa, ca, ka = append(a, sm.rate), append(sa, sm.us), append(ca, sm.cpu), append(ka, sm.commands)
 				} else {
-					b, sb = append(b, rate), append(sb, us)
+					b, sb, cb, kb = append(b, sm.rate), append(sb, sm.us), append(cb, sm.cpu), append(kb, sm.commands)
 				}
 			}
 			ratios = append(ratios, b[len(b)-1]/a[len(a)-1])
 		}
 		t := throughput{Callers: callers, PerIdentity: median(a), Bucketed: median(b),
-			ScriptUsPerID: median(sa), ScriptUsBuckets: median(sb)}
+			ScriptUsPerID: median(sa), ScriptUsBuckets: median(sb), CPUUsPerID: median(ca), CPUUsBuckets: median(cb),
+			CommandsPerID: median(ka), CommandsBuckets: median(kb)}
 		t.Ratio = median(ratios)
 		res = append(res, t)
 	}
 	return res, nil
 }
 
-// measureOnce runs callers goroutines deciding on ids in turn for span and
-// returns decisions per second and Redis' microseconds per EVALSHA.
-func measureOnce(ctx context.Context, c *goredis.Client, l *redis.Limiter, ids []string, callers int, span time.Duration) (float64, float64, error) {
+// sample is one measurement of one layout.
+type sample struct {
+	rate     float64 // decisions per second
+	us       float64 // Redis' µs per EVALSHA (wall time inside the call)
+	cpu      float64 // Redis' CPU µs (user + sys) per decision
+	commands float64 // commands the script ran per decision
+}
+
+// measureOnce runs callers goroutines deciding on ids in turn for span.
+// Redis' CPU time and command counts are read around it: unlike the
+// decisions per second and the µs per call, they barely move with the
+// machine's load (the CPU time counts only while Redis runs, the commands
+// not at all).
+func measureOnce(ctx context.Context, c *goredis.Client, l *redis.Limiter, ids []string, callers int, span time.Duration) (sample, error) {
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
-		return 0, 0, err
+		return sample{}, err
+	}
+	cpu0, err := redisCPU(ctx, c)
+	if err != nil {
+		return sample{}, err
 	}
 	var next, done atomic.Int64
 	var firstErr atomic.Value
@@ -118,30 +134,89 @@ func measureOnce(ctx context.Context, c *goredis.Client, l *redis.Limiter, ids [
 	wg.Wait()
 	elapsed := time.Since(start)
 	if err, ok := firstErr.Load().(error); ok {
-		return 0, 0, err
+		return sample{}, err
 	}
-	us, err := evalshaMicros(ctx, c)
-	return float64(done.Load()) / elapsed.Seconds(), us, err
+	cpu1, err := redisCPU(ctx, c)
+	if err != nil {
+		return sample{}, err
+	}
+	stats, err := commandStats(ctx, c)
+	if err != nil {
+		return sample{}, err
+	}
+	ev := stats["evalsha"]
+	if ev.calls == 0 {
+		return sample{}, fmt.Errorf("no EVALSHA counted")
+	}
+	var inner float64
+	for name, st := range stats {
+		if name != "evalsha" && name != "config|resetstat" && name != "info" {
+			inner += st.calls
+		}
+	}
+	n := float64(done.Load())
+	return sample{rate: n / elapsed.Seconds(), us: ev.usecPerCall, cpu: (cpu1 - cpu0) * 1e6 / n,
+		commands: inner / ev.calls}, nil
 }
 
-// evalshaMicros reads usec_per_call of EVALSHA from INFO commandstats.
-func evalshaMicros(ctx context.Context, c *goredis.Client) (float64, error) {
+// cmdStat is one command's line of INFO commandstats.
+type cmdStat struct{ calls, usecPerCall float64 }
+
+// commandStats parses INFO commandstats.
+func commandStats(ctx context.Context, c *goredis.Client) (map[string]cmdStat, error) {
 	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]cmdStat{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		name, isCmd := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !isCmd {
+			continue
+		}
+		var st cmdStat
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			switch k {
+			case "calls":
+				st.calls = f
+			case "usec_per_call":
+				st.usecPerCall = f
+			}
+		}
+		out[name] = st
+	}
+	return out, nil
+}
+
+// redisCPU is Redis' used_cpu_user + used_cpu_sys, in seconds.
+func redisCPU(ctx context.Context, c *goredis.Client) (float64, error) {
+	info, err := c.Info(ctx, "cpu").Result()
 	if err != nil {
 		return 0, err
 	}
+	var sum float64
+	var seen int
 	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
-		if !ok {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
-				return strconv.ParseFloat(v, 64)
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, err
 			}
+			sum += f
+			seen++
 		}
 	}
-	return 0, fmt.Errorf("no cmdstat_evalsha in INFO commandstats")
+	if seen != 2 {
+		return 0, fmt.Errorf("no used_cpu_user/used_cpu_sys in INFO cpu")
+	}
+	return sum, nil
 }
 
 func median(v []float64) float64 {
