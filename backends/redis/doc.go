@@ -92,20 +92,20 @@
 // prefix must use the same n; changing n, like switching layouts, is a
 // migration (below).
 //
-// Measured by bench/cmd/layoutbench (Redis 7.0.15, hash-max-listpack-entries
-// 128, buckets = identities / 80, rounds interleaved on a loaded 2-core
-// machine). 100,000 identities, 21 rounds of 300 ms: used_memory per
-// identity 165.8 B with one key per identity, 42.5 B bucketed; decisions
-// per second, bucketed over per-identity, 1.03 with 1 caller, 0.90 with 8,
-// 0.85 with 64; Redis time per EVALSHA 7.2, 6.9 and 8.2 µs per-identity,
-// 8.5, 8.3 and 13.5 µs bucketed. 1,000,000 identities (-identities
-// 1000000), 5 rounds: 160.9 B against 40.6 B; 0.79, 0.87 and 0.80; 7.8,
-// 6.8 and 15.4 µs against 10.2, 9.9 and 16.5 µs. An admitted decision runs
-// four commands (marker, two counts, HINCRBY) against two. The layout is
-// therefore not the default (DefaultBuckets is 0): it cuts Redis memory
-// by 4×, well under 64 B per identity, but costs Redis 1.1–1.5× the time
-// per decision and 10–20% of the decisions per second. Take it where Redis
-// memory binds.
+// Measured by bench/cmd/layoutbench (in bench/: go run ./cmd/layoutbench;
+// Redis 7.0.15, hash-max-listpack-entries 128, buckets = identities / 80,
+// rounds of 300 ms interleaved on a 2-core machine at load average 14–19).
+// An admitted decision runs 3 commands in the script against 2. 100,000
+// identities, 41 rounds: used_memory per identity 165.9 B with one key
+// per identity, 43.5 B bucketed; Redis CPU per decision 1.13, 1.08 and
+// 1.22 times the per-identity layout's with 1, 8 and 64 callers;
+// decisions per second 0.80, 0.89 and 0.72 times. 1,000,000 identities
+// (-identities 1000000), 11 rounds: 160.9 B against 40.6 B; CPU 1.00, 1.20
+// and 1.17 times; decisions per second 1.14, 0.94 and 0.87 times. The
+// layout is therefore not the default (DefaultBuckets is 0): it meets 64 B
+// per identity at a quarter of the memory, but costs Redis more per
+// decision and passes fewer decisions per second with concurrent callers.
+// Take it where Redis memory binds.
 //
 // The layouts do not read each other's keys. A rolling deploy that turns
 // WithBuckets on (or changes n) therefore counts an identity apart in each

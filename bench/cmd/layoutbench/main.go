@@ -42,6 +42,7 @@ type settings struct {
 	span       time.Duration
 	listpack   int
 	json       bool
+	memOnly    bool
 }
 
 func parseFlags() settings {
@@ -52,6 +53,7 @@ func parseFlags() settings {
 	flag.DurationVar(&s.span, "span", time.Second, "length of one throughput measurement")
 	flag.IntVar(&s.listpack, "listpack-entries", 128, "the server's hash-max-listpack-entries (redis.conf's 128; compiled-in 512)")
 	flag.BoolVar(&s.json, "json", false, "print JSON instead of a table")
+	flag.BoolVar(&s.memOnly, "memory-only", false, "measure used_memory only, no throughput")
 	flag.Parse()
 	if s.buckets == 0 {
 		s.buckets = max(1, s.identities/80)
@@ -111,8 +113,10 @@ func main() {
 	if res.MemoryBucketed, err = redis.MeasureBucketedMemoryPerIdentity(ctx, c, cfg.identities, cfg.buckets); err != nil {
 		log.Fatal(err)
 	}
-	if res.Throughput, err = measureThroughput(ctx, c, cfg); err != nil {
-		log.Fatal(err)
+	if !cfg.memOnly {
+		if res.Throughput, err = measureThroughput(ctx, c, cfg); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if cfg.json {
 		enc := json.NewEncoder(os.Stdout)
@@ -127,12 +131,19 @@ func main() {
 
 // render prints the aligned table.
 func render(r result) {
-	fmt.Printf("Redis %s, hash-max-listpack-entries %d, %d identities, %d buckets (%.0f identities each), %d rounds of %s\n\n",
-		r.RedisVersion, r.ListpackMax, r.Identities, r.Buckets, float64(r.Identities)/float64(r.Buckets), r.Rounds, r.Span)
+	fmt.Printf("Redis %s, hash-max-listpack-entries %d, %d identities, %d buckets (%.0f identities each)",
+		r.RedisVersion, r.ListpackMax, r.Identities, r.Buckets, float64(r.Identities)/float64(r.Buckets))
+	if len(r.Throughput) > 0 {
+		fmt.Printf(", %d rounds of %s", r.Rounds, r.Span)
+	}
+	fmt.Print("\n\n")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "used_memory per identity\tper-identity keys\tbucketed\tratio\t")
 	fmt.Fprintf(tw, "B\t%.1f\t%.1f\t%.3f\t\n", r.MemoryPerID, r.MemoryBucketed, r.MemoryBucketed/r.MemoryPerID)
 	tw.Flush()
+	if len(r.Throughput) == 0 {
+		return
+	}
 	fmt.Println()
 	fmt.Fprintln(tw, "callers\tdecisions/s per-identity\tdecisions/s bucketed\tratio (median of rounds)\t"+
 		"EVALSHA µs per-identity\tEVALSHA µs bucketed\tRedis CPU µs/decision per-identity\tbucketed\tcommands/decision per-identity\tbucketed\t")
