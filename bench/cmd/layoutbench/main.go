@@ -17,7 +17,9 @@
 //	go run ./cmd/layoutbench -json              # the same figures as JSON
 //	go run ./cmd/layoutbench -buckets 4096      # a bucket count other than identities/80
 //
-// Progress goes to stderr, the table (or JSON) to stdout.
+// Each layout's memory is measured on a fresh private redis-server, the
+// throughput of both on one more. Progress goes to stderr, the table (or
+// JSON) to stdout.
 package main
 
 import (
@@ -32,6 +34,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/internal/redisproc"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // settings are the run's knobs, from the flags.
@@ -106,11 +109,16 @@ func main() {
 	res.RedisVersion = info["Server"]["redis_version"]
 
 	log.Printf("memory: %d identities, per-identity layout", cfg.identities)
-	if res.MemoryPerID, _, err = redis.MeasureMemoryPerIdentity(ctx, c, cfg.identities); err != nil {
+	if res.MemoryPerID, err = onFreshRedis(cfg, func(c *goredis.Client) (float64, error) {
+		v, _, err := redis.MeasureMemoryPerIdentity(ctx, c, cfg.identities)
+		return v, err
+	}); err != nil {
 		log.Fatal(err)
 	}
 	log.Printf("memory: %d identities, %d buckets", cfg.identities, cfg.buckets)
-	if res.MemoryBucketed, err = redis.MeasureBucketedMemoryPerIdentity(ctx, c, cfg.identities, cfg.buckets); err != nil {
+	if res.MemoryBucketed, err = onFreshRedis(cfg, func(c *goredis.Client) (float64, error) {
+		return redis.MeasureBucketedMemoryPerIdentity(ctx, c, cfg.identities, cfg.buckets)
+	}); err != nil {
 		log.Fatal(err)
 	}
 	if !cfg.memOnly {
@@ -127,6 +135,21 @@ func main() {
 		return
 	}
 	render(res)
+}
+
+// onFreshRedis runs f on a private redis-server of its own, then stops it:
+// a layout measured on the server another was just deleted from would count
+// that one's memory still being freed (UNLINK frees in the background) as
+// its own growth's baseline.
+func onFreshRedis(cfg settings, f func(*goredis.Client) (float64, error)) (float64, error) {
+	p, err := redisproc.Start("--hash-max-listpack-entries", fmt.Sprint(cfg.listpack))
+	if err != nil {
+		return 0, err
+	}
+	defer p.Stop()
+	c := newClient(p.Addr)
+	defer c.Close()
+	return f(c)
 }
 
 // render prints the aligned table.
