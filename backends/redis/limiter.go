@@ -102,8 +102,9 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 }
 
 // Reset deletes key's state: its key, or under the bucketed layout its
-// fields in its bucket's window hashes (one script call). Bad key: a core error matching core.ErrInvalid;
-// Redis unreachable: a *core.UnavailableError.
+// fields in its bucket's window hashes (one script call). Bad key: a core
+// error matching core.ErrInvalid; Redis unreachable: a
+// *core.UnavailableError.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
