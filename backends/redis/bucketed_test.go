@@ -329,3 +329,24 @@ func TestMixedLayoutsCountApart(t *testing.T) {
 		assert.Equal(t, int64(1), c.Exists(ctx, old.Key("mixed")).Val(), "%s: the old key is untouched", a)
 	}
 }
+
+// TestBucketedUnavailable: with Redis unreachable, a bucketed limiter's
+// decision is the fail-mode one with an error matching
+// core.ErrUnavailable, and so is Reset's error.
+func TestBucketedUnavailable(t *testing.T) {
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}) // nothing listens on port 1
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	for _, a := range bucketedAlgorithms {
+		l, err := New(c, core.Limit{Max: 5, Window: time.Second, Algorithm: a}, WithBuckets(8), WithTimeout(time.Second))
+		require.NoError(t, err)
+		d, err := l.Allow(ctx, "u")
+		assert.True(t, errors.Is(err, core.ErrUnavailable), "%s Allow: error %v should match core.ErrUnavailable", a, err)
+		assert.Equal(t, core.SourceFailClosed, d.Source, "%s Allow: the fail-closed decision", a)
+		assert.False(t, d.Allowed, "%s Allow: denied when closed", a)
+		err = l.Reset(ctx, "u")
+		assert.True(t, errors.Is(err, core.ErrUnavailable), "%s Reset: error %v should match core.ErrUnavailable", a, err)
+		err = l.Reset(ctx, "")
+		assert.True(t, errors.Is(err, core.ErrInvalid), "%s Reset of an empty key: error %v should match core.ErrInvalid", a, err)
+	}
+}
