@@ -85,10 +85,11 @@
 // "user:N" over 1,250 buckets: 40 to 116 each). Fewer identities per
 // bucket share each key's overhead among fewer; more make hashtables.
 // used_memory per identity at 100,000 identities (bench/cmd/layoutbench
-// -buckets N): 42.9 B over 1,250 buckets, 52.4 B over 4,096, 98.6 B over
-// 16,384; at 1,000,000 (-identities 1000000 -listpack-entries 512): 127.3 B
-// over 1,024 buckets (977 each: hashtables), 39.7 B over 4,096, 42.3 B over
-// 12,500; one key per identity 165.8 and 160.9 B. Every process sharing a
+// -memory-only -buckets N): 43.4 B over 1,250 buckets, 55.4 B over 4,096,
+// 105.3 B over 16,384; at 1,000,000 (-identities 1000000 -listpack-entries
+// 512): 129.8 B over 1,024 buckets (977 each: hashtables), 40.5 B over
+// 4,096 (244 each, listpack under 512), 42.9 B over 12,500; one key per
+// identity 165.8 and 160.9 B. Every process sharing a
 // prefix must use the same n; changing n, like switching layouts, is a
 // migration (below).
 //
