@@ -95,13 +95,13 @@
 //
 // Measured by bench/cmd/layoutbench (in bench/: go run ./cmd/layoutbench;
 // Redis 7.0.15, hash-max-listpack-entries 128, buckets = identities / 80,
-// rounds of 300 ms interleaved on a 2-core machine at load average 14–19).
-// An admitted decision runs 3 commands in the script against 2. 100,000
-// identities, 41 rounds: used_memory per identity 165.9 B with one key
-// per identity, 43.5 B bucketed; Redis CPU per decision 1.13, 1.08 and
-// 1.22 times the per-identity layout's with 1, 8 and 64 callers;
-// decisions per second 0.80, 0.89 and 0.72 times. 1,000,000 identities
-// (-identities 1000000), 11 rounds: 160.9 B against 40.6 B; CPU 1.00, 1.20
+// rounds of 300 ms interleaved on a loaded 2-core machine). An admitted
+// decision runs 3 commands in the script against 2. 100,000 identities, 41
+// rounds (load average 7–10): used_memory per identity 165.8 B with one key
+// per identity, 44.4 B bucketed; Redis CPU per decision 1.01, 1.17 and
+// 1.21 times the per-identity layout's with 1, 8 and 64 callers; decisions
+// per second 0.92, 0.91 and 0.88 times. 1,000,000 identities (-identities
+// 1000000 -rounds 11, load 14–18): 160.9 B against 40.6 B; CPU 1.00, 1.20
 // and 1.17 times; decisions per second 1.14, 0.94 and 0.87 times. The
 // layout is therefore not the default (DefaultBuckets is 0): it meets 64 B
 // per identity at a quarter of the memory, but costs Redis more per
