@@ -24,7 +24,8 @@ const BucketHorizon = 64
 // WithBuckets sets the key layout of the sliding window counter and the
 // fixed window: n > 0 spreads identities over n buckets, each keeping one
 // Redis hash per window (field: the identity, value: its count) that
-// expires as a whole; n = 0 keeps one string key per identity. It has no
+// expires as a whole; n = 0, the default (DefaultBuckets), keeps one
+// string key per identity. It has no
 // effect on the sliding log (a sorted set per identity) or the token
 // bucket (a TAT per identity), which keep their own keys. Every process
 // sharing a prefix must use the same n: identities are placed by a hash
