@@ -18,6 +18,11 @@
 //
 // and returns {allowed (1/0), remaining, retry_after_ms, reset_after_ms}.
 //
+// sliding_bucket.lua and fixed_bucket.lua decide the same algorithms on
+// backends/redis' bucketed layout (KEYS[1] the bucket's marker; the seven
+// ARGV above, then the identity and the clock-back horizon), and
+// reset_bucket.lua forgets an identity there (see backends/redis).
+//
 // The local-first hybrid's scripts are here too, with their own calling
 // conventions documented in package sync/reconcile: hybrid_reconcile.lua
 // (a batch of per-PoP cumulative counts, max-merged), hybrid_decide.lua

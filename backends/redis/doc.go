@@ -6,7 +6,8 @@
 //
 // # Key layout
 //
-// One key per identity and algorithm:
+// By default, one key per identity and algorithm (see "Bucketed layout"
+// for the alternative for the window algorithms):
 //
 //	prefix ":{" esc(id) "}:" suffix
 //
@@ -34,6 +35,86 @@
 // runs at Redis late, within the timeout, still finds that window's state
 // instead of counting from zero), so an identity that stops calling leaves
 // nothing behind.
+//
+// # Bucketed layout
+//
+// WithBuckets(n) with n > 0 keeps the counters of the sliding window
+// counter and the fixed window of many identities in one key instead: an
+// identity belongs to bucket BucketOf(id, n) (FNV-1a modulo n), and each
+// bucket holds one Redis hash per window number j,
+//
+//	"{" prefix ":" bucket "}:" suffix ":" j      field: the identity, value: its count in window j;
+//	                                             field "": "0" in the bucket's newest window, else "1"
+//	"{" prefix ":" bucket "}:" suffix ":m"       the bucket's marker: the newest window written
+//
+// A decision is still one script call (sliding_bucket.lua, fixed_bucket.lua)
+// declaring the marker as its key; the window hashes it reads and writes
+// share the marker's hash tag, hence its Cluster slot, while distinct
+// buckets spread over the slots and masters. The script reads the count of
+// the request's window with its flag (one HMGET) and (sliding) the count of
+// the window before, adds n to the first when admitted (HINCRBY), and so
+// makes core's decision exactly: core's state
+// (Index, Cur, Prev) is the identity's newest window holding its field,
+// that field and the one of the window before. A request whose window is
+// missing or flagged "1" reads the marker; one stamped in a window older
+// than the bucket's newest (a clock that went back) searches
+// the newer windows, at most BucketHorizon of them, for the identity's
+// newest count and is decided there as core decides it; a request stamped
+// more than BucketHorizon windows back is decided in its own window. A
+// window hash expires as a whole when no request can be stamped inside
+// the state it holds any more — sliding: the end of the next window; fixed:
+// the end of the window; plus WithExpirySlack's slack, as above — its TTL
+// set from the stamp of the request creating it (a later stamp reaching
+// Redis as promptly would give the same expiry); the marker outlives every
+// window hash of its bucket. Reset deletes the identity's fields from the
+// marker's window and the BucketHorizon + 1 windows before it (one script
+// call). A peek writes nothing. The sliding log stays a sorted set per
+// identity (one member per admitted unit) and the token bucket a TAT per
+// identity: a TAT has no window after which every identity's state ends
+// together, so a bucket of TATs would never expire as a whole while any of
+// its identities calls, and Redis 7.0 has no per-field TTL (HEXPIRE is
+// 7.4+) to drop the others.
+//
+// Sizing: a hash stays listpack-encoded (compact) up to
+// hash-max-listpack-entries fields (its identities and the flag) — 128 in the redis.conf Redis ships
+// (Debian's service uses it), 512 compiled in — and an identity longer
+// than hash-max-listpack-value (64 bytes) turns its bucket's hash into a
+// hashtable. Choose n as the identities active in one window divided by
+// 80: buckets then hold 80 on average and, FNV spreading them about
+// evenly, the fullest of thousands stays under 128 (100,000 identities
+// "user:N" over 1,250 buckets: 40 to 116 each). Fewer identities per
+// bucket share each key's overhead among fewer; more make hashtables.
+// used_memory per identity at 100,000 identities (bench/cmd/layoutbench
+// -memory-only -buckets N): 43.4 B over 1,250 buckets, 55.4 B over 4,096,
+// 105.3 B over 16,384; at 1,000,000 (-identities 1000000 -listpack-entries
+// 512): 129.8 B over 1,024 buckets (977 each: hashtables), 40.5 B over
+// 4,096 (244 each, listpack under 512), 42.9 B over 12,500; one key per
+// identity 165.8 and 160.9 B. Every process sharing a
+// prefix must use the same n; changing n, like switching layouts, is a
+// migration (below).
+//
+// Measured by bench/cmd/layoutbench (in bench/: go run ./cmd/layoutbench;
+// Redis 7.0.15, hash-max-listpack-entries 128, buckets = identities / 80,
+// rounds of 300 ms interleaved on a loaded 2-core machine). An admitted
+// decision runs 3 commands in the script against 2. 100,000 identities, 41
+// rounds (load average 7–10): used_memory per identity 165.8 B with one key
+// per identity, 44.4 B bucketed; Redis CPU per decision 1.01, 1.17 and
+// 1.21 times the per-identity layout's with 1, 8 and 64 callers; decisions
+// per second 0.92, 0.91 and 0.88 times. 1,000,000 identities (-identities
+// 1000000 -rounds 11, load 14–18): 160.9 B against 40.6 B; CPU 1.00, 1.20
+// and 1.17 times; decisions per second 1.14, 0.94 and 0.87 times. The
+// layout is therefore not the default (DefaultBuckets is 0): it meets 64 B
+// per identity at a quarter of the memory, but costs Redis more per
+// decision and passes fewer decisions per second with concurrent callers.
+// Take it where Redis memory binds.
+//
+// The layouts do not read each other's keys. A rolling deploy that turns
+// WithBuckets on (or changes n) therefore counts an identity apart in each
+// layout while processes of both decide for it: up to its limit in each,
+// for the windows the deploy spans; the old keys then expire by their
+// TTLs (two windows plus slack at most). Deploy the switch where that
+// over-admission is acceptable, or stop every process of the old layout
+// before the first of the new one decides.
 //
 // # Failure
 //

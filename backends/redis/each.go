@@ -37,7 +37,7 @@ func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision
 		if err := l.limit.CheckWeight(a.N); err != nil {
 			return err
 		}
-		reqs[i] = l.newRequest(l.Key(a.Key), core.Millis(a.Now), a.N, true)
+		reqs[i] = l.request(a.Key, core.Millis(a.Now), a.N, true)
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
 	defer cancel()

@@ -25,6 +25,9 @@ type Limiter struct {
 	calls  atomic.Uint64
 	trips  atomic.Uint64
 	reload topology.Reloader // slot-map reloads after errors (cluster only)
+	// bucketed: counters live in bucket hashes (WithBuckets), script is
+	// the bucketed one.
+	bucketed bool
 }
 
 var _ core.Limiter = (*Limiter)(nil)
@@ -49,6 +52,9 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 	}
 	l := &Limiter{client: client, limit: limit, cfg: cfg,
 		script: Script(limit.Algorithm), suffix: Suffix(limit.Algorithm), args: newFixedArgs(limit, cfg)}
+	if s := bucketScripts[limit.Algorithm]; s != nil && cfg.buckets > 0 {
+		l.script, l.bucketed = s, true
+	}
 	if cfg.pipe {
 		l.batch = &batcher{exec: l.runPipeline, window: cfg.pipeWindow, maxBatch: cfg.pipeMax, timeout: cfg.timeout}
 		if honoursContext(client) {
@@ -62,7 +68,9 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 func (l *Limiter) Limit() core.Limit { return l.limit }
 
 // Key returns the Redis key holding id's state under this limiter's prefix
-// and algorithm (see the package doc for the layout).
+// and algorithm in the layout of one key per identity (see the package
+// doc); a bucketed limiter (Bucketed) keeps id's counts in WindowKey's
+// hashes instead.
 func (l *Limiter) Key(id string) string { return EncodeKey(l.cfg.prefix, id, l.suffix) }
 
 // AllowN decides on n units for key at now (Redis' clock instead under
@@ -93,14 +101,22 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 	return l.decide(ctx, key, core.Millis(now), 1, false)
 }
 
-// Reset deletes key's state. Bad key: a core error matching core.ErrInvalid;
-// Redis unreachable: a *core.UnavailableError.
+// Reset deletes key's state: its key, or under the bucketed layout its
+// fields in its bucket's window hashes (one script call). Bad key: a core
+// error matching core.ErrInvalid; Redis unreachable: a
+// *core.UnavailableError.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
 	defer cancel()
+	if l.bucketed {
+		if err := l.resetBucketed(ctx, key); err != nil {
+			return &core.UnavailableError{Op: "redis reset", Err: err}
+		}
+		return nil
+	}
 	l.trips.Add(1)
 	if err := l.client.Del(ctx, l.Key(key)).Err(); err != nil {
 		return &core.UnavailableError{Op: "redis del", Err: err}
@@ -112,7 +128,7 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 // through a context) or in a shared pipeline (bounded by a timer per call,
 // see batcher.do).
 func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit bool) (core.Decision, error) {
-	req := l.newRequest(l.Key(key), now, n, commit)
+	req := l.request(key, now, n, commit)
 	var v any
 	var err error
 	if l.batch != nil {

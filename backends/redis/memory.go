@@ -30,7 +30,7 @@ func MeasureMemoryPerIdentity(ctx context.Context, client goredis.UniversalClien
 	if n <= 0 {
 		return 0, 0, fmt.Errorf("%w: n must be positive", core.ErrInvalid)
 	}
-	l, err := New(client, core.PerWindow(100, time.Minute))
+	l, err := New(client, core.PerWindow(100, time.Minute), WithBuckets(0))
 	if err != nil {
 		return 0, 0, err
 	}

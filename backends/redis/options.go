@@ -28,6 +28,8 @@ type config struct {
 	pipe       bool
 	pipeWindow time.Duration
 	pipeMax    int
+	buckets    int  // WithBuckets' n; 0: one key per identity
+	bucketsSet bool // WithBuckets given; otherwise DefaultBuckets
 }
 
 func defaults() config {
@@ -91,6 +93,12 @@ func WithPipelining(window time.Duration, maxBatch int) Option {
 func (c *config) validate() error {
 	if !c.slackSet {
 		c.slack = c.timeout
+	}
+	if !c.bucketsSet {
+		c.buckets = DefaultBuckets
+	}
+	if err := validBuckets(c.buckets); err != nil {
+		return err
 	}
 	switch {
 	case !validPrefix(c.prefix):

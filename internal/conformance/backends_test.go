@@ -36,6 +36,9 @@ func TestConformance(t *testing.T) {
 		{Name: "redis-pipelined", New: onRedis(c, func(l core.Limit) (core.Limiter, error) {
 			return redis.New(c, l, redis.WithPipelining(50_000, 64), hangOnly)
 		}), Stored: dbsize(c)},
+		{Name: "redis-bucketed", New: onRedis(c, func(l core.Limit) (core.Limiter, error) {
+			return redis.New(c, l, redis.WithBuckets(3))
+		}), Stored: dbsize(c)},
 		{Name: "redis-cluster", New: onCluster(cc, func(l core.Limit) (core.Limiter, error) {
 			return redis.New(cc, l, hangOnly)
 		}), Stored: clusterSize(cc)},
