@@ -1,0 +1,123 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/lua"
+	"github.com/redis/go-redis/v9"
+)
+
+// Op is one line of a report: U units taken from the grant of window GW
+// (GW < 0: free credit or a fallback admission) and counted as admitted in
+// window X (X < 0: a return, nothing admitted).
+type Op struct{ X, GW, U int64 }
+
+// Item is one identity's part of a Call: its report (Ops, free-slot Claims),
+// a decision of N units at Redis (N > 0) and a grant request of Want units.
+type Item struct {
+	Key    string
+	Bucket int
+	N      int64
+	Want   int64
+	Claims []int64
+	Ops    []Op
+}
+
+// ItemResult is Redis' answer for one Item: Allowed is -1 when the item
+// asked no decision; CW and CPrev are C of Redis' window and of the one
+// before (lower bounds of the truth); Headroom is the units a decision or
+// grant could still take.
+type ItemResult struct {
+	Allowed  int64
+	Grant    int64
+	CW       int64
+	CPrev    int64
+	Headroom int64
+}
+
+// Result is a Call's reply: Redis' now (ms) and window, whether the batch
+// was a retry Redis had already applied, and one ItemResult per Item.
+type Result struct {
+	Now     int64
+	Window  int64
+	Retried bool
+	Items   []ItemResult
+}
+
+// Call is one script call a Machine wants made: a Sync batch of one group
+// (Seq > 0) or a decision (Seq 0, one Item with N > 0). Now is the caller's
+// clock (ms) when the call is planned; the executor may send it or read
+// Redis' clock instead. Build none by hand: Machines plan them.
+type Call struct {
+	Group int
+	Seq   uint64
+	Now   int64
+	Items []Item
+
+	req *pending // the request a decision Call answers
+}
+
+// Decision reports whether the Call is a decision (one request waits on it).
+func (c *Call) Decision() bool { return c.Seq == 0 }
+
+var script = redis.NewScript(mustSource("budget"))
+
+func mustSource(name string) string {
+	s, err := lua.Source(name)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Exec runs call c of a Machine configured by cfg on rdb (EVALSHA, then
+// EVAL on NOSCRIPT) at Redis time now (ms; now < 0 reads Redis' clock)
+// and parses the reply. A failed or unparsable call returns an error
+// wrapping core.ErrUnavailable.
+func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int64) (*Result, error) {
+	keys, args := m.encode(c, now)
+	v, err := script.Run(ctx, rdb, keys, args...).Int64Slice()
+	if err != nil {
+		return nil, &core.UnavailableError{Op: "budget script", Err: err}
+	}
+	return parse(v, len(c.Items))
+}
+
+func parse(v []int64, items int) (*Result, error) {
+	if len(v) != 3+5*items {
+		return nil, &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d integers for %d items", len(v), items)}
+	}
+	r := &Result{Now: v[0], Window: v[1], Retried: v[2] == 1, Items: make([]ItemResult, items)}
+	for i := range r.Items {
+		o := v[3+5*i:]
+		r.Items[i] = ItemResult{Allowed: o[0], Grant: o[1], CW: o[2], CPrev: o[3], Headroom: o[4]}
+	}
+	return r, nil
+}
+
+// encode builds c's KEYS and ARGV (see lua/budget.lua).
+func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
+	cfg := &m.cfg
+	tag := m.tag(c.Group)
+	keys := []string{tag + ":seq:" + strconv.FormatUint(cfg.Incarnation, 16)}
+	server := "0"
+	if now < 0 {
+		server, now = "1", 0
+	}
+	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
+		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, len(c.Items)}
+	for _, it := range c.Items {
+		args = append(args, it.Key, it.Bucket, it.N, it.Want, len(it.Claims))
+		for _, x := range it.Claims {
+			args = append(args, x)
+		}
+		args = append(args, len(it.Ops))
+		for _, o := range it.Ops {
+			args = append(args, o.X, o.GW, o.U)
+		}
+	}
+	return keys, args
+}
