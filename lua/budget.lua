@@ -15,8 +15,9 @@
 -- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
 -- ARGV[10] item count, then per item:
 --   field, bucket, n, want, nclaims, claim windows..., nops, (x, gw, u)...
---   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return,
---   gw = -1: free credit or a fallback admission).
+--   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
+--   gw = -1 is the PoP's free credit of window x, which also claims its
+--   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
 -- Returns {now, w, retried, then per item: allowed (-1 none, 0, 1), grant,
 -- C_w, C_{w-1}, headroom}.
 
@@ -137,6 +138,9 @@ for _ = 1, nitems do
         local d = math.min(x - w, 0)
         if d >= -1 then
           s[d][1] = s[d][1] + u
+          if op[2] == -1 then
+            s[d][3] = s[d][3] + 1
+          end
           dirty[d] = true
         end
       end

@@ -10,10 +10,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Op is one line of a report: U units taken from the grant of window GW
-// (GW < 0: free credit or a fallback admission) and counted as admitted in
-// window X (X < 0: a return, nothing admitted).
+// Op is one line of a report: U units taken from the grant of window GW and
+// counted as admitted in window X (X < 0: a return, nothing admitted). GW
+// is GWFree for the free credit of window X (the op also claims that
+// slot) and GWFallback for units admitted while Redis was down.
 type Op struct{ X, GW, U int64 }
+
+// The GW of ops that spend no grant.
+const (
+	GWFree     = -1
+	GWFallback = -2
+)
 
 // Item is one identity's part of a Call: its report (Ops, free-slot Claims),
 // a decision of N units at Redis (N > 0) and a grant request of Want units.

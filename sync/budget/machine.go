@@ -81,6 +81,7 @@ type entry struct {
 	grants     [2]grantSlot
 	ops        []Op             // admissions and returns not yet in a batch
 	claimed    int64            // free slots up to this window are consumed here
+	usedFree   int64            // the last window whose slot free credit used (its op claims it)
 	sentClaims int64            // slot claims up to this window were sent
 	lowW       int64            // Redis window of the lower bound below
 	lowC       int64            // C_lowW at Redis (a lower bound of the truth)
@@ -120,7 +121,7 @@ func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
-		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, lowW: math.MinInt64}
+		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, lowW: math.MinInt64}
 		m.view[key] = e
 	}
 	return e
@@ -187,8 +188,8 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		return verdict(true, SrcGrant)
 	}
 	if n <= m.cfg.FreeCredit && x > e.claimed {
-		e.claimed = x
-		e.ops = append(e.ops, Op{X: x, GW: -1, U: n})
+		e.claimed, e.usedFree = x, x
+		e.ops = append(e.ops, Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
 	if m.down || noCall != nil {
@@ -197,7 +198,7 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		}
 		ok := m.fallbackAdmits(now, e, n)
 		if ok {
-			e.ops = append(e.ops, Op{X: x, GW: -1, U: n})
+			e.ops = append(e.ops, Op{X: x, GW: GWFallback, U: n})
 		}
 		return verdict(ok, SrcFallback)
 	}
@@ -260,12 +261,16 @@ func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 
 // claims returns the free-slot claims an item about e sent in window x
 // carries: every slot from x−1 on not yet claimed, through x+1 (the next
-// window's slot is given up), and marks them consumed and sent.
+// window's slot is given up), and marks them consumed and sent. A slot
+// free credit used is not among them: the op reporting the use claims it,
+// so Redis never sees the claim without the units.
 func (m *Machine) claims(e *entry, x int64) []int64 {
 	through := max(e.claimed, x+1)
 	var out []int64
 	for y := max(e.sentClaims+1, x-1); y <= through; y++ {
-		out = append(out, y)
+		if y != e.usedFree {
+			out = append(out, y)
+		}
 	}
 	e.claimed, e.sentClaims = through, through
 	return out
@@ -383,7 +388,10 @@ func (m *Machine) plan(e *entry, x int64) (Item, bool) {
 			}
 		}
 	}
-	want := m.topUp(e, x)
+	var want int64
+	if e.demand > 0 {
+		want = m.topUp(e, x)
+	}
 	e.lastDemand, e.demand = e.demand, 0
 	if len(e.ops) == 0 && want == 0 {
 		return Item{}, false

@@ -172,12 +172,12 @@ func TestScriptReport(t *testing.T) {
 	writeState(t, rdb, m, key, w-1, cgk{C: 3, G: 10})
 	writeState(t, rdb, m, key, w, cgk{C: 1, G: 6})
 	writeState(t, rdb, m, key, w-2, cgk{G: 5})
-	r := call(t, rdb, m, 1, now, Item{Key: key, Bucket: b, Claims: []int64{w - 3, w, w + 1},
+	r := call(t, rdb, m, 1, now, Item{Key: key, Bucket: b, Claims: []int64{w - 3, w + 1},
 		Ops: []Op{{X: w - 1, GW: w - 1, U: 4}, {X: w, GW: w - 1, U: 2}, {X: w, GW: -1, U: 1},
 			{X: -1, GW: w, U: 5}, {X: w - 1, GW: w - 2, U: 3}, {X: w - 3, GW: w - 3, U: 9}}})
 	assert.False(t, r.Retried, "a first batch is applied")
 	assert.Equal(t, cgk{C: 3 + 4 + 3, G: 10 - 4 - 2}, readState(t, rdb, m, key, w-1), "window w-1: C += 4 + 3, G -= 4 + 2")
-	assert.Equal(t, cgk{C: 1 + 2 + 1, G: 6 - 5, K: 1}, readState(t, rdb, m, key, w), "window w: C += 2 + 1 (free), G -= 5 returned, one claim")
+	assert.Equal(t, cgk{C: 1 + 2 + 1, G: 6 - 5, K: 1}, readState(t, rdb, m, key, w), "window w: C += 2 + 1 (free, which claims its slot), G -= 5 returned")
 	assert.Equal(t, cgk{G: 2}, readState(t, rdb, m, key, w-2), "window w-2: G -= 3 spent")
 	assert.Equal(t, cgk{K: 1}, readState(t, rdb, m, key, w+1), "window w+1: the given-up slot counted")
 	assert.Equal(t, cgk{}, readState(t, rdb, m, key, w-3), "window w-3 weighs in no estimate: nothing written")
@@ -194,7 +194,7 @@ func TestScriptRetriedBatch(t *testing.T) {
 	w := int64(77)
 	now := w*testWindow + 10
 	key := "r"
-	it := Item{Key: key, Bucket: m.bucket(key), Want: 5, Ops: []Op{{X: w, GW: -1, U: 1}}, Claims: []int64{w}}
+	it := Item{Key: key, Bucket: m.bucket(key), Want: 5, Ops: []Op{{X: w, GW: GWFree, U: 1}}}
 	first := call(t, rdb, m, 3, now, it)
 	second := call(t, rdb, m, 3, now, it)
 	older := call(t, rdb, m, 2, now, it)
