@@ -325,6 +325,7 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 // Tick plans the Sync at now: per group, the batch whose reply never came
 // (sent again, same sequence number) or a new batch of every identity with
 // something to report or to ask, unless that group's batch is in flight.
+// While Redis is down and nothing else goes out, an empty batch probes it.
 // The caller runs each Call (Exec) and hands its outcome to Finish.
 func (m *Machine) Tick(now int64) []*Call {
 	x := m.window(now)
@@ -361,6 +362,9 @@ func (m *Machine) Tick(now int64) []*Call {
 			batches[g].Seq = gs.seq
 			slices.SortFunc(batches[g].Items, func(a, b Item) int { return cmpString(a.Key, b.Key) })
 			gs.inflight = batches[g]
+		case m.down && len(out) == 0 && g == len(m.groups)-1:
+			gs.seq++ // nothing to send while Redis is down: an empty batch probes it
+			gs.inflight = &Call{Group: g, Seq: gs.seq, Now: now}
 		default:
 			continue
 		}
