@@ -19,7 +19,9 @@
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
 -- Returns {now, w, retried, then per item: allowed (-1 none, 0, 1), grant,
--- C_w, C_{w-1}, headroom}.
+-- C_w, C_{w-1}, headroom, retry}: retry is, when headroom is 0, the ms
+-- until one unit would fit if nothing changed (core.SlidingRetryMillis
+-- on E's counts, or the next window when E1 or E2 binds), else 0.
 
 local now = tonumber(ARGV[1])
 if ARGV[2] == '1' then
@@ -76,7 +78,8 @@ local function R(s)
   return c * math.max(0, P - s[3])
 end
 
--- headroom: the most units E, E1 and E2 all still admit (docs/budget.md).
+-- headroom: the most units E, E1 and E2 all still admit (docs/budget.md),
+-- and, when that is 0, the ms until one unit fits if nothing changes.
 local function headroom(s)
   local cw, p1, p2, n1, n2 = s[0], s[-1], s[-2], s[1], s[2]
   local cur = cw[1] + cw[2] + p1[2] + R(cw)
@@ -94,10 +97,20 @@ local function headroom(s)
   local e1 = cw[1] + cw[2] + p1[2] + R(cw) + R(n1)
   local e2 = cw[2] + R(n1) + R(n2)
   h = math.min(h, max - e1, max - e2)
-  if h < 0 then
-    h = 0
+  if h > 0 then
+    return h, 0
   end
-  return h
+  if max - e1 < 1 or max - e2 < 1 or prev == 0 then
+    return 0, W - elapsed
+  end
+  local room = max
+  local retry
+  if cur < room then
+    retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - elapsed)
+  else
+    retry = W - elapsed + math.max(0, math.floor(W - room * W / cur) + 1)
+  end
+  return 0, retry
 end
 
 local out = {now, w, retried}
@@ -183,6 +196,8 @@ for _ = 1, nitems do
   out[#out + 1] = grant
   out[#out + 1] = s[0][1]
   out[#out + 1] = s[-1][1]
-  out[#out + 1] = headroom(s)
+  local h, retry = headroom(s)
+  out[#out + 1] = h
+  out[#out + 1] = retry
 end
 return out

@@ -36,13 +36,15 @@ type Item struct {
 // ItemResult is Redis' answer for one Item: Allowed is -1 when the item
 // asked no decision; CW and CPrev are C of Redis' window and of the one
 // before (lower bounds of the truth); Headroom is the units a decision or
-// grant could still take.
+// grant could still take; Retry, when Headroom is 0, the ms until one
+// unit would fit if nothing changed.
 type ItemResult struct {
 	Allowed  int64
 	Grant    int64
 	CW       int64
 	CPrev    int64
 	Headroom int64
+	Retry    int64
 }
 
 // Result is a Call's reply: Redis' now (ms) and window, whether the batch
@@ -94,13 +96,13 @@ func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int6
 }
 
 func parse(v []int64, items int) (*Result, error) {
-	if len(v) != 3+5*items {
+	if len(v) != 3+6*items {
 		return nil, &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d integers for %d items", len(v), items)}
 	}
 	r := &Result{Now: v[0], Window: v[1], Retried: v[2] == 1, Items: make([]ItemResult, items)}
 	for i := range r.Items {
-		o := v[3+5*i:]
-		r.Items[i] = ItemResult{Allowed: o[0], Grant: o[1], CW: o[2], CPrev: o[3], Headroom: o[4]}
+		o := v[3+6*i:]
+		r.Items[i] = ItemResult{Allowed: o[0], Grant: o[1], CW: o[2], CPrev: o[3], Headroom: o[4], Retry: o[5]}
 	}
 	return r, nil
 }

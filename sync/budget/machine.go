@@ -89,10 +89,12 @@ type entry struct {
 	own        core.WindowState // units admitted here, by window, for the fallback
 	denyUntil  int64
 	fullUntil  int64
-	demand     int64 // units asked since the last Sync
-	lastDemand int64 // units asked in the Sync interval before
-	inBatch    bool  // part of a batch whose reply has not come
-	asking     int   // decision Calls in flight
+	demand     int64   // units asked since the last Sync
+	rate       float64 // units asked per ms, averaged over about a window
+	lastPlan   int64   // when the last Sync planned e (ms; 0: never)
+	headroom   int64   // Redis' last headroom for e (-1: unknown)
+	inBatch    bool    // part of a batch whose reply has not come
+	asking     int     // decision Calls in flight
 }
 
 // NewMachine returns a Machine for cfg, or an error wrapping ErrConfig.
@@ -121,7 +123,7 @@ func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
-		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, lowW: math.MinInt64}
+		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, lowW: math.MinInt64, headroom: -1}
 		m.view[key] = e
 	}
 	return e
@@ -152,8 +154,6 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 	m.stats.Decisions[SrcRedis]++
 	if d.Allowed {
 		e.own.DecideSliding(m.cfg.Limit, now, c.req.n, true)
-	} else if it.Headroom == 0 {
-		e.fullUntil = now + m.cfg.SyncInterval.Milliseconds()
 	}
 	return d
 }
@@ -169,9 +169,10 @@ func (m *Machine) decideNoCall(now int64, e *entry, n int64) Decision {
 
 type errNoCall struct{}
 
-// decide is the Machine's one decision function: cached deny-until → known
-// full → grant balance → free credit → Redis down (or noCall): fallback on
-// the view → a decision Call to Redis.
+// decide is the Machine's one decision function: cached deny-until → grant
+// balance → free credit → Redis down (or noCall): fallback on the view →
+// known full, or contested (denied here, its demand asked as grant by the
+// next Sync, unless Config.AskWhenContested) → a decision Call to Redis.
 func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *Call) {
 	x := m.window(now)
 	verdict := func(ok bool, s Source) (Decision, *Call) {
@@ -189,7 +190,7 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 	}
 	if n <= m.cfg.FreeCredit && x > e.claimed {
 		e.claimed, e.usedFree = x, x
-		e.ops = append(e.ops, Op{X: x, GW: GWFree, U: n})
+		e.addOp(Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
 	if m.down || noCall != nil {
@@ -198,11 +199,11 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		}
 		ok := m.fallbackAdmits(now, e, n)
 		if ok {
-			e.ops = append(e.ops, Op{X: x, GW: GWFallback, U: n})
+			e.addOp(Op{X: x, GW: GWFallback, U: n})
 		}
 		return verdict(ok, SrcFallback)
 	}
-	if now < e.fullUntil {
+	if now < e.fullUntil || (!m.cfg.AskWhenContested && m.contested(e)) {
 		return verdict(false, SrcFull)
 	}
 	it := Item{Key: e.key, Bucket: e.bucket, N: n, Want: m.topUp(e, x)}
@@ -238,7 +239,7 @@ func (m *Machine) spendGrant(e *entry, x, n int64) bool {
 		u := min(n, g.bal)
 		g.bal -= u
 		n -= u
-		e.ops = append(e.ops, Op{X: x, GW: g.win, U: u})
+		e.addOp(Op{X: x, GW: g.win, U: u})
 	}
 	return true
 }
@@ -276,16 +277,27 @@ func (m *Machine) claims(e *entry, x int64) []int64 {
 	return out
 }
 
-// topUp is the grant e should ask for at window x: its demand over the grant
-// horizon (Sync interval + RTT, twice), at least 1 while it has demand,
-// minus the live balance.
+// contested reports whether Redis last said e has little headroom (under a
+// quarter of the limit): grants then cover a short horizon and an idle
+// PoP returns its balance at once, so the headroom follows demand.
+func (m *Machine) contested(e *entry) bool {
+	return e.headroom >= 0 && e.headroom < m.cfg.Limit.Max/4
+}
+
+// topUp is the grant e should ask for at window x: its demand rate over the
+// horizon (a window when e is far from its limit; twice the Sync interval
+// plus the RTT when contested), at least 1 while it has demand and at most
+// a quarter of the limit, minus its live balance.
 func (m *Machine) topUp(e *entry, x int64) int64 {
-	d := max(e.demand, e.lastDemand)
-	if d == 0 {
-		return 0
+	rate := max(e.rate, float64(e.demand)/float64(m.cfg.SyncInterval.Milliseconds()))
+	horizon := float64(m.w)
+	if m.contested(e) {
+		horizon = 2 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
 	}
-	horizon := m.cfg.SyncInterval + m.cfg.RTT
-	want := max(1, int64(math.Ceil(float64(d)*2*float64(horizon)/float64(m.cfg.SyncInterval))))
+	want := min(int64(math.Ceil(rate*horizon)), max(1, m.cfg.Limit.Max/4))
+	if e.demand > 0 {
+		want = max(want, 1)
+	}
 	var bal int64
 	for _, g := range e.grants {
 		if g.win >= x-1 {
@@ -293,6 +305,18 @@ func (m *Machine) topUp(e *entry, x int64) int64 {
 		}
 	}
 	return max(0, want-bal)
+}
+
+// addOp records op in e's unreported ops, merged with one of the same
+// windows.
+func (e *entry) addOp(op Op) {
+	for i := range e.ops {
+		if e.ops[i].X == op.X && e.ops[i].GW == op.GW {
+			e.ops[i].U += op.U
+			return
+		}
+	}
+	e.ops = append(e.ops, op)
 }
 
 // absorb applies Redis' answer about e: the grant, the lower bound of C,
@@ -317,9 +341,14 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 			e.denyUntil = max(e.denyUntil, r.Now+retry)
 		}
 	}
-	if it.Headroom > 0 {
+	if it.Headroom > 0 || it.Grant > 0 {
 		e.fullUntil = 0
+	} else {
+		// Known full: requests the budget cannot cover are denied here
+		// until one unit would fit; Syncs still ask grants for the demand.
+		e.fullUntil = max(e.fullUntil, r.Now+max(1, it.Retry))
 	}
+	e.headroom = it.Headroom
 }
 
 // Tick plans the Sync at now: per group, the batch whose reply never came
@@ -336,7 +365,7 @@ func (m *Machine) Tick(now int64) []*Call {
 		if e.inBatch || gs.inflight != nil || gs.retry != nil {
 			continue
 		}
-		it, ok := m.plan(e, x)
+		it, ok := m.plan(e, x, now)
 		if !ok {
 			if m.idle(e, now, x) {
 				delete(m.view, e.key)
@@ -375,29 +404,44 @@ func (m *Machine) Tick(now int64) []*Call {
 	return out
 }
 
-// plan builds e's item of a Sync at window x: its unreported ops, its
-// returns (every balance when it had no demand since the last Sync), its
-// claims and its top-up; ok is false when it has nothing to say.
-func (m *Machine) plan(e *entry, x int64) (Item, bool) {
+// plan builds e's item of a Sync at now, window x: its returns (every
+// balance once it is quiet), its top-up, and, when it sends an item, its
+// unreported ops and claims. Far from its limit, an identity's spends are
+// not worth a Redis call of their own (unreported, they stay inside G or R
+// at Redis): they wait for an item sent for another reason. ok is false
+// when e has nothing to send.
+func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
+	dt := float64(m.cfg.SyncInterval.Milliseconds())
+	if e.lastPlan != 0 && now > e.lastPlan {
+		dt = float64(now - e.lastPlan)
+	}
+	a := min(1, dt/float64(m.w))
+	e.rate += a * (float64(e.demand)/dt - e.rate)
+	e.lastPlan = now
 	for i := range e.grants {
 		if e.grants[i].win < x-1 {
 			e.grants[i] = grantSlot{} // expired with its window: Redis drops it too
 		}
 	}
-	if e.demand == 0 {
+	e.ops = slices.DeleteFunc(e.ops, func(o Op) bool { return o.X < x-1 && o.GW < x-2 }) // no estimate reads them
+	contested := m.contested(e)
+	quiet := e.demand == 0 && (contested || e.rate*float64(m.w) < 0.5)
+	returns := false
+	if quiet {
 		for i := range e.grants {
 			if g := &e.grants[i]; g.bal > 0 {
-				e.ops = append(e.ops, Op{X: -1, GW: g.win, U: g.bal})
+				e.addOp(Op{X: -1, GW: g.win, U: g.bal})
 				g.bal = 0
+				returns = true
 			}
 		}
 	}
 	var want int64
-	if e.demand > 0 {
+	if !quiet {
 		want = m.topUp(e, x)
 	}
-	e.lastDemand, e.demand = e.demand, 0
-	if len(e.ops) == 0 && want == 0 {
+	e.demand = 0
+	if want == 0 && !returns && !(contested && len(e.ops) > 0) {
 		return Item{}, false
 	}
 	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Ops: e.ops, Claims: m.claims(e, x)}
@@ -407,7 +451,7 @@ func (m *Machine) plan(e *entry, x int64) (Item, bool) {
 
 // idle reports whether e holds nothing worth keeping at now in window x.
 func (m *Machine) idle(e *entry, now, x int64) bool {
-	return e.asking == 0 && e.lastDemand == 0 && e.demand == 0 && len(e.ops) == 0 && e.claimed < x &&
+	return e.asking == 0 && e.demand == 0 && e.rate*float64(m.w) < 0.01 && len(e.ops) == 0 && e.claimed < x &&
 		e.grants[0].bal == 0 && e.grants[1].bal == 0 && now >= e.denyUntil && e.own.Index < x-1
 }
 

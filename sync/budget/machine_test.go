@@ -56,6 +56,7 @@ func TestFreeCreditThenRedis(t *testing.T) {
 	assert.Nil(t, c, "free credit asks nothing")
 	d, c = m.Request(w0+20, "a", 1)
 	require.NotNil(t, c, "the second unit of the window has no budget: a decision Call")
+	assert.Equal(t, Decision{}, d, "no verdict while the Call is out")
 	assert.True(t, c.Decision(), "a decision Call has no sequence number")
 	it := c.Items[0]
 	assert.Equal(t, int64(1), it.N, "the Call decides the request's units")
@@ -100,7 +101,7 @@ func TestDenyCache(t *testing.T) {
 	_, c := m.Request(w0+1, "d", 1)
 	require.NotNil(t, c)
 	now := int64(w0 + 2000)
-	m.Complete(now, c, &Result{Now: now, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 6, CPrev: 8}}}, nil)
+	m.Complete(now, c, &Result{Now: now, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 6, CPrev: 8, Headroom: 3}}}, nil)
 	retry := core.SlidingRetryMillis(6, 8, 2000, testWindow, 10, 1)
 	require.Positive(t, retry, "C alone denies: 6 + 8 × 0.8 ≥ 10")
 	d, c := m.Request(now+retry-1, "d", 1)
@@ -128,8 +129,9 @@ func TestSyncPlan(t *testing.T) {
 	again := m.Tick(w0 + 300)
 	require.Len(t, again, 1)
 	assert.Same(t, b, again[0], "a failed batch is sent again as it was")
-	m.Finish(b, &Result{Now: w0 + 300, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 2, CW: 1, Headroom: 6}}}, nil)
-	// No demand since the batch was planned: the next Sync returns the balance of 2.
+	m.Finish(b, &Result{Now: w0 + 300, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 2, CW: 1, Headroom: 1}}}, nil)
+	// Contested (headroom 1 < Max/4) and no demand since the batch was
+	// planned: the next Sync returns the balance of 2.
 	next := m.Tick(w0 + 400)
 	require.Len(t, next, 1)
 	assert.Equal(t, uint64(2), next[0].Seq)
@@ -159,4 +161,28 @@ func TestOutageFallback(t *testing.T) {
 	require.NotNil(t, c)
 	d := mc.Complete(w0+2, c, nil, errors.New("refused"))
 	assert.Equal(t, Decision{Source: SrcFallback}, d, "FailClosed denies what the budget cannot cover")
+}
+
+// TestContested: once Redis says an identity has under a quarter of the
+// limit left, a request the budget cannot cover is denied here (SrcFull)
+// and its demand asked by the next Sync; with AskWhenContested it goes to
+// Redis.
+func TestContested(t *testing.T) {
+	for _, ask := range []bool{false, true} {
+		m := newTestMachine(t, func(c *Config) { c.AskWhenContested = ask })
+		m.Request(w0, "h", 1) // free
+		_, c := m.Request(w0+1, "h", 1)
+		require.NotNil(t, c, "nothing known yet: Redis is asked")
+		m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
+		d, c := m.Request(w0+3, "h", 1)
+		if ask {
+			assert.NotNil(t, c, "AskWhenContested: a contested identity's request goes to Redis")
+			continue
+		}
+		assert.Nil(t, c, "contested: no Call")
+		assert.Equal(t, Decision{Source: SrcFull}, d, "contested: denied here")
+		calls := m.Tick(w0 + 100)
+		require.Len(t, calls, 1, "the Sync carries the identity")
+		assert.Positive(t, calls[0].Items[0].Want, "the Sync asks a grant for the denied demand")
+	}
 }
