@@ -21,7 +21,11 @@
 -- Returns {now, w, retried, then per item: allowed (-1 none, 0, 1), grant,
 -- C_w, C_{w-1}, headroom, retry}: retry is, when headroom is 0, the ms
 -- until one unit would fit if nothing changed (core.SlidingRetryMillis
--- on E's counts, or the next window when E1 or E2 binds), else 0.
+-- on E's counts, or the next window when E1 or E2 binds), else 0. A batch
+-- (seq > 0) then lists the group's hot identities of window w as
+-- 'bucket|field' strings: those Redis last saw with under a quarter of the
+-- limit left and free slots of w or w+1 unclaimed, so every PoP gives up
+-- its slots of them (at most 64, kept in the set '<prefix>:hot:<w>').
 
 local now = tonumber(ARGV[1])
 if ARGV[2] == '1' then
@@ -199,5 +203,21 @@ for _ = 1, nitems do
   local h, retry = headroom(s)
   out[#out + 1] = h
   out[#out + 1] = retry
+  if retried == 0 then
+    local hk = prefix .. ':hot:' .. w
+    if h < max / 4 and (R(s[0]) > 0 or R(s[1]) > 0) then
+      if redis.call('SADD', hk, b .. '|' .. f) == 1 then
+        redis.call('PEXPIRE', hk, 2 * W + slack)
+      end
+    elseif R(s[0]) == 0 and R(s[1]) == 0 then
+      redis.call('SREM', hk, b .. '|' .. f)
+    end
+  end
+end
+if seq > 0 then
+  local hot = redis.call('SRANDMEMBER', prefix .. ':hot:' .. w, 64)
+  for _, m in ipairs(hot) do
+    out[#out + 1] = m
+  end
 end
 return out

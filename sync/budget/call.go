@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/lua"
@@ -48,12 +49,21 @@ type ItemResult struct {
 }
 
 // Result is a Call's reply: Redis' now (ms) and window, whether the batch
-// was a retry Redis had already applied, and one ItemResult per Item.
+// was a retry Redis had already applied, one ItemResult per Item, and (a
+// batch's reply only) the group's hot identities, whose free slots every
+// PoP gives up.
 type Result struct {
 	Now     int64
 	Window  int64
 	Retried bool
 	Items   []ItemResult
+	Hot     []HotKey
+}
+
+// HotKey names a hot identity: its key and bucket.
+type HotKey struct {
+	Key    string
+	Bucket int
 }
 
 // Call is one script call a Machine wants made: a Sync batch of one group
@@ -88,21 +98,42 @@ func mustSource(name string) string {
 // wrapping core.ErrUnavailable.
 func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int64) (*Result, error) {
 	keys, args := m.encode(c, now)
-	v, err := script.Run(ctx, rdb, keys, args...).Int64Slice()
+	v, err := script.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
 		return nil, &core.UnavailableError{Op: "budget script", Err: err}
 	}
 	return parse(v, len(c.Items))
 }
 
-func parse(v []int64, items int) (*Result, error) {
-	if len(v) != 3+6*items {
-		return nil, &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d integers for %d items", len(v), items)}
+func parse(v []any, items int) (*Result, error) {
+	bad := func(what string) error {
+		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), items, what)}
 	}
-	r := &Result{Now: v[0], Window: v[1], Retried: v[2] == 1, Items: make([]ItemResult, items)}
+	n := 3 + 6*items
+	if len(v) < n {
+		return nil, bad("too short")
+	}
+	ints := make([]int64, n)
+	for i := range ints {
+		x, ok := v[i].(int64)
+		if !ok {
+			return nil, bad(fmt.Sprintf("value %d is %T, not an integer", i, v[i]))
+		}
+		ints[i] = x
+	}
+	r := &Result{Now: ints[0], Window: ints[1], Retried: ints[2] == 1, Items: make([]ItemResult, items)}
 	for i := range r.Items {
-		o := v[3+6*i:]
+		o := ints[3+6*i:]
 		r.Items[i] = ItemResult{Allowed: o[0], Grant: o[1], CW: o[2], CPrev: o[3], Headroom: o[4], Retry: o[5]}
+	}
+	for _, h := range v[n:] {
+		s, ok := h.(string)
+		b, key, cut := strings.Cut(s, "|")
+		bucket, err := strconv.Atoi(b)
+		if !ok || !cut || err != nil {
+			return nil, bad(fmt.Sprintf("hot identity %v is not bucket|key", h))
+		}
+		r.Hot = append(r.Hot, HotKey{Key: key, Bucket: bucket})
 	}
 	return r, nil
 }

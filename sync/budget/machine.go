@@ -95,6 +95,7 @@ type entry struct {
 	headroom   int64   // Redis' last headroom for e (-1: unknown)
 	inBatch    bool    // part of a batch whose reply has not come
 	asking     int     // decision Calls in flight
+	renounce   bool    // Redis named e hot: the next Sync claims its slots
 }
 
 // NewMachine returns a Machine for cfg, or an error wrapping ErrConfig.
@@ -441,9 +442,10 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 		want = m.topUp(e, x)
 	}
 	e.demand = 0
-	if want == 0 && !returns && !(contested && len(e.ops) > 0) {
+	if want == 0 && !returns && !e.renounce && !(contested && len(e.ops) > 0) {
 		return Item{}, false
 	}
+	e.renounce = false
 	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Ops: e.ops, Claims: m.claims(e, x)}
 	e.ops = nil
 	return it, true
@@ -469,6 +471,14 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		return
 	}
 	m.down = false
+	x := m.window(r.Now)
+	for _, h := range r.Hot {
+		e := m.entry(h.Key)
+		if e.sentClaims < x+1 {
+			e.claimed = max(e.claimed, x+1) // no free credit of it here until x+2
+			e.renounce = true
+		}
+	}
 	for i, it := range c.Items {
 		e := m.view[it.Key]
 		if e == nil {
