@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,5 +67,30 @@ func BenchmarkRedisBytesPerIdentity(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(usedMemory(b, rdb)-before)/ids, "B/identity")
+	}
+}
+
+// BenchmarkViewBytesPerIdentity measures a Machine's heap per identity
+// after one request of each of 100,000 identities (free credit, one op
+// pending each): the metric B/identity.
+func BenchmarkViewBytesPerIdentity(b *testing.B) {
+	const ids = 100_000
+	keys := make([]string, ids)
+	for i := range keys {
+		keys[i] = "id" + strconv.Itoa(i)
+	}
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		m, err := NewMachine(Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(100, testWindow*time.Millisecond), PoPs: 8})
+		require.NoError(b, err)
+		for _, k := range keys {
+			m.Request(w0, k, 1)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/ids, "B/identity")
+		runtime.KeepAlive(m)
 	}
 }

@@ -232,3 +232,31 @@ func TestScriptTTL(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, 4*testWindow+slack, ttl.Milliseconds(), 50, "the retry guard lives 4 windows + slack")
 }
+
+// TestScriptHotList: an identity Redis sees contested with unclaimed free
+// slots is listed in every batch reply of its group, and leaves the list
+// once every PoP claimed its slots of w and w+1.
+func TestScriptHotList(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	const pops = 2
+	m := testMachine(t, pops, 20)
+	w := int64(300)
+	now := w*testWindow + 50
+	key := "hot"
+	b := m.bucket(key)
+	writeState(t, rdb, m, key, w, cgk{C: 14})
+	r := call(t, rdb, m, 1, now, Item{Key: key, Bucket: b, Want: 1})
+	require.Less(t, r.Items[0].Headroom, int64(5), "the state leaves under a quarter of the limit")
+	assert.Equal(t, []HotKey{{Key: key, Bucket: b}}, r.Hot, "contested with unclaimed slots: listed")
+	other := "calm"
+	for other == key || m.group(m.bucket(other)) != m.group(b) {
+		other += "x"
+	}
+	r = call(t, rdb, m, 2, now, Item{Key: other, Bucket: m.bucket(other), Want: 1})
+	assert.Equal(t, []HotKey{{Key: key, Bucket: b}}, r.Hot, "any batch of the group lists it")
+	r = call(t, rdb, m, 3, now, Item{Key: key, Bucket: b, Claims: []int64{w, w + 1}},
+		Item{Key: key, Bucket: b, Claims: []int64{w, w + 1}})
+	assert.Empty(t, r.Hot, "both PoPs claimed w and w+1: no longer listed")
+	d, _ := Exec(context.Background(), rdb, m, &Call{Group: m.group(b), Items: []Item{{Key: key, Bucket: b, N: 1}}}, now)
+	assert.Empty(t, d.Hot, "a decision's reply lists nothing")
+}
