@@ -172,8 +172,9 @@ type errNoCall struct{}
 
 // decide is the Machine's one decision function: cached deny-until → grant
 // balance → free credit → Redis down (or noCall): fallback on the view →
-// known full, or contested (denied here, its demand asked as grant by the
-// next Sync, unless Config.AskWhenContested) → a decision Call to Redis.
+// known full, or contested and busy here (denied here, its demand asked as
+// grant by the next Sync, unless Config.AskWhenContested) → a decision
+// Call to Redis.
 func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *Call) {
 	x := m.window(now)
 	verdict := func(ok bool, s Source) (Decision, *Call) {
@@ -204,7 +205,7 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		}
 		return verdict(ok, SrcFallback)
 	}
-	if now < e.fullUntil || (!m.cfg.AskWhenContested && m.contested(e)) {
+	if now < e.fullUntil || (!m.cfg.AskWhenContested && m.contested(e) && m.busy(e)) {
 		return verdict(false, SrcFull)
 	}
 	it := Item{Key: e.key, Bucket: e.bucket, N: n, Want: m.topUp(e, x)}
@@ -285,6 +286,22 @@ func (m *Machine) contested(e *entry) bool {
 	return e.headroom >= 0 && e.headroom < m.cfg.Limit.Max/4
 }
 
+// horizon is the ms a contested identity's grant should last: until the
+// reply of the Sync after next lands.
+func (m *Machine) horizon() float64 {
+	return 2 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
+}
+
+// busy reports whether e is expected to ask here again before a grant
+// asked now lands (one unit or more over the horizon): denying it here
+// then costs one request, and the next Sync's grant serves the next ones.
+// A sparse identity is not busy: it is sent to Redis, since a grant asked
+// for it would come after its request and sit unused.
+func (m *Machine) busy(e *entry) bool {
+	rate := max(e.rate, float64(e.demand)/float64(m.cfg.SyncInterval.Milliseconds()))
+	return rate*m.horizon() >= 1
+}
+
 // topUp is the grant e should ask for at window x: its demand rate over the
 // horizon (a window when e is far from its limit; twice the Sync interval
 // plus the RTT when contested), at least 1 while it has demand and at most
@@ -293,7 +310,7 @@ func (m *Machine) topUp(e *entry, x int64) int64 {
 	rate := max(e.rate, float64(e.demand)/float64(m.cfg.SyncInterval.Milliseconds()))
 	horizon := float64(m.w)
 	if m.contested(e) {
-		horizon = 2 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
+		horizon = m.horizon()
 	}
 	want := min(int64(math.Ceil(rate*horizon)), max(1, m.cfg.Limit.Max/4))
 	if e.demand > 0 {
@@ -426,13 +443,31 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 	}
 	e.ops = slices.DeleteFunc(e.ops, func(o Op) bool { return o.X < x-1 && o.GW < x-2 }) // no estimate reads them
 	contested := m.contested(e)
-	quiet := e.demand == 0 && (contested || e.rate*float64(m.w) < 0.5)
+	// Without demand since the last Sync, keep what the demand rate
+	// expects over the grant's horizon (a window; the Sync horizon when
+	// contested) and return the rest.
+	quiet := e.demand == 0
 	returns := false
 	if quiet {
-		for i := range e.grants {
-			if g := &e.grants[i]; g.bal > 0 {
-				e.addOp(Op{X: -1, GW: g.win, U: g.bal})
-				g.bal = 0
+		keep := e.rate * float64(m.w)
+		if contested {
+			keep = e.rate * m.horizon()
+		}
+		k := int64(0)
+		if e.rate*float64(m.w) >= 0.5 {
+			k = max(1, int64(math.Ceil(keep)))
+		}
+		order := []int{0, 1}
+		if e.grants[1].win > e.grants[0].win {
+			order = []int{1, 0} // keep the newer grant, which lasts longer
+		}
+		for _, i := range order {
+			g := &e.grants[i]
+			u := min(g.bal, k)
+			k -= u
+			if back := g.bal - u; back > 0 {
+				e.addOp(Op{X: -1, GW: g.win, U: back})
+				g.bal = u
 				returns = true
 			}
 		}

@@ -131,11 +131,12 @@ func TestSyncPlan(t *testing.T) {
 	assert.Same(t, b, again[0], "a failed batch is sent again as it was")
 	m.Finish(b, &Result{Now: w0 + 300, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 2, CW: 1, Headroom: 1}}}, nil)
 	// Contested (headroom 1 < Max/4) and no demand since the batch was
-	// planned: the next Sync returns the balance of 2.
+	// planned: the next Sync keeps the one unit its demand rate expects
+	// (1 per window) and returns the other.
 	next := m.Tick(w0 + 400)
 	require.Len(t, next, 1)
 	assert.Equal(t, uint64(2), next[0].Seq)
-	assert.Equal(t, []Op{{X: -1, GW: 1000, U: 2}}, next[0].Items[0].Ops, "the unused grant returned")
+	assert.Equal(t, []Op{{X: -1, GW: 1000, U: 1}}, next[0].Items[0].Ops, "the unused grant beyond the expected demand returned")
 	assert.Zero(t, next[0].Items[0].Want, "no demand, no top-up")
 }
 
