@@ -263,12 +263,18 @@ func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 }
 
 // claims returns the free-slot claims an item about e sent in window x
-// carries: every slot from x−1 on not yet claimed, through x+1 (the next
-// window's slot is given up), and marks them consumed and sent. A slot
+// carries: every slot from x−1 on consumed here and not yet claimed, and,
+// when e is contested or hot, every slot through x+1 (the current and
+// next windows' slots are given up); it marks them consumed and sent. Far
+// from the limit a reserved slot costs no one, so a calm identity keeps
+// its free credit in every window. A slot
 // free credit used is not among them: the op reporting the use claims it,
 // so Redis never sees the claim without the units.
 func (m *Machine) claims(e *entry, x int64) []int64 {
-	through := max(e.claimed, x+1)
+	through := e.claimed
+	if m.contested(e) || e.renounce {
+		through = max(through, x+1)
+	}
 	var out []int64
 	for y := max(e.sentClaims+1, x-1); y <= through; y++ {
 		if y != e.usedFree {
@@ -318,7 +324,7 @@ func (m *Machine) topUp(e *entry, x int64) int64 {
 	}
 	var bal int64
 	for _, g := range e.grants {
-		if g.win >= x-1 {
+		if g.win >= x { // a grant of x−1 ends with x, and an item gives up x+1's free slot
 			bal += g.bal
 		}
 	}

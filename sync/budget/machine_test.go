@@ -60,7 +60,7 @@ func TestFreeCreditThenRedis(t *testing.T) {
 	assert.True(t, c.Decision(), "a decision Call has no sequence number")
 	it := c.Items[0]
 	assert.Equal(t, int64(1), it.N, "the Call decides the request's units")
-	assert.Equal(t, []int64{999, 1001}, it.Claims, "claims: w-1 (unused) and w+1 (given up); w's slot is claimed by the Sync reporting its free unit")
+	assert.Equal(t, []int64{999}, it.Claims, "not known contested: only the past window's unused slot is given up (w's is claimed by the Sync reporting its free unit)")
 	assert.Positive(t, it.Want, "the Call asks a grant for the demand")
 	d = m.Complete(w0+60, c, &Result{Now: w0 + 40, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 3, CW: 1, Headroom: 5}}}, nil)
 	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis' verdict")
@@ -73,7 +73,8 @@ func TestFreeCreditThenRedis(t *testing.T) {
 	assert.NotNil(t, c, "the grant spent, Redis is asked again")
 	m.Complete(w0+240, c, &Result{Now: w0 + 220, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 2, Headroom: 4}}}, nil)
 	d, c = m.Request(w0+testWindow+5, "a", 1)
-	assert.NotNil(t, c, "the next window's free slot was given up: Redis is asked (d=%v)", d)
+	assert.Nil(t, c, "far from the limit the next window's free slot is kept")
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "the next window's first unit is free")
 }
 
 // TestGrantLifetime: a grant of window gw serves requests of gw and gw+1,
@@ -123,7 +124,7 @@ func TestSyncPlan(t *testing.T) {
 	assert.Equal(t, uint64(1), b.Seq, "the first batch of the group")
 	require.Len(t, b.Items, 1)
 	assert.Equal(t, []Op{{X: 1000, GW: GWFree, U: 1}}, b.Items[0].Ops, "the free unit reported in its window (it claims slot w)")
-	assert.Equal(t, []int64{999, 1001}, b.Items[0].Claims, "slots w-1 and w+1 claimed")
+	assert.Equal(t, []int64{999}, b.Items[0].Claims, "not known contested: only the past window's unused slot is given up")
 	assert.Empty(t, m.Tick(w0+200), "no new batch while the group's is in flight")
 	m.Finish(b, nil, errors.New("lost"))
 	again := m.Tick(w0 + 300)
@@ -184,6 +185,13 @@ func TestContested(t *testing.T) {
 		assert.Equal(t, Decision{Source: SrcFull}, d, "contested: denied here")
 		calls := m.Tick(w0 + 100)
 		require.Len(t, calls, 1, "the Sync carries the identity")
-		assert.Positive(t, calls[0].Items[0].Want, "the Sync asks a grant for the denied demand")
+		var item Item
+		for _, it := range calls[0].Items {
+			if it.Key == "h" {
+				item = it
+			}
+		}
+		assert.Positive(t, item.Want, "the Sync asks a grant for the denied demand")
+		assert.Equal(t, []int64{1001}, item.Claims, "contested: the slot of w+1 given up (w-1's went with the decision Call, w's was used: its op claims it)")
 	}
 }
