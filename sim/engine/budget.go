@@ -77,7 +77,7 @@ func runBudgetHonest(ctx context.Context, e *Env) (*outcome, error) {
 		return nil, err
 	}
 	for _, m := range append(s.dead, s.ms...) {
-		s.out.roundTrips += int64(m.Stats().Calls)
+		s.out.roundTrips += int64(m.Stats().RoundTrips)
 	}
 	return s.out, nil
 }

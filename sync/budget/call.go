@@ -105,6 +105,35 @@ func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int6
 	return parse(v, len(c.Items))
 }
 
+// ExecAll runs calls of Machine m (a Tick's batches) in one pipeline at
+// Redis time now (ms), EVALSHA first and EVAL for those refused with
+// NOSCRIPT, and returns each call's Result or error (wrapping
+// core.ErrUnavailable), by index. On a Cluster, go-redis splits the
+// pipeline by node.
+func ExecAll(ctx context.Context, rdb redis.UniversalClient, m *Machine, calls []*Call, now int64) ([]*Result, []error) {
+	res, errs := make([]*Result, len(calls)), make([]error, len(calls))
+	cmds := make([]*redis.Cmd, len(calls))
+	pipe := rdb.Pipeline()
+	for i, c := range calls {
+		keys, args := m.encode(c, now)
+		cmds[i] = script.EvalSha(ctx, pipe, keys, args...)
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			keys, args := m.encode(calls[i], now)
+			cmd = script.Eval(ctx, rdb, keys, args...)
+		}
+		v, err := cmd.Slice()
+		if err != nil {
+			errs[i] = &core.UnavailableError{Op: "budget script", Err: err}
+			continue
+		}
+		res[i], errs[i] = parse(v, len(calls[i].Items))
+	}
+	return res, errs
+}
+
 func parse(v []any, items int) (*Result, error) {
 	bad := func(what string) error {
 		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), items, what)}

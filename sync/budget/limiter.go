@@ -82,22 +82,26 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, er
 	return l.m.Complete(core.Millis(l.clock.Now()), c, r, err), err
 }
 
-// Sync runs one Sync now: the Machine's batches (Tick) are sent one call
-// each, without the lock held, and their outcomes applied (Finish). It
+// Sync runs one Sync now: the Machine's batches (Tick) are sent in one
+// pipeline (ExecAll) without the lock held, and their outcomes applied
+// (Finish). It
 // returns the first call's error, wrapping core.ErrUnavailable; failed
 // batches are sent again by the next Sync.
 func (l *Limiter) Sync(ctx context.Context) error {
 	l.mu.Lock()
 	calls := l.m.Tick(core.Millis(l.clock.Now()))
 	l.mu.Unlock()
+	if len(calls) == 0 {
+		return nil
+	}
+	res, errs := ExecAll(ctx, l.rdb, l.m, calls, core.Millis(l.clock.Now()))
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var first error
-	for _, c := range calls {
-		r, err := Exec(ctx, l.rdb, l.m, c, core.Millis(l.clock.Now()))
-		l.mu.Lock()
-		l.m.Finish(c, r, err)
-		l.mu.Unlock()
-		if err != nil && first == nil {
-			first = err
+	for i, c := range calls {
+		l.m.Finish(c, res[i], errs[i])
+		if errs[i] != nil && first == nil {
+			first = errs[i]
 		}
 	}
 	return first

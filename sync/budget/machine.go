@@ -43,6 +43,10 @@ type Stats struct {
 	Decisions [nSources]uint64 // by Source
 	Calls     uint64           // script calls planned (decisions and batches, retries included)
 	Items     uint64           // items in those calls
+	// RoundTrips counts the round trips those calls take on one Redis
+	// node: one per decision Call, one per Tick that planned batches (its
+	// batches go in one pipeline, see ExecAll).
+	RoundTrips uint64
 }
 
 // Machine is the budget limiter's sans-IO core for one PoP: no goroutines,
@@ -214,6 +218,7 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 	e.asking++
 	m.stats.Calls++
 	m.stats.Items++
+	m.stats.RoundTrips++
 	return Decision{}, c
 }
 
@@ -424,6 +429,9 @@ func (m *Machine) Tick(now int64) []*Call {
 		m.stats.Calls++
 		m.stats.Items += uint64(len(gs.inflight.Items))
 		out = append(out, gs.inflight)
+	}
+	if len(out) > 0 {
+		m.stats.RoundTrips++
 	}
 	return out
 }

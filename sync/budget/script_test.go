@@ -260,3 +260,29 @@ func TestScriptHotList(t *testing.T) {
 	d, _ := Exec(context.Background(), rdb, m, &Call{Group: m.group(b), Items: []Item{{Key: key, Bucket: b, N: 1}}}, now)
 	assert.Empty(t, d.Hot, "a decision's reply lists nothing")
 }
+
+// TestExecAllAfterScriptFlush: a Tick's batches in one pipeline are each
+// applied once, also when Redis lost the script (NOSCRIPT, then EVAL).
+func TestExecAllAfterScriptFlush(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	m := testMachine(t, 2, 100)
+	w := int64(60)
+	now := w*testWindow + 5
+	for round := range 2 {
+		require.NoError(t, rdb.ScriptFlush(ctx).Err(), "SCRIPT FLUSH")
+		var calls []*Call
+		for g := range 2 {
+			key := "e"
+			for m.group(m.bucket(key)) != g {
+				key += "e"
+			}
+			calls = append(calls, &Call{Group: g, Seq: uint64(round + 1), Items: []Item{{Key: key, Bucket: m.bucket(key), Ops: []Op{{X: w, GW: GWFree, U: 1}}}}})
+		}
+		res, errs := ExecAll(ctx, rdb, m, calls, now)
+		for i, c := range calls {
+			require.NoError(t, errs[i], "round %d call %d", round, i)
+			assert.Equal(t, int64(round+1), res[i].Items[0].CW, "round %d: the free unit of %s counted once per round", round, c.Items[0].Key)
+		}
+	}
+}
