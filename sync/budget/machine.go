@@ -297,10 +297,12 @@ func (m *Machine) contested(e *entry) bool {
 	return e.headroom >= 0 && e.headroom < m.cfg.Limit.Max/4
 }
 
-// horizon is the ms a contested identity's grant should last: until the
-// reply of the Sync after next lands.
+// horizon is the ms a contested identity's grant should last: four Sync
+// intervals plus RTTs (measured on pop-sim against two: mixed near-limit
+// clients 0.927 -> 0.948 of pure Redis' quota, p99 95 -> 73 ms; the crowd
+// of flash-crowd 0.930 -> 0.922).
 func (m *Machine) horizon() float64 {
-	return 2 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
+	return 4 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
 }
 
 // busy reports whether e is expected to ask here again before a grant
