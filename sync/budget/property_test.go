@@ -27,21 +27,27 @@ import (
 // each restart in the last two windows (docs/budget.md's bound). Machines
 // run FailClosed: fallback admissions in an outage are a separate bound.
 //
+// Runs alternate 1 s and 400 ms windows; 20% of sends are duplicated.
+//
 // Mutations it catches, each checked by hand (three runs of the test each,
 // the failing seed printed):
 //   - not counting G_{w−1} in the estimate (lua: cur without p1[2]): 3/3;
-//   - not counting G_{w−2} (lua: prev without p2[2]): 2/3 (also caught
-//     3/3 by TestScriptEstimateMatchesCore);
 //   - forgetting R (lua: R returns 0): 3/3;
-//   - applying a retried batch again (lua: the seq guard off): 3/3;
 //   - a grant spendable in its window + 2 (Machine.spendGrant): 3/3;
-//   - free credit twice in a window (decide with x >= e.claimed): 3/3;
-//   - a slot claimed before the op reporting its use (claims not skipping
-//     usedFree): 3/3.
+//   - free credit twice in a window (decide with x >= e.claimed): 3/3.
 //
-// Dropping the E1 check (the next window's free credit) it does not catch
-// in three runs (it needs the limit reached exactly as a window ends with
-// every reserved slot used); TestScriptEstimateMatchesCore catches it 3/3.
+// Mutations it catches only sometimes, each caught 3/3 by the test named:
+//   - applying a retried batch again (lua: the seq guard off): 1/3;
+//     TestScriptRetriedBatch;
+//   - a slot claimed before the op reporting its use (claims not skipping
+//     usedFree): 1/3; TestFreeCreditThenRedis and TestContested;
+//   - no E1 check (the next window's free credit): 1/3, and not counting
+//     G_{w−2} (lua: prev without p2[2]): 0/3; TestScriptEstimateMatchesCore.
+//
+// Since slots are given up only by contested identities and a quiet PoP
+// keeps the grant its rate expects, the interleavings that expose these
+// (a retried return or claim, a G_{w−2} spend unreported at w with the
+// estimate tight) are rare in random runs.
 func TestPropertyBudget(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	seed := rand.Uint64()
@@ -49,7 +55,7 @@ func TestPropertyBudget(t *testing.T) {
 	for run := range 100 {
 		require.NoError(t, rdb.FlushAll(context.Background()).Err())
 		s := uint64(run) + seed
-		if msg := propertyRun(t, rdb, s); msg != "" {
+		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)]); msg != "" {
 			t.Fatalf("seed %d (run %d): %s", s, run, msg)
 		}
 	}
@@ -59,10 +65,13 @@ func TestPropertyBudget(t *testing.T) {
 	}
 }
 
+// propWindows are the windows (ms) the runs alternate: with a Sync every
+// 100 ms, a 400 ms window leaves more reports in flight across windows.
+var propWindows = []int64{1000, 400}
+
 const (
-	propWindow = 1000 // ms
-	propMax    = 20
-	propPoPs   = 4
+	propMax  = 20
+	propPoPs = 4
 )
 
 type propEvent struct {
@@ -108,12 +117,12 @@ type admission struct {
 }
 
 // propertyRun plays one random run and returns "" or what broke.
-func propertyRun(t *testing.T, rdb *redis.Client, seed uint64) string {
+func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64) string {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	ctx := context.Background()
 	newM := func(p int) *Machine {
 		m, err := NewMachine(Config{PoP: fmt.Sprintf("p%d", p), Incarnation: rng.Uint64() | 1,
-			Limit: core.PerWindow(propMax, propWindow*time.Millisecond), PoPs: propPoPs, Buckets: 3, Groups: 2,
+			Limit: core.PerWindow(propMax, time.Duration(propWindow)*time.Millisecond), PoPs: propPoPs, Buckets: 3, Groups: 2,
 			FailClosed: true, SyncInterval: 100 * time.Millisecond, RTT: 40 * time.Millisecond, ExpirySlack: time.Hour})
 		require.NoError(t, err)
 		return m
@@ -181,7 +190,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64) string {
 			push(&propEvent{at: at + 300, kind: 3, pop: p, gen: gen[p], call: c, key: key, err: errors.New("lost"), send: sends})
 		default:
 			copies := 1
-			if r == 1 {
+			if r <= 2 { // duplicated (a retry racing its original)
 				copies = 2
 			}
 			for range copies {
@@ -252,7 +261,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64) string {
 		}
 	}
 	for key, adm := range truth {
-		if msg := judge(adm, restarts, key); msg != "" {
+		if msg := judge(adm, restarts, key, propWindow); msg != "" {
 			return msg
 		}
 	}
@@ -262,7 +271,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64) string {
 // judge replays admissions in time order and returns "" when at each the
 // sliding estimate is below Max + 1 (+ 2 per restart in the two windows
 // before it).
-func judge(adm []admission, restarts []int64, key string) string {
+func judge(adm []admission, restarts []int64, key string, propWindow int64) string {
 	slices.SortStableFunc(adm, func(a, b admission) int { return int(a.at - b.at) })
 	var st core.WindowState
 	for _, a := range adm {
