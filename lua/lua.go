@@ -28,7 +28,8 @@
 // (a batch of per-PoP cumulative counts, max-merged), hybrid_decide.lua
 // (one decision at Redis on the merged global count) and hybrid_escrow.lua
 // (a reconcile batch that also keeps and grants each PoP's escrowed
-// allowance).
+// allowance). budget.lua is the budget limiter's (package sync/budget):
+// one call per batch of reports and grants of one hash tag, or per decision.
 //
 // The package has no logic beyond listing and reading the files: a new
 // script is added by dropping a .lua file here.

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/edgelimit/edgelimit/sim/netmodel"
+	"github.com/edgelimit/edgelimit/sync/budget"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// The budget mode (sync/budget) runs on the honest network only.
+func init() {
+	runners["budget"] = nil
+	honestRunners["budget"] = runBudgetHonest
+	Experimental = append(Experimental, "budget")
+}
+
+// budgetSim is one run of the budget mode on the honest network: one
+// budget.Machine per PoP driven on the engine's agenda. A request the
+// Machine decides is answered at once; its decision Call, and a Tick's
+// batches, reach Redis one drawn one-way delay later, run there at that
+// instant (Redis' clock is true time) in arrival order, and their replies
+// land one drawn delay after. Faults refuse (outage), lose (partition, at
+// the call timeout) or crash (a new incarnation, empty).
+type budgetSim struct {
+	e      *Env
+	ctx    context.Context
+	rdb    goredis.UniversalClient
+	ms     []*budget.Machine
+	dead   []*budget.Machine
+	gen    []int
+	links  *netmodel.Links
+	faults netmodel.Faults
+	agenda agenda
+	out    *outcome
+}
+
+// budgetFlight is a Call on the network: the Machine that made it, and
+// Redis' reply once it ran.
+type budgetFlight struct {
+	m   *budget.Machine
+	c   *budget.Call
+	res *budget.Result
+	err error
+}
+
+func runBudgetHonest(ctx context.Context, e *Env) (*outcome, error) {
+	client, _ := e.countedClient(4)
+	defer client.Close()
+	s := &budgetSim{e: e, ctx: ctx, rdb: client, out: newOutcome(len(e.Trace.Requests)),
+		links: netmodel.NewLinks(e.Net, e.Jitter, e.Trace.Config.Seed), faults: e.Faults}
+	pops := e.Trace.Config.PoPs
+	s.gen = make([]int, pops)
+	for p := range pops {
+		m, err := s.machine(p)
+		if err != nil {
+			return nil, err
+		}
+		s.ms = append(s.ms, m)
+		s.agenda.add(event{at: e.SyncInterval * time.Duration(p) / time.Duration(pops), kind: evTick, pop: p})
+	}
+	for _, c := range e.Faults.Crashes {
+		s.agenda.add(event{at: c.At, kind: evCrash, pop: c.PoP})
+	}
+	for i, r := range e.Trace.Requests {
+		if err := s.runUntil(r.At); err != nil {
+			return nil, err
+		}
+		s.request(i)
+		e.progress(i + 1)
+	}
+	if err := s.runUntil(1<<62 - 1); err != nil {
+		return nil, err
+	}
+	for _, m := range append(s.dead, s.ms...) {
+		s.out.roundTrips += int64(m.Stats().RoundTrips)
+	}
+	return s.out, nil
+}
+
+// machine builds PoP p's Machine, a new random incarnation.
+func (s *budgetSim) machine(p int) (*budget.Machine, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	e := s.e
+	var rtt time.Duration
+	for _, r := range e.Net.RedisRTT {
+		rtt += r
+	}
+	m, err := budget.NewMachine(budget.Config{PoP: fmt.Sprintf("pop%d", p), Incarnation: binary.LittleEndian.Uint64(b[:]) | 1,
+		Limit: e.Limit, PoPs: e.Trace.Config.PoPs, Namespace: e.Namespace, Buckets: max(16, e.Trace.Config.Identities/100),
+		SyncInterval: e.SyncInterval, RTT: rtt / time.Duration(max(1, len(e.Net.RedisRTT))), ExpirySlack: e.expirySlack()})
+	if err != nil {
+		return nil, fmt.Errorf("budget machine of pop %d: %w", p, err)
+	}
+	return m, nil
+}
+
+// ms is PoP p's clock at offset t of the trace, ms since the epoch.
+func (s *budgetSim) clock(p int, t time.Duration) int64 { return s.e.Clock(p, t).UnixMilli() }
+
+func (s *budgetSim) runUntil(t time.Duration) error {
+	for {
+		ev, ok := s.agenda.next(t)
+		if !ok {
+			return nil
+		}
+		switch ev.kind {
+		case evArrive:
+			if err := s.arrive(ev); err != nil {
+				return err
+			}
+		case evReply:
+			s.reply(ev)
+		case evCrash:
+			m, err := s.machine(ev.pop)
+			if err != nil {
+				return err
+			}
+			s.dead = append(s.dead, s.ms[ev.pop])
+			s.ms[ev.pop] = m
+			s.gen[ev.pop]++
+		case evTick:
+			for _, c := range s.ms[ev.pop].Tick(s.clock(ev.pop, ev.at)) {
+				s.send(ev.pop, c, ev.at, -1)
+			}
+			if next := ev.at + s.e.SyncInterval; next < s.e.Trace.Duration {
+				s.agenda.add(event{at: next, kind: evTick, pop: ev.pop})
+			}
+		}
+	}
+}
+
+// request decides request i at its PoP, or sends its decision Call.
+func (s *budgetSim) request(i int) {
+	r := s.e.Trace.Requests[i]
+	p := int(r.PoP)
+	d, c := s.ms[p].Request(s.clock(p, r.At), s.e.Key(r.ID), int64(r.N))
+	if c == nil {
+		s.out.allowed[i] = d.Allowed
+		return
+	}
+	s.send(p, c, r.At, i)
+}
+
+// send puts PoP p's call c on the network at at: lost at once when p is
+// partitioned (it fails at the call timeout), else it reaches Redis one
+// drawn delay later. req is the request it decides, or -1 for a batch.
+func (s *budgetSim) send(p int, c *budget.Call, at time.Duration, req int) {
+	f := &budgetFlight{m: s.ms[p], c: c}
+	ev := event{kind: evArrive, pop: p, gen: s.gen[p], sent: at, req: req, msg: f}
+	if s.faults.Cut(p, at) {
+		f.err = errLost
+		ev.kind, ev.at, ev.lost = evReply, at+callTimeout, true
+		s.agenda.add(ev)
+		return
+	}
+	ev.at = at + s.links.Up(p)
+	s.agenda.add(ev)
+}
+
+// arrive runs a call at Redis at its arrival (refused in an outage) and
+// sends the reply back; a reply due at a partitioned PoP is lost.
+func (s *budgetSim) arrive(ev event) error {
+	f := ev.msg.(*budgetFlight)
+	if s.faults.RedisOutage.Has(ev.at) {
+		f.err = errRefused
+	} else {
+		f.res, f.err = budget.Exec(s.ctx, s.rdb, f.m, f.c, s.e.Start.Add(ev.at).UnixMilli())
+		if f.err != nil {
+			return fmt.Errorf("budget call at redis: %w", f.err)
+		}
+	}
+	ev.kind, ev.at = evReply, ev.at+s.links.Down(ev.pop)
+	if s.faults.Cut(ev.pop, ev.at) {
+		ev.at, f.res, f.err = max(ev.at, ev.sent+callTimeout), nil, errLost
+	}
+	s.agenda.add(ev)
+	return nil
+}
+
+// reply hands a call's outcome to the Machine that made it; a crashed
+// incarnation's open request is answered denied when its reply lands.
+func (s *budgetSim) reply(ev event) {
+	f := ev.msg.(*budgetFlight)
+	now := s.clock(ev.pop, ev.at)
+	if ev.gen != s.gen[ev.pop] {
+		if ev.req >= 0 {
+			s.out.latency[ev.req] = ev.at - s.e.Trace.Requests[ev.req].At
+		}
+		return
+	}
+	if ev.req < 0 {
+		f.m.Finish(f.c, f.res, f.err)
+		return
+	}
+	d := f.m.Complete(now, f.c, f.res, f.err)
+	s.out.allowed[ev.req] = d.Allowed
+	s.out.latency[ev.req] = ev.at - s.e.Trace.Requests[ev.req].At
+}

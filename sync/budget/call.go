@@ -1,0 +1,192 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/lua"
+	"github.com/redis/go-redis/v9"
+)
+
+// Op is one line of a report: U units taken from the grant of window GW and
+// counted as admitted in window X (X < 0: a return, nothing admitted). GW
+// is GWFree for the free credit of window X (the op also claims that
+// slot) and GWFallback for units admitted while Redis was down.
+type Op struct{ X, GW, U int64 }
+
+// The GW of ops that spend no grant.
+const (
+	GWFree     = -1
+	GWFallback = -2
+)
+
+// Item is one identity's part of a Call: its report (Ops, free-slot Claims),
+// a decision of N units at Redis (N > 0) and a grant request of Want units.
+type Item struct {
+	Key    string
+	Bucket int
+	N      int64
+	Want   int64
+	Claims []int64
+	Ops    []Op
+}
+
+// ItemResult is Redis' answer for one Item: Allowed is -1 when the item
+// asked no decision; CW and CPrev are C of Redis' window and of the one
+// before (lower bounds of the truth); Headroom is the units a decision or
+// grant could still take; Retry, when Headroom is 0, the ms until one
+// unit would fit if nothing changed.
+type ItemResult struct {
+	Allowed  int64
+	Grant    int64
+	CW       int64
+	CPrev    int64
+	Headroom int64
+	Retry    int64
+}
+
+// Result is a Call's reply: Redis' now (ms) and window, whether the batch
+// was a retry Redis had already applied, one ItemResult per Item, and (a
+// batch's reply only) the group's hot identities, whose free slots every
+// PoP gives up.
+type Result struct {
+	Now     int64
+	Window  int64
+	Retried bool
+	Items   []ItemResult
+	Hot     []HotKey
+}
+
+// HotKey names a hot identity: its key and bucket.
+type HotKey struct {
+	Key    string
+	Bucket int
+}
+
+// Call is one script call a Machine wants made: a Sync batch of one group
+// (Seq > 0) or a decision (Seq 0, one Item with N > 0). Now is the caller's
+// clock (ms) when the call is planned; the executor may send it or read
+// Redis' clock instead. Build none by hand: Machines plan them.
+type Call struct {
+	Group int
+	Seq   uint64
+	Now   int64
+	Items []Item
+
+	req *pending // the request a decision Call answers
+}
+
+// Decision reports whether the Call is a decision (one request waits on it).
+func (c *Call) Decision() bool { return c.Seq == 0 }
+
+var script = redis.NewScript(mustSource("budget"))
+
+func mustSource(name string) string {
+	s, err := lua.Source(name)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Exec runs call c of a Machine configured by cfg on rdb (EVALSHA, then
+// EVAL on NOSCRIPT) at Redis time now (ms; now < 0 reads Redis' clock)
+// and parses the reply. A failed or unparsable call returns an error
+// wrapping core.ErrUnavailable.
+func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int64) (*Result, error) {
+	keys, args := m.encode(c, now)
+	v, err := script.Run(ctx, rdb, keys, args...).Slice()
+	if err != nil {
+		return nil, &core.UnavailableError{Op: "budget script", Err: err}
+	}
+	return parse(v, len(c.Items))
+}
+
+// ExecAll runs calls of Machine m (a Tick's batches) in one pipeline at
+// Redis time now (ms), EVALSHA first and EVAL for those refused with
+// NOSCRIPT, and returns each call's Result or error (wrapping
+// core.ErrUnavailable), by index. On a Cluster, go-redis splits the
+// pipeline by node.
+func ExecAll(ctx context.Context, rdb redis.UniversalClient, m *Machine, calls []*Call, now int64) ([]*Result, []error) {
+	res, errs := make([]*Result, len(calls)), make([]error, len(calls))
+	cmds := make([]*redis.Cmd, len(calls))
+	pipe := rdb.Pipeline()
+	for i, c := range calls {
+		keys, args := m.encode(c, now)
+		cmds[i] = script.EvalSha(ctx, pipe, keys, args...)
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			keys, args := m.encode(calls[i], now)
+			cmd = script.Eval(ctx, rdb, keys, args...)
+		}
+		v, err := cmd.Slice()
+		if err != nil {
+			errs[i] = &core.UnavailableError{Op: "budget script", Err: err}
+			continue
+		}
+		res[i], errs[i] = parse(v, len(calls[i].Items))
+	}
+	return res, errs
+}
+
+func parse(v []any, items int) (*Result, error) {
+	bad := func(what string) error {
+		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), items, what)}
+	}
+	n := 3 + 6*items
+	if len(v) < n {
+		return nil, bad("too short")
+	}
+	ints := make([]int64, n)
+	for i := range ints {
+		x, ok := v[i].(int64)
+		if !ok {
+			return nil, bad(fmt.Sprintf("value %d is %T, not an integer", i, v[i]))
+		}
+		ints[i] = x
+	}
+	r := &Result{Now: ints[0], Window: ints[1], Retried: ints[2] == 1, Items: make([]ItemResult, items)}
+	for i := range r.Items {
+		o := ints[3+6*i:]
+		r.Items[i] = ItemResult{Allowed: o[0], Grant: o[1], CW: o[2], CPrev: o[3], Headroom: o[4], Retry: o[5]}
+	}
+	for _, h := range v[n:] {
+		s, ok := h.(string)
+		b, key, cut := strings.Cut(s, "|")
+		bucket, err := strconv.Atoi(b)
+		if !ok || !cut || err != nil {
+			return nil, bad(fmt.Sprintf("hot identity %v is not bucket|key", h))
+		}
+		r.Hot = append(r.Hot, HotKey{Key: key, Bucket: bucket})
+	}
+	return r, nil
+}
+
+// encode builds c's KEYS and ARGV (see lua/budget.lua).
+func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
+	cfg := &m.cfg
+	tag := m.tag(c.Group)
+	keys := []string{tag + ":seq:" + strconv.FormatUint(cfg.Incarnation, 16)}
+	server := "0"
+	if now < 0 {
+		server, now = "1", 0
+	}
+	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
+		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, len(c.Items)}
+	for _, it := range c.Items {
+		args = append(args, it.Key, it.Bucket, it.N, it.Want, len(it.Claims))
+		for _, x := range it.Claims {
+			args = append(args, x)
+		}
+		args = append(args, len(it.Ops))
+		for _, o := range it.Ops {
+			args = append(args, o.X, o.GW, o.U)
+		}
+	}
+	return keys, args
+}

@@ -1,0 +1,81 @@
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// ErrConfig is wrapped by every error New and NewMachine return for a
+// Config they refuse; test with errors.Is.
+var ErrConfig = errors.New("budget: invalid config")
+
+// Config configures a Machine (and a Limiter). The zero value is not valid:
+// PoP, Limit and PoPs must be set; every other field has a default.
+type Config struct {
+	PoP         string     // this PoP's name (required)
+	Incarnation uint64     // this process' random incarnation; 0 is refused by NewMachine (New draws one)
+	Limit       core.Limit // units per window (required; the sliding window counter)
+	PoPs        int        // the deployment's number of PoPs, P (required, ≥ 1)
+	FreeCredit  int64      // c: units a PoP admits of an identity per window unasked; 0 means 1
+	Namespace   string     // key prefix; "" means "el"
+	Buckets     int        // identity buckets (≈ 100 identities each); 0 means 1024
+	Groups      int        // hash tags buckets spread over (one Sync call each); 0 means 16
+	FailClosed  bool       // deny what the budget cannot cover while Redis is down
+	// AskWhenContested sends a request the budget cannot cover to Redis
+	// (one round trip) even when Redis last said its identity has under a
+	// quarter of the limit left; false denies it here and lets the next
+	// Sync ask a grant for the demand.
+	AskWhenContested bool
+	// SyncInterval is the time between Syncs (Limiter's ticker, and the
+	// demand horizon of a grant); 0 means 100 ms.
+	SyncInterval time.Duration
+	// RTT is the expected round trip to Redis, added to the grant horizon;
+	// 0 means 50 ms.
+	RTT time.Duration
+	// ExpirySlack is added to every Redis key's expiry; 0 means 1 s.
+	ExpirySlack time.Duration
+}
+
+// withDefaults returns c with its defaults filled in, or an error wrapping
+// ErrConfig.
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.PoP == "":
+		return c, fmt.Errorf("%w: PoP is empty", ErrConfig)
+	case c.Limit.Max <= 0 || c.Limit.WindowMillis() <= 0:
+		return c, fmt.Errorf("%w: Limit %+v needs Max > 0 and a window of at least 1 ms", ErrConfig, c.Limit)
+	case c.PoPs < 1:
+		return c, fmt.Errorf("%w: PoPs is %d, want the deployment's number of PoPs (≥ 1)", ErrConfig, c.PoPs)
+	case c.FreeCredit < 0 || c.Buckets < 0 || c.Groups < 0 || c.SyncInterval < 0 || c.RTT < 0 || c.ExpirySlack < 0:
+		return c, fmt.Errorf("%w: negative FreeCredit, Buckets, Groups, SyncInterval, RTT or ExpirySlack", ErrConfig)
+	}
+	if c.FreeCredit == 0 {
+		c.FreeCredit = 1
+	}
+	if 2*c.FreeCredit*int64(c.PoPs) > c.Limit.Max {
+		return c, fmt.Errorf("%w: 2 × FreeCredit × PoPs = %d exceeds Limit.Max %d (free credit alone would pass the limit)",
+			ErrConfig, 2*c.FreeCredit*int64(c.PoPs), c.Limit.Max)
+	}
+	if c.Namespace == "" {
+		c.Namespace = "el"
+	}
+	if c.Buckets == 0 {
+		c.Buckets = 1024
+	}
+	if c.Groups == 0 {
+		c.Groups = 16
+	}
+	if c.SyncInterval == 0 {
+		c.SyncInterval = 100 * time.Millisecond
+	}
+	if c.RTT == 0 {
+		c.RTT = 50 * time.Millisecond
+	}
+	if c.ExpirySlack == 0 {
+		c.ExpirySlack = time.Second
+	}
+	return c, nil
+}

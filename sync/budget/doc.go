@@ -1,0 +1,43 @@
+// Package budget is a local-first limiter for the sliding window counter in
+// which every unit a PoP admits without asking Redis is covered by budget
+// Redis has already accounted for (docs/budget.md has the argument and the
+// figures).
+//
+// How a request flows: Limiter.AllowN locks the Machine and calls
+// Machine.Request, whose one decision function (Machine.decide) tries in
+// order the cached deny-until (from Redis' count C alone, via
+// core.SlidingRetryMillis), the identity's grant balance, this PoP's free
+// credit (Config.FreeCredit units per identity and window), the fallback
+// on the view while Redis is down, and a local denial while the identity
+// is known full, or contested and busy here. Otherwise Request returns a
+// decision Call: AllowN runs it outside the lock (Exec: lua/budget.lua,
+// EVALSHA then EVAL on NOSCRIPT), which decides at Redis, counts the units
+// into C and tops up the grant, and Machine.Complete applies the reply.
+// Every SyncInterval the loop started by Limiter.Start calls Limiter.Sync:
+// Machine.Tick plans one batch per group of identities (spends, returns,
+// free-slot claims, grant requests), Exec runs each, Machine.Finish
+// applies the replies (grants, deny-until, hot identities). Close runs a
+// last Sync.
+//
+// Invariant (budget): at every admission by any PoP, the sliding estimate
+// of the units all PoPs truly admitted satisfies core.SlidingAdmits as
+// pure Redis requires. Redis keeps per identity and window C (admitted
+// units it knows of), G (granted, not yet reported) and K (free slots
+// claimed), and grants or decides only while the bound of what the PoPs
+// can still admit unasked stays within the limit now, at the start of the
+// next window and at the start of the one after. TestPropertyBudget checks
+// it on a real Redis over random interleavings.
+//
+// Counting: a Sync batch carries a sequence number per (incarnation,
+// group); Redis applies it at most once, so a retried batch changes
+// nothing (TestScriptRetriedBatch).
+//
+// Crash loss: a crashed PoP's unreported admissions are inside G or R at
+// Redis already; nothing it admitted is missing from the accounting. A
+// restarted PoP may spend a fresh free credit in a window its previous
+// incarnation used (at most c per restart per window, and c of another
+// PoP's slot its second claim may hide).
+//
+// Machine is sans-IO and not safe for concurrent use; Limiter is. Bad
+// configuration is refused with an error wrapping ErrConfig.
+package budget

@@ -1,0 +1,27 @@
+package budget
+
+import (
+	"hash/fnv"
+	"strconv"
+)
+
+// bucket is identity key's bucket number, in [0, Buckets).
+func (m *Machine) bucket(key string) int {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return int(h.Sum64() % uint64(m.cfg.Buckets))
+}
+
+// group is bucket b's group (hash tag), in [0, Groups).
+func (m *Machine) group(b int) int { return b % m.cfg.Groups }
+
+// tag is group g's key prefix, a Redis Cluster hash tag: "{ns:g<g>}".
+func (m *Machine) tag(g int) string {
+	return "{" + m.cfg.Namespace + ":g" + strconv.Itoa(g) + "}"
+}
+
+// BucketKey is the Redis key of bucket b's hash of window x:
+// "{ns:g<group>}:b<b>:<x>".
+func (m *Machine) BucketKey(b int, x int64) string {
+	return m.tag(m.group(b)) + ":b" + strconv.Itoa(b) + ":" + strconv.FormatInt(x, 10)
+}

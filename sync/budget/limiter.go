@@ -1,0 +1,161 @@
+package budget
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrClosed is returned by a Limiter's methods after Close.
+var ErrClosed = errors.New("budget: limiter closed")
+
+// Limiter is the production driver of a Machine: one mutex around it, the
+// Redis calls made outside the lock, and a Sync loop (Start). It is safe
+// for concurrent use. Build one with New. Redis counts each call in the
+// window of the Limiter's clock when it sends the call, so the PoPs'
+// clocks must agree to well within a window (see docs/budget.md, bounds).
+type Limiter struct {
+	mu     sync.Mutex
+	m      *Machine
+	rdb    redis.UniversalClient
+	clock  core.Clock
+	closed bool
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// New returns a Limiter for cfg on rdb, with a random incarnation when
+// cfg.Incarnation is 0, reading time from clock (nil: the system clock).
+// Errors wrap ErrConfig. The Sync loop runs once Start is called.
+func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, error) {
+	if rdb == nil {
+		return nil, fmt.Errorf("%w: no Redis client", ErrConfig)
+	}
+	if cfg.Incarnation == 0 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("budget: drawing an incarnation: %w", err)
+		}
+		cfg.Incarnation = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	m, err := NewMachine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if clock == nil {
+		clock = core.SystemClock{}
+	}
+	return &Limiter{m: m, rdb: rdb, clock: clock}, nil
+}
+
+// Allow decides one unit of key: AllowN(ctx, key, 1).
+func (l *Limiter) Allow(ctx context.Context, key string) (Decision, error) {
+	return l.AllowN(ctx, key, 1)
+}
+
+// AllowN decides n units of key. A request the budget covers returns at
+// once; one it does not is decided at Redis (one round trip, without the
+// lock held). A failed call is decided on the view (see Machine.decide)
+// and its error, wrapping core.ErrUnavailable, returned beside the
+// Decision. After Close it returns ErrClosed.
+func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return Decision{}, ErrClosed
+	}
+	d, c := l.m.Request(core.Millis(l.clock.Now()), key, n)
+	l.mu.Unlock()
+	if c == nil {
+		return d, nil
+	}
+	r, err := Exec(ctx, l.rdb, l.m, c, c.Now)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m.Complete(core.Millis(l.clock.Now()), c, r, err), err
+}
+
+// Sync runs one Sync now: the Machine's batches (Tick) are sent in one
+// pipeline (ExecAll) without the lock held, and their outcomes applied
+// (Finish). It
+// returns the first call's error, wrapping core.ErrUnavailable; failed
+// batches are sent again by the next Sync.
+func (l *Limiter) Sync(ctx context.Context) error {
+	l.mu.Lock()
+	calls := l.m.Tick(core.Millis(l.clock.Now()))
+	l.mu.Unlock()
+	if len(calls) == 0 {
+		return nil
+	}
+	res, errs := ExecAll(ctx, l.rdb, l.m, calls, core.Millis(l.clock.Now()))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var first error
+	for i, c := range calls {
+		l.m.Finish(c, res[i], errs[i])
+		if errs[i] != nil && first == nil {
+			first = errs[i]
+		}
+	}
+	return first
+}
+
+// Start runs Sync every Config.SyncInterval until Close. Calling it twice
+// is a no-op.
+func (l *Limiter) Start() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stop != nil || l.closed {
+		return
+	}
+	l.stop, l.done = make(chan struct{}), make(chan struct{})
+	go l.loop(l.m.cfg.SyncInterval)
+}
+
+func (l *Limiter) loop(every time.Duration) {
+	defer close(l.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			_ = l.Sync(context.Background()) // a failure is retried by the next Sync
+		}
+	}
+}
+
+// Close stops the Sync loop, runs a last Sync (what that Sync plans: a
+// grant stays with an identity that still had demand and expires with its
+// window) and refuses further requests. It returns
+// that Sync's error; a second Close returns ErrClosed.
+func (l *Limiter) Close(ctx context.Context) error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closed = true
+	stop, done := l.stop, l.done
+	l.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	return l.Sync(ctx)
+}
+
+// Stats returns the Machine's counters.
+func (l *Limiter) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m.Stats()
+}

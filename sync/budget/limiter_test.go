@@ -1,0 +1,82 @@
+package budget
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hammer runs workers × each AllowN(key, 1) at once on lims (round robin)
+// and returns how many were admitted.
+func hammer(t *testing.T, lims []*Limiter, workers, each int) int64 {
+	t.Helper()
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				d, _ := lims[w%len(lims)].Allow(context.Background(), "k")
+				if d.Allowed {
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return admitted.Load()
+}
+
+// TestLimiterConcurrentPoPs: four PoPs' Limiters hammered at once in one
+// window (a manual clock) admit no more than the limit together, and no
+// fewer than it while Redis has headroom for them.
+func TestLimiterConcurrentPoPs(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
+	var lims []*Limiter
+	for p := range 4 {
+		l, err := New(Config{PoP: string(rune('a' + p)), Limit: core.PerWindow(40, testWindow*time.Millisecond), PoPs: 4}, rdb, clock)
+		require.NoError(t, err)
+		lims = append(lims, l)
+	}
+	var got int64
+	for range 10 { // rounds of concurrent requests, each followed by every PoP's Sync
+		got += hammer(t, lims, 16, 4)
+		for _, l := range lims {
+			require.NoError(t, l.Sync(context.Background()), "a Sync on a healthy Redis")
+		}
+	}
+	assert.LessOrEqual(t, got, int64(40), "640 requests over 4 PoPs in one window admit at most the limit of 40")
+	// Once every PoP reported its free unit and gave up the next window's
+	// slot, only E2's R_{w+2} (4 slots) stays reserved.
+	assert.GreaterOrEqual(t, got, int64(40-4), "Syncs hand the headroom to the PoPs with demand")
+	for _, l := range lims {
+		assert.NoError(t, l.Close(context.Background()), "the final Sync succeeds")
+		_, err := l.Allow(context.Background(), "k")
+		assert.ErrorIs(t, err, ErrClosed, "a closed Limiter refuses requests")
+	}
+}
+
+// TestLimiterOutageCountsUnderLock: with Redis down, concurrent requests
+// at one PoP admit exactly the limit in a window: each fallback admission
+// is counted in the view under the lock, so callers see each other.
+func TestLimiterOutageCountsUnderLock(t *testing.T) {
+	rdb, srv := redistest.Client(t)
+	srv.Stop()
+	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
+	l, err := New(Config{PoP: "x", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
+	require.NoError(t, err)
+	got := hammer(t, []*Limiter{l}, 8, 10)
+	assert.Equal(t, int64(10), got, "80 requests during an outage admit the limit of 10, free credit included")
+	fc, err := New(Config{PoP: "y", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2, FailClosed: true}, rdb, clock)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), hammer(t, []*Limiter{fc}, 8, 10), "FailClosed: only the free unit during an outage")
+}

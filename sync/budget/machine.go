@@ -1,0 +1,267 @@
+package budget
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// Source names what made a Decision.
+type Source uint8
+
+// The sources of a Decision, in the order Machine.decide tries them.
+const (
+	SrcDenyCache Source = iota // cached deny-until, from C alone
+	SrcFull                    // denied locally: Redis last said the identity has no headroom
+	SrcGrant                   // admitted from a grant balance
+	SrcFree                    // admitted from this PoP's free credit
+	SrcFallback                // decided on the view while Redis is down
+	SrcRedis                   // decided at Redis (one round trip)
+	nSources
+)
+
+var sourceNames = [nSources]string{"deny-cache", "full", "grant", "free", "fallback", "redis"}
+
+func (s Source) String() string {
+	if s < nSources {
+		return sourceNames[s]
+	}
+	return fmt.Sprintf("Source(%d)", uint8(s))
+}
+
+// Decision is a Machine's verdict on one request. The zero value is a
+// denial by the deny cache.
+type Decision struct {
+	Allowed bool
+	Source  Source
+}
+
+// Stats counts a Machine's work. The zero value is no work.
+type Stats struct {
+	Decisions [nSources]uint64 // by Source
+	Calls     uint64           // script calls planned (decisions and batches, retries included)
+	Items     uint64           // items in those calls
+	// RoundTrips counts the round trips those calls take on one Redis
+	// node: one per decision Call, one per Tick that planned batches (its
+	// batches go in one pipeline, see ExecAll).
+	RoundTrips uint64
+}
+
+// Machine is the budget limiter's sans-IO core for one PoP: no goroutines,
+// no clock, no I/O, not safe for concurrent use (Limiter wraps it). Every
+// time it is handed is in ms of the PoP's clock. Build one with NewMachine.
+type Machine struct {
+	cfg    Config
+	w      int64 // window, ms
+	view   map[string]*entry
+	groups []groupState
+	down   bool // the last call failed; cleared by the next that succeeds
+	stats  Stats
+}
+
+// groupState is one group's Sync pipeline: its last sequence number, and
+// the batch in flight or to be sent again (its reply never came).
+type groupState struct {
+	seq      uint64
+	inflight *Call
+	retry    *Call
+}
+
+// pending is the request a decision Call answers.
+type pending struct {
+	e *entry
+	n int64
+}
+
+// grantSlot is a grant balance and Redis' window it was granted in.
+type grantSlot struct{ win, bal int64 }
+
+// entry is one identity's view at this PoP.
+type entry struct {
+	key        string
+	bucket     int
+	grants     [2]grantSlot
+	ops        []Op             // admissions and returns not yet in a batch
+	claimed    int64            // free slots up to this window are consumed here
+	usedFree   int64            // the last window whose slot free credit used (its op claims it)
+	sentClaims int64            // slot claims up to this window were sent
+	lowW       int64            // Redis window of the lower bound below
+	lowC       int64            // C_lowW at Redis (a lower bound of the truth)
+	lowPrev    int64            // C_{lowW−1}
+	own        core.WindowState // units admitted here, by window, for the fallback
+	denyUntil  int64
+	fullUntil  int64
+	demand     int64   // units asked since the last Sync
+	rate       float64 // units asked per ms, averaged over about a window
+	lastPlan   int64   // when the last Sync planned e (ms; 0: never)
+	headroom   int64   // Redis' last headroom for e (-1: unknown)
+	inBatch    bool    // part of a batch whose reply has not come
+	asking     int     // decision Calls in flight
+	renounce   bool    // Redis named e hot: the next Sync claims its slots
+}
+
+// NewMachine returns a Machine for cfg, or an error wrapping ErrConfig.
+func NewMachine(cfg Config) (*Machine, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if c.Incarnation == 0 {
+		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
+	}
+	return &Machine{cfg: c, w: c.Limit.WindowMillis(), view: map[string]*entry{}, groups: make([]groupState, c.Groups)}, nil
+}
+
+// Config returns the Machine's configuration, defaults filled in.
+func (m *Machine) Config() Config { return m.cfg }
+
+// Stats returns the Machine's counters.
+func (m *Machine) Stats() Stats { return m.stats }
+
+// Len is the number of identities in the view.
+func (m *Machine) Len() int { return len(m.view) }
+
+func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
+
+func (m *Machine) entry(key string) *entry {
+	e := m.view[key]
+	if e == nil {
+		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, lowW: math.MinInt64, headroom: -1}
+		m.view[key] = e
+	}
+	return e
+}
+
+// Request decides n units of key at now. When the view cannot decide, it
+// returns the decision Call to make; the caller runs it (Exec) and hands
+// the outcome to Complete, which returns the Decision.
+func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
+	e := m.entry(key)
+	e.demand += n
+	return m.decide(now, e, n, nil)
+}
+
+// Complete applies the outcome of decision Call c at now (the reply's
+// arrival) and returns the request's Decision: Redis' verdict, or, when
+// err is not nil, a verdict on the view as it is now (see decide).
+func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
+	c.req.e.asking--
+	if err != nil || r == nil {
+		m.down = true
+		return m.decideNoCall(now, c.req.e, c.req.n)
+	}
+	m.down = false
+	e, it := c.req.e, r.Items[0]
+	m.absorb(e, r, it)
+	d := Decision{Allowed: it.Allowed == 1, Source: SrcRedis}
+	m.stats.Decisions[SrcRedis]++
+	if d.Allowed {
+		e.own.DecideSliding(m.cfg.Limit, now, c.req.n, true)
+	}
+	return d
+}
+
+// decideNoCall is decide for a request that may not ask Redis again.
+func (m *Machine) decideNoCall(now int64, e *entry, n int64) Decision {
+	d, c := m.decide(now, e, n, errNoCall{})
+	if c != nil {
+		panic("budget: decide planned a call it was told not to")
+	}
+	return d
+}
+
+type errNoCall struct{}
+
+// decide is the Machine's one decision function: cached deny-until → grant
+// balance → free credit → Redis down (or noCall): fallback on the view →
+// known full, or contested and busy here (denied here, its demand asked as
+// grant by the next Sync, unless Config.AskWhenContested) → a decision
+// Call to Redis.
+func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *Call) {
+	x := m.window(now)
+	verdict := func(ok bool, s Source) (Decision, *Call) {
+		m.stats.Decisions[s]++
+		if ok {
+			e.own.DecideSliding(m.cfg.Limit, now, n, true)
+		}
+		return Decision{Allowed: ok, Source: s}, nil
+	}
+	if now < e.denyUntil {
+		return verdict(false, SrcDenyCache)
+	}
+	if m.spendGrant(e, x, n) {
+		return verdict(true, SrcGrant)
+	}
+	if n <= m.cfg.FreeCredit && x > e.claimed {
+		e.claimed, e.usedFree = x, x
+		e.addOp(Op{X: x, GW: GWFree, U: n})
+		return verdict(true, SrcFree)
+	}
+	if m.down || noCall != nil {
+		if m.cfg.FailClosed {
+			return verdict(false, SrcFallback)
+		}
+		ok := m.fallbackAdmits(now, e, n)
+		if ok {
+			e.addOp(Op{X: x, GW: GWFallback, U: n})
+		}
+		return verdict(ok, SrcFallback)
+	}
+	if now < e.fullUntil || (!m.cfg.AskWhenContested && m.contested(e) && m.busy(e)) {
+		return verdict(false, SrcFull)
+	}
+	it := Item{Key: e.key, Bucket: e.bucket, N: n, Want: m.topUp(e, x)}
+	it.Claims = m.claims(e, x)
+	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: &pending{e: e, n: n}}
+	e.asking++
+	m.stats.Calls++
+	m.stats.Items++
+	m.stats.RoundTrips++
+	return Decision{}, c
+}
+
+// spendGrant takes n units from e's live grants (granted in window x−1 or
+// x, the older first) when they hold that many, recording the spend.
+func (m *Machine) spendGrant(e *entry, x, n int64) bool {
+	var have int64
+	for _, g := range e.grants {
+		if g.bal > 0 && (g.win == x || g.win == x-1) {
+			have += g.bal
+		}
+	}
+	if have < n {
+		return false
+	}
+	order := []int{0, 1}
+	if e.grants[1].win < e.grants[0].win {
+		order = []int{1, 0}
+	}
+	for _, i := range order {
+		g := &e.grants[i]
+		if n == 0 || g.bal == 0 || (g.win != x && g.win != x-1) {
+			continue
+		}
+		u := min(n, g.bal)
+		g.bal -= u
+		n -= u
+		e.addOp(Op{X: x, GW: g.win, U: u})
+	}
+	return true
+}
+
+// fallbackAdmits decides n units on the view while Redis is down: the lower
+// bound of C plus what this PoP admitted, under core's sliding rule.
+func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
+	x := m.window(now)
+	own := e.own
+	own.Roll(x)
+	cur, prev := own.Cur, own.Prev
+	switch e.lowW {
+	case x:
+		cur, prev = cur+e.lowC, prev+e.lowPrev
+	case x - 1:
+		prev += e.lowC
+	}
+	return core.SlidingAdmits(core.SlidingEstimate(cur, prev, now-x*m.w, m.w), m.cfg.Limit.Max, n)
+}

@@ -1,0 +1,197 @@
+package budget
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const w0 = 1000 * testWindow // the start of window 1000, ms
+
+func newTestMachine(t *testing.T, mod func(*Config)) *Machine {
+	t.Helper()
+	cfg := Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}
+	if mod != nil {
+		mod(&cfg)
+	}
+	m, err := NewMachine(cfg)
+	require.NoError(t, err, "config %+v is valid", cfg)
+	return m
+}
+
+func TestConfigErrors(t *testing.T) {
+	base := Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, time.Second), PoPs: 2}
+	for name, mod := range map[string]func(*Config){
+		"no PoP":                 func(c *Config) { c.PoP = "" },
+		"no PoPs":                func(c *Config) { c.PoPs = 0 },
+		"no limit":               func(c *Config) { c.Limit = core.Limit{} },
+		"no incarnation":         func(c *Config) { c.Incarnation = 0 },
+		"negative credit":        func(c *Config) { c.FreeCredit = -1 },
+		"free credit over limit": func(c *Config) { c.PoPs = 6 },
+	} {
+		cfg := base
+		mod(&cfg)
+		_, err := NewMachine(cfg)
+		assert.ErrorIs(t, err, ErrConfig, "%s: NewMachine refuses %+v with ErrConfig", name, cfg)
+	}
+	m, err := NewMachine(base)
+	require.NoError(t, err, "the base config is valid")
+	c := m.Config()
+	assert.Equal(t, int64(1), c.FreeCredit, "FreeCredit defaults to 1")
+	assert.Equal(t, 1024, c.Buckets, "Buckets defaults to 1024")
+	assert.Equal(t, 16, c.Groups, "Groups defaults to 16")
+}
+
+// TestFreeCreditThenRedis: the first unit of a window is free, the second
+// asks Redis; Redis' verdict and grant are applied, the grant serves the
+// next request, and the free slot of the next window was given up.
+func TestFreeCreditThenRedis(t *testing.T) {
+	m := newTestMachine(t, nil)
+	d, c := m.Request(w0+10, "a", 1)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "the first unit of a window is free credit")
+	assert.Nil(t, c, "free credit asks nothing")
+	d, c = m.Request(w0+20, "a", 1)
+	require.NotNil(t, c, "the second unit of the window has no budget: a decision Call")
+	assert.Equal(t, Decision{}, d, "no verdict while the Call is out")
+	assert.True(t, c.Decision(), "a decision Call has no sequence number")
+	it := c.Items[0]
+	assert.Equal(t, int64(1), it.N, "the Call decides the request's units")
+	assert.Equal(t, []int64{999}, it.Claims, "not known contested: only the past window's unused slot is given up (w's is claimed by the Sync reporting its free unit)")
+	assert.Positive(t, it.Want, "the Call asks a grant for the demand")
+	d = m.Complete(w0+60, c, &Result{Now: w0 + 40, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 3, CW: 1, Headroom: 5}}}, nil)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis' verdict")
+	for i := range 3 {
+		d, c = m.Request(w0+100+int64(i), "a", 1)
+		assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "unit %d of the grant of 3", i+1)
+		assert.Nil(t, c)
+	}
+	_, c = m.Request(w0+200, "a", 1)
+	assert.NotNil(t, c, "the grant spent, Redis is asked again")
+	m.Complete(w0+240, c, &Result{Now: w0 + 220, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 2, Headroom: 4}}}, nil)
+	d, c = m.Request(w0+testWindow+5, "a", 1)
+	assert.Nil(t, c, "far from the limit the next window's free slot is kept")
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "the next window's first unit is free")
+}
+
+// TestGrantLifetime: a grant of window gw serves requests of gw and gw+1,
+// not gw+2.
+func TestGrantLifetime(t *testing.T) {
+	m := newTestMachine(t, nil)
+	m.Request(w0, "g", 1) // free
+	_, c := m.Request(w0+1, "g", 1)
+	require.NotNil(t, c)
+	m.Complete(w0+2, c, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 5, Headroom: 9}}}, nil)
+	d, _ := m.Request(w0+testWindow+1, "g", 1)
+	assert.Equal(t, SrcGrant, d.Source, "a grant of window w serves window w+1")
+	d, _ = m.Request(w0+2*testWindow+1, "g", 1)
+	assert.Equal(t, SrcFree, d.Source, "window w+2's slot was never given up: free credit")
+	d, c = m.Request(w0+2*testWindow+2, "g", 1)
+	assert.NotEqual(t, SrcGrant, d.Source, "a grant of window w does not serve window w+2")
+	assert.NotNil(t, c, "window w+2 asks Redis")
+}
+
+// TestDenyCache: a reply whose C alone denies sets deny-until at
+// core.SlidingRetryMillis; requests before it are denied without a Call.
+func TestDenyCache(t *testing.T) {
+	m := newTestMachine(t, nil)
+	m.Request(w0, "d", 1)
+	_, c := m.Request(w0+1, "d", 1)
+	require.NotNil(t, c)
+	now := int64(w0 + 2000)
+	m.Complete(now, c, &Result{Now: now, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 6, CPrev: 8, Headroom: 3}}}, nil)
+	retry := core.SlidingRetryMillis(6, 8, 2000, testWindow, 10, 1)
+	require.Positive(t, retry, "C alone denies: 6 + 8 × 0.8 ≥ 10")
+	d, c := m.Request(now+retry-1, "d", 1)
+	assert.Equal(t, Decision{Source: SrcDenyCache}, d, "denied from the cache %d ms before deny-until", 1)
+	assert.Nil(t, c)
+	_, c = m.Request(now+retry, "d", 1)
+	assert.NotNil(t, c, "at deny-until Redis is asked again")
+}
+
+// TestSyncPlan: a Tick reports the spends, claims, asks the top-up, sends
+// a failed batch again with its sequence number, and returns the balance of
+// an identity without demand.
+func TestSyncPlan(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.Groups = 1 })
+	m.Request(w0+5, "s", 1) // free
+	calls := m.Tick(w0 + 100)
+	require.Len(t, calls, 1, "one group, one batch")
+	b := calls[0]
+	assert.Equal(t, uint64(1), b.Seq, "the first batch of the group")
+	require.Len(t, b.Items, 1)
+	assert.Equal(t, []Op{{X: 1000, GW: GWFree, U: 1}}, b.Items[0].Ops, "the free unit reported in its window (it claims slot w)")
+	assert.Equal(t, []int64{999}, b.Items[0].Claims, "not known contested: only the past window's unused slot is given up")
+	assert.Empty(t, m.Tick(w0+200), "no new batch while the group's is in flight")
+	m.Finish(b, nil, errors.New("lost"))
+	again := m.Tick(w0 + 300)
+	require.Len(t, again, 1)
+	assert.Same(t, b, again[0], "a failed batch is sent again as it was")
+	m.Finish(b, &Result{Now: w0 + 300, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 2, CW: 1, Headroom: 1}}}, nil)
+	// Contested (headroom 1 < Max/4) and no demand since the batch was
+	// planned: the next Sync keeps the one unit its demand rate expects
+	// (1 per window) and returns the other.
+	next := m.Tick(w0 + 400)
+	require.Len(t, next, 1)
+	assert.Equal(t, uint64(2), next[0].Seq)
+	assert.Equal(t, []Op{{X: -1, GW: 1000, U: 1}}, next[0].Items[0].Ops, "the unused grant beyond the expected demand returned")
+	assert.Zero(t, next[0].Items[0].Want, "no demand, no top-up")
+}
+
+// TestOutageFallback: with Redis down one PoP admits at most Max units of
+// an identity per window, counting each admission; FailClosed denies.
+func TestOutageFallback(t *testing.T) {
+	m := newTestMachine(t, nil)
+	admitted := 0
+	for i := range 30 {
+		d, c := m.Request(w0+int64(i), "o", 1)
+		if c != nil {
+			d = m.Complete(w0+int64(i), c, nil, errors.New("refused"))
+		}
+		if d.Allowed {
+			admitted++
+		}
+	}
+	assert.Equal(t, 10, admitted, "Max units of the window while Redis is down")
+	mc := newTestMachine(t, func(c *Config) { c.FailClosed = true })
+	_, c := mc.Request(w0, "o", 1) // free
+	assert.Nil(t, c)
+	_, c = mc.Request(w0+1, "o", 1)
+	require.NotNil(t, c)
+	d := mc.Complete(w0+2, c, nil, errors.New("refused"))
+	assert.Equal(t, Decision{Source: SrcFallback}, d, "FailClosed denies what the budget cannot cover")
+}
+
+// TestContested: once Redis says an identity has under a quarter of the
+// limit left, a request the budget cannot cover is denied here (SrcFull)
+// and its demand asked by the next Sync; with AskWhenContested it goes to
+// Redis.
+func TestContested(t *testing.T) {
+	for _, ask := range []bool{false, true} {
+		m := newTestMachine(t, func(c *Config) { c.AskWhenContested = ask })
+		m.Request(w0, "h", 1) // free
+		_, c := m.Request(w0+1, "h", 1)
+		require.NotNil(t, c, "nothing known yet: Redis is asked")
+		m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
+		d, c := m.Request(w0+3, "h", 1)
+		if ask {
+			assert.NotNil(t, c, "AskWhenContested: a contested identity's request goes to Redis")
+			continue
+		}
+		assert.Nil(t, c, "contested: no Call")
+		assert.Equal(t, Decision{Source: SrcFull}, d, "contested: denied here")
+		calls := m.Tick(w0 + 100)
+		require.Len(t, calls, 1, "the Sync carries the identity")
+		var item Item
+		for _, it := range calls[0].Items {
+			if it.Key == "h" {
+				item = it
+			}
+		}
+		assert.Positive(t, item.Want, "the Sync asks a grant for the denied demand")
+		assert.Equal(t, []int64{1001}, item.Claims, "contested: the slot of w+1 given up (w-1's went with the decision Call, w's was used: its op claims it)")
+	}
+}

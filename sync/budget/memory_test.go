@@ -1,0 +1,96 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+func usedMemory(b *testing.B, rdb *redis.Client) int64 {
+	info, err := rdb.Info(context.Background(), "memory").Result()
+	require.NoError(b, err)
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(b, err)
+			return n
+		}
+	}
+	b.Fatal("INFO memory has no used_memory")
+	return 0
+}
+
+// BenchmarkRedisBytesPerIdentity measures Redis' used_memory grown per
+// identity when 100,000 identities each hold the live state of a contested
+// identity (C and G in the previous and current windows, K of the next),
+// written by 8 PoPs' Sync batches: the metric B/identity.
+func BenchmarkRedisBytesPerIdentity(b *testing.B) {
+	const ids, pops = 100_000, 8
+	rdb, _ := redistest.Client(b)
+	ctx := context.Background()
+	for b.Loop() {
+		require.NoError(b, rdb.FlushAll(ctx).Err())
+		before := usedMemory(b, rdb)
+		w := int64(2000)
+		for p := range pops {
+			m, err := NewMachine(Config{PoP: fmt.Sprint(p), Incarnation: uint64(p + 1), Limit: core.PerWindow(100, testWindow*time.Millisecond),
+				PoPs: pops, Buckets: ids / 100, ExpirySlack: time.Hour})
+			require.NoError(b, err)
+			batches := map[int]*Call{}
+			for i := p; i < ids; i += pops { // each identity is written by one PoP per window, every PoP's batches alike
+				key := "id" + strconv.Itoa(i)
+				bk := m.bucket(key)
+				g := m.group(bk)
+				if batches[g] == nil {
+					batches[g] = &Call{Group: g, Seq: uint64(1)}
+				}
+				batches[g].Items = append(batches[g].Items, Item{Key: key, Bucket: bk, Want: 3, Claims: []int64{w + 1},
+					Ops: []Op{{X: w - 1, GW: GWFree, U: 1}, {X: w, GW: w - 1, U: 2}}})
+			}
+			for _, c := range batches {
+				for len(c.Items) > 0 {
+					part := &Call{Group: c.Group, Seq: c.Seq, Items: c.Items[:min(len(c.Items), 500)]}
+					c.Items = c.Items[len(part.Items):]
+					c.Seq++
+					_, err := Exec(ctx, rdb, m, part, w*testWindow+100)
+					require.NoError(b, err)
+				}
+			}
+		}
+		b.ReportMetric(float64(usedMemory(b, rdb)-before)/ids, "B/identity")
+	}
+}
+
+// BenchmarkViewBytesPerIdentity measures a Machine's heap per identity
+// after one request of each of 100,000 identities (free credit, one op
+// pending each): the metric B/identity.
+func BenchmarkViewBytesPerIdentity(b *testing.B) {
+	const ids = 100_000
+	keys := make([]string, ids)
+	for i := range keys {
+		keys[i] = "id" + strconv.Itoa(i)
+	}
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		m, err := NewMachine(Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(100, testWindow*time.Millisecond), PoPs: 8})
+		require.NoError(b, err)
+		for _, k := range keys {
+			m.Request(w0, k, 1)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/ids, "B/identity")
+		runtime.KeepAlive(m)
+	}
+}

@@ -1,0 +1,288 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const testWindow = 10_000 // ms
+
+func testMachine(t *testing.T, pops int, max int64) *Machine {
+	t.Helper()
+	m, err := NewMachine(Config{PoP: "p", Incarnation: 7, Limit: core.PerWindow(max, testWindow*time.Millisecond), PoPs: pops, Buckets: 4, Groups: 2})
+	require.NoError(t, err, "a valid config")
+	return m
+}
+
+// cgk is one identity's three integers of one window.
+type cgk struct{ C, G, K int64 }
+
+func readState(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64) cgk {
+	t.Helper()
+	v, err := rdb.HGet(context.Background(), m.BucketKey(m.bucket(key), x), key).Result()
+	if err == redis.Nil {
+		return cgk{}
+	}
+	require.NoError(t, err, "HGET of %s window %d", key, x)
+	var s cgk
+	_, err = fmt.Sscanf(v, "%d:%d:%d", &s.C, &s.G, &s.K)
+	require.NoError(t, err, "value %q is C:G:K", v)
+	return s
+}
+
+func writeState(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64, s cgk) {
+	t.Helper()
+	require.NoError(t, rdb.HSet(context.Background(), m.BucketKey(m.bucket(key), x), key,
+		fmt.Sprintf("%d:%d:%d", s.C, s.G, s.K)).Err())
+}
+
+// goHeadroom is docs/budget.md's rule in Go on core's math: the most units
+// E, E1 and E2 all admit, for states s[d] of windows w+d, d in -2..2.
+func goHeadroom(s map[int]cgk, pops, c, max, elapsed, w int64) int64 {
+	r := func(x cgk) int64 { return c * max64(0, pops-x.K) }
+	cur := s[0].C + s[0].G + s[-1].G + r(s[0])
+	prev := s[-1].C + r(s[-1]) + s[-2].G
+	est := core.SlidingEstimate(cur, prev, elapsed, w)
+	var h int64
+	for h = 0; h < max && core.SlidingAdmits(est, max, h+1); h++ {
+	}
+	e1 := s[0].C + s[0].G + s[-1].G + r(s[0]) + r(s[1])
+	e2 := s[0].G + r(s[1]) + r(s[2])
+	return max64(0, min(h, max-e1, max-e2))
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func call(t *testing.T, rdb *redis.Client, m *Machine, seq uint64, now int64, items ...Item) *Result {
+	t.Helper()
+	r, err := Exec(context.Background(), rdb, m, &Call{Group: m.group(items[0].Bucket), Seq: seq, Items: items}, now)
+	require.NoError(t, err, "the budget script runs")
+	return r
+}
+
+// TestScriptEstimateMatchesCore writes random states of five windows and
+// checks the script's headroom and its verdict on n units against
+// goHeadroom (core.SlidingEstimate / core.SlidingAdmits).
+func TestScriptEstimateMatchesCore(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	const pops, max = 4, 50
+	m := testMachine(t, pops, max)
+	for i := range 300 {
+		key := fmt.Sprintf("id%d", i)
+		w := int64(1000 + i)
+		now := w*testWindow + rng.Int64N(testWindow)
+		s := map[int]cgk{}
+		for d := -2; d <= 2; d++ {
+			st := cgk{C: rng.Int64N(30), G: rng.Int64N(20), K: rng.Int64N(pops + 2)}
+			if d > 0 {
+				st = cgk{K: rng.Int64N(pops + 1)}
+			}
+			s[d] = st
+			writeState(t, rdb, m, key, w+int64(d), st)
+		}
+		want := goHeadroom(s, pops, 1, max, now-w*testWindow, testWindow)
+		n := 1 + rng.Int64N(5)
+		r := call(t, rdb, m, 0, now, Item{Key: key, Bucket: m.bucket(key), N: n})
+		require.Len(t, r.Items, 1)
+		assert.Equal(t, w, r.Window, "Redis' window of now %d", now)
+		allowed := n <= want
+		assert.Equal(t, b2i(allowed), r.Items[0].Allowed, "state %v at elapsed %d: %d units against headroom %d", s, now-w*testWindow, n, want)
+		if allowed {
+			st := s[0]
+			st.C += n
+			s[0] = st
+		}
+		assert.Equal(t, goHeadroom(s, pops, 1, max, now-w*testWindow, testWindow), r.Items[0].Headroom, "headroom after the decision, state %v", s)
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestScriptGrantsWithinHeadroom asks for more than there is, from many
+// PoPs' items, and checks every grant keeps E, E1 and E2 within the limit
+// and that a small headroom is shared (no item takes it all).
+func TestScriptGrantsWithinHeadroom(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	const pops, max = 4, 40
+	m := testMachine(t, pops, max)
+	w := int64(500)
+	now := w*testWindow + 2500
+	key := "hot"
+	var total int64
+	for range 20 {
+		before := goHeadroom(states(t, rdb, m, key, w), pops, 1, max, now-w*testWindow, testWindow)
+		r := call(t, rdb, m, 0, now, Item{Key: key, Bucket: m.bucket(key), Want: 15})
+		g := r.Items[0].Grant
+		assert.LessOrEqual(t, g, before, "a grant of %d never passes the headroom %d before it", g, before)
+		if before > 0 && before < pops*15 {
+			assert.Equal(t, min(15, int64(math.Ceil(float64(before)/pops))), g, "a headroom of %d below P × want is shared", before)
+		}
+		total += g
+		after := goHeadroom(states(t, rdb, m, key, w), pops, 1, max, now-w*testWindow, testWindow)
+		assert.Equal(t, before-g, after, "the grant is counted in G_w")
+	}
+	st := states(t, rdb, m, key, w)
+	assert.Equal(t, total, st[0].G, "G_w holds every grant")
+	// Free credit reserved: R_w and R_{w+1} = P each, R_{w+2} = P: E1 = G + 2P.
+	assert.Equal(t, int64(max-2*pops), total, "grants stop when E1 = G_w + R_w + R_{w+1} reaches the limit")
+}
+
+func states(t *testing.T, rdb *redis.Client, m *Machine, key string, w int64) map[int]cgk {
+	s := map[int]cgk{}
+	for d := -2; d <= 2; d++ {
+		s[d] = readState(t, rdb, m, key, w+int64(d))
+	}
+	return s
+}
+
+// TestScriptReport checks a report's application: a spent grant moves
+// G → C in the window of admission, free credit adds to C, a return lowers
+// G, claims count in K, and reports into windows no estimate reads are
+// dropped.
+func TestScriptReport(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	m := testMachine(t, 4, 100)
+	w := int64(900)
+	now := w*testWindow + 100
+	key := "k"
+	b := m.bucket(key)
+	writeState(t, rdb, m, key, w-1, cgk{C: 3, G: 10})
+	writeState(t, rdb, m, key, w, cgk{C: 1, G: 6})
+	writeState(t, rdb, m, key, w-2, cgk{G: 5})
+	r := call(t, rdb, m, 1, now, Item{Key: key, Bucket: b, Claims: []int64{w - 3, w + 1},
+		Ops: []Op{{X: w - 1, GW: w - 1, U: 4}, {X: w, GW: w - 1, U: 2}, {X: w, GW: -1, U: 1},
+			{X: -1, GW: w, U: 5}, {X: w - 1, GW: w - 2, U: 3}, {X: w - 3, GW: w - 3, U: 9}}})
+	assert.False(t, r.Retried, "a first batch is applied")
+	assert.Equal(t, cgk{C: 3 + 4 + 3, G: 10 - 4 - 2}, readState(t, rdb, m, key, w-1), "window w-1: C += 4 + 3, G -= 4 + 2")
+	assert.Equal(t, cgk{C: 1 + 2 + 1, G: 6 - 5, K: 1}, readState(t, rdb, m, key, w), "window w: C += 2 + 1 (free, which claims its slot), G -= 5 returned")
+	assert.Equal(t, cgk{G: 2}, readState(t, rdb, m, key, w-2), "window w-2: G -= 3 spent")
+	assert.Equal(t, cgk{K: 1}, readState(t, rdb, m, key, w+1), "window w+1: the given-up slot counted")
+	assert.Equal(t, cgk{}, readState(t, rdb, m, key, w-3), "window w-3 weighs in no estimate: nothing written")
+	assert.Equal(t, int64(1+2+1), r.Items[0].CW, "the reply's C_w")
+	assert.Equal(t, int64(10), r.Items[0].CPrev, "the reply's C_{w-1}")
+}
+
+// TestScriptRetriedBatch sends one batch twice and checks it is applied
+// once, the second send gets the state and no grant, and a later sequence
+// number applies again.
+func TestScriptRetriedBatch(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	m := testMachine(t, 2, 100)
+	w := int64(77)
+	now := w*testWindow + 10
+	key := "r"
+	it := Item{Key: key, Bucket: m.bucket(key), Want: 5, Ops: []Op{{X: w, GW: GWFree, U: 1}}}
+	first := call(t, rdb, m, 3, now, it)
+	second := call(t, rdb, m, 3, now, it)
+	older := call(t, rdb, m, 2, now, it)
+	assert.False(t, first.Retried, "the first send is applied")
+	assert.Equal(t, int64(5), first.Items[0].Grant, "the first send is granted its want")
+	for name, r := range map[string]*Result{"a second send": second, "an older sequence number": older} {
+		assert.True(t, r.Retried, "%s is recognised as applied", name)
+		assert.Zero(t, r.Items[0].Grant, "%s gets no grant", name)
+		assert.Equal(t, int64(1), r.Items[0].CW, "%s reads the state", name)
+	}
+	assert.Equal(t, cgk{C: 1, G: 5, K: 1}, readState(t, rdb, m, key, w), "applied once")
+	call(t, rdb, m, 4, now, Item{Key: key, Bucket: m.bucket(key), Ops: []Op{{X: w, GW: w, U: 2}}})
+	assert.Equal(t, cgk{C: 3, G: 3, K: 1}, readState(t, rdb, m, key, w), "the next sequence number is applied")
+}
+
+// TestScriptTTL checks each bucket hash expires three windows plus the
+// slack after its window starts, and the retry guard four windows after.
+func TestScriptTTL(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	m := testMachine(t, 2, 100)
+	ctx := context.Background()
+	w := int64(4242)
+	elapsed := int64(3000)
+	now := w*testWindow + elapsed
+	key := "t"
+	call(t, rdb, m, 1, now, Item{Key: key, Bucket: m.bucket(key), Want: 1, Claims: []int64{w - 1, w, w + 1}})
+	slack := m.cfg.ExpirySlack.Milliseconds()
+	for d := int64(-1); d <= 1; d++ {
+		ttl, err := rdb.PTTL(ctx, m.BucketKey(m.bucket(key), w+d)).Result()
+		require.NoError(t, err)
+		want := (w+d+3)*testWindow - now + slack
+		assert.InDelta(t, want, ttl.Milliseconds(), 50, "window w%+d expires at its start + 3 windows + slack", d)
+	}
+	ttl, err := rdb.PTTL(ctx, m.tag(m.group(m.bucket(key)))+":seq:7").Result()
+	require.NoError(t, err)
+	assert.InDelta(t, 4*testWindow+slack, ttl.Milliseconds(), 50, "the retry guard lives 4 windows + slack")
+}
+
+// TestScriptHotList: an identity Redis sees contested with unclaimed free
+// slots is listed in every batch reply of its group, and leaves the list
+// once every PoP claimed its slots of w and w+1.
+func TestScriptHotList(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	const pops = 2
+	m := testMachine(t, pops, 20)
+	w := int64(300)
+	now := w*testWindow + 50
+	key := "hot"
+	b := m.bucket(key)
+	writeState(t, rdb, m, key, w, cgk{C: 14})
+	r := call(t, rdb, m, 1, now, Item{Key: key, Bucket: b, Want: 1})
+	require.Less(t, r.Items[0].Headroom, int64(5), "the state leaves under a quarter of the limit")
+	assert.Equal(t, []HotKey{{Key: key, Bucket: b}}, r.Hot, "contested with unclaimed slots: listed")
+	other := "calm"
+	for other == key || m.group(m.bucket(other)) != m.group(b) {
+		other += "x"
+	}
+	r = call(t, rdb, m, 2, now, Item{Key: other, Bucket: m.bucket(other), Want: 1})
+	assert.Equal(t, []HotKey{{Key: key, Bucket: b}}, r.Hot, "any batch of the group lists it")
+	r = call(t, rdb, m, 3, now, Item{Key: key, Bucket: b, Claims: []int64{w, w + 1}},
+		Item{Key: key, Bucket: b, Claims: []int64{w, w + 1}})
+	assert.Empty(t, r.Hot, "both PoPs claimed w and w+1: no longer listed")
+	d, _ := Exec(context.Background(), rdb, m, &Call{Group: m.group(b), Items: []Item{{Key: key, Bucket: b, N: 1}}}, now)
+	assert.Empty(t, d.Hot, "a decision's reply lists nothing")
+}
+
+// TestExecAllAfterScriptFlush: a Tick's batches in one pipeline are each
+// applied once, also when Redis lost the script (NOSCRIPT, then EVAL).
+func TestExecAllAfterScriptFlush(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	m := testMachine(t, 2, 100)
+	w := int64(60)
+	now := w*testWindow + 5
+	for round := range 2 {
+		require.NoError(t, rdb.ScriptFlush(ctx).Err(), "SCRIPT FLUSH")
+		var calls []*Call
+		for g := range 2 {
+			key := "e"
+			for m.group(m.bucket(key)) != g {
+				key += "e"
+			}
+			calls = append(calls, &Call{Group: g, Seq: uint64(round + 1), Items: []Item{{Key: key, Bucket: m.bucket(key), Ops: []Op{{X: w, GW: GWFree, U: 1}}}}})
+		}
+		res, errs := ExecAll(ctx, rdb, m, calls, now)
+		for i, c := range calls {
+			require.NoError(t, errs[i], "round %d call %d", round, i)
+			assert.Equal(t, int64(round+1), res[i].Items[0].CW, "round %d: the free unit of %s counted once per round", round, c.Items[0].Key)
+		}
+	}
+}

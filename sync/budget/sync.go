@@ -1,0 +1,182 @@
+package budget
+
+import (
+	"math"
+	"slices"
+)
+
+// Tick plans the Sync at now: per group, the batch whose reply never came
+// (sent again, same sequence number) or a new batch of every identity with
+// something to report or to ask, unless that group's batch is in flight.
+// While Redis is down and nothing else goes out, an empty batch probes it.
+// The caller runs each Call (Exec) and hands its outcome to Finish.
+func (m *Machine) Tick(now int64) []*Call {
+	x := m.window(now)
+	batches := make([]*Call, len(m.groups))
+	for _, e := range m.view {
+		g := m.group(e.bucket)
+		gs := &m.groups[g]
+		if e.inBatch || gs.inflight != nil || gs.retry != nil {
+			continue
+		}
+		it, ok := m.plan(e, x, now)
+		if !ok {
+			if m.idle(e, now, x) {
+				delete(m.view, e.key)
+			}
+			continue
+		}
+		if batches[g] == nil {
+			batches[g] = &Call{Group: g, Now: now}
+		}
+		batches[g].Items = append(batches[g].Items, it)
+		e.inBatch = true
+	}
+	var out []*Call
+	for g := range m.groups {
+		gs := &m.groups[g]
+		switch {
+		case gs.inflight != nil:
+			continue
+		case gs.retry != nil:
+			gs.inflight, gs.retry = gs.retry, nil
+		case batches[g] != nil:
+			gs.seq++
+			batches[g].Seq = gs.seq
+			slices.SortFunc(batches[g].Items, func(a, b Item) int { return cmpString(a.Key, b.Key) })
+			gs.inflight = batches[g]
+		case m.down && len(out) == 0 && g == len(m.groups)-1:
+			gs.seq++ // nothing to send while Redis is down: an empty batch probes it
+			gs.inflight = &Call{Group: g, Seq: gs.seq, Now: now}
+		default:
+			continue
+		}
+		m.stats.Calls++
+		m.stats.Items += uint64(len(gs.inflight.Items))
+		out = append(out, gs.inflight)
+	}
+	if len(out) > 0 {
+		m.stats.RoundTrips++
+	}
+	return out
+}
+
+// plan builds e's item of a Sync at now, window x: its returns (every
+// balance once it is quiet), its top-up, and, when it sends an item, its
+// unreported ops and claims. Far from its limit, an identity's spends are
+// not worth a Redis call of their own (unreported, they stay inside G or R
+// at Redis): they wait for an item sent for another reason. ok is false
+// when e has nothing to send.
+func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
+	dt := float64(m.cfg.SyncInterval.Milliseconds())
+	if e.lastPlan != 0 && now > e.lastPlan {
+		dt = float64(now - e.lastPlan)
+	}
+	a := min(1, dt/float64(m.w))
+	e.rate += a * (float64(e.demand)/dt - e.rate)
+	e.lastPlan = now
+	for i := range e.grants {
+		if e.grants[i].win < x-1 {
+			e.grants[i] = grantSlot{} // expired with its window: Redis drops it too
+		}
+	}
+	e.ops = slices.DeleteFunc(e.ops, func(o Op) bool { return o.X < x-1 && o.GW < x-2 }) // no estimate reads them
+	contested := m.contested(e)
+	// Without demand since the last Sync, keep what the demand rate
+	// expects over the grant's horizon (a window; the Sync horizon when
+	// contested) and return the rest.
+	quiet := e.demand == 0
+	returns := false
+	if quiet {
+		keep := e.rate * float64(m.w)
+		if contested {
+			keep = e.rate * m.horizon()
+		}
+		k := int64(0)
+		if e.rate*float64(m.w) >= 0.5 {
+			k = max(1, int64(math.Ceil(keep)))
+		}
+		order := []int{0, 1}
+		if e.grants[1].win > e.grants[0].win {
+			order = []int{1, 0} // keep the newer grant, which lasts longer
+		}
+		for _, i := range order {
+			g := &e.grants[i]
+			u := min(g.bal, k)
+			k -= u
+			if back := g.bal - u; back > 0 {
+				e.addOp(Op{X: -1, GW: g.win, U: back})
+				g.bal = u
+				returns = true
+			}
+		}
+	}
+	var want int64
+	if !quiet {
+		want = m.topUp(e, x)
+	}
+	e.demand = 0
+	if want == 0 && !returns && !e.renounce && !(contested && len(e.ops) > 0) {
+		return Item{}, false
+	}
+	e.renounce = false
+	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Ops: e.ops, Claims: m.claims(e, x)}
+	e.ops = nil
+	return it, true
+}
+
+// idle reports whether e holds nothing worth keeping at now in window x.
+func (m *Machine) idle(e *entry, now, x int64) bool {
+	return e.asking == 0 && e.demand == 0 && e.rate*float64(m.w) < 0.01 && len(e.ops) == 0 && e.claimed < x &&
+		e.grants[0].bal == 0 && e.grants[1].bal == 0 && now >= e.denyUntil && e.own.Index < x-1
+}
+
+// Finish applies the outcome of Sync batch c: on success each item's grant
+// and bounds; on error the batch is kept and sent again by the next Tick
+// (same sequence number, so Redis applies it at most once).
+func (m *Machine) Finish(c *Call, r *Result, err error) {
+	gs := &m.groups[c.Group]
+	if gs.inflight == c {
+		gs.inflight = nil
+	}
+	if err != nil || r == nil {
+		m.down = true
+		gs.retry = c
+		return
+	}
+	m.down = false
+	x := m.window(r.Now)
+	for _, h := range r.Hot {
+		e := m.entry(h.Key)
+		if e.sentClaims < x+1 {
+			e.claimed = max(e.claimed, x+1) // no free credit of it here until x+2
+			e.renounce = true
+		}
+	}
+	for i, it := range c.Items {
+		e := m.view[it.Key]
+		if e == nil {
+			continue
+		}
+		e.inBatch = false
+		m.absorb(e, r, r.Items[i])
+	}
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
