@@ -128,7 +128,7 @@ func (o *options) newReport(requests int) report.Report {
 // counted.
 func notes(o *options) []string {
 	n := []string{
-		"errors are judged against the exact log of what each mode admitted, over all PoPs (BRIEF §5)",
+		"errors are judged against the exact log of what each mode admitted, over all PoPs",
 		"redis: one EVALSHA per decision, counted as one round trip each; the simulator pipelines different identities' calls only to finish sooner",
 		latencyNote(o),
 		"round trips saved are against pure-Redis mode on the same trace (one per decision)",

@@ -37,7 +37,7 @@ func TestConformance(t *testing.T) {
 			return redis.New(c, l, redis.WithPipelining(50_000, 64), hangOnly)
 		}), Stored: dbsize(c)},
 		{Name: "redis-bucketed", New: onRedis(c, func(l core.Limit) (core.Limiter, error) {
-			return redis.New(c, l, redis.WithBuckets(3))
+			return redis.New(c, l, redis.WithBuckets(3), hangOnly)
 		}), Stored: dbsize(c)},
 		{Name: "redis-cluster", New: onCluster(cc, func(l core.Limit) (core.Limiter, error) {
 			return redis.New(cc, l, hangOnly)

@@ -1,4 +1,4 @@
-// Package truth is the simulator's ground truth (BRIEF §5): it keeps the
+// Package truth is the simulator's ground truth: it keeps the
 // exact log of every unit any PoP admitted and judges each decision against
 // it. A decision on identity k at time t for n units is right to allow when
 // the log holds fewer than limit−n+1 units of k in (t−window, t], counted

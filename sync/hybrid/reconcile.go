@@ -124,11 +124,15 @@ func (n *Node) byShard(ctx context.Context, pending []*entry) (groups []shardGro
 		}
 		e.mu.Unlock()
 	}
+	// Groups go in the order of their first pending identity, not by the
+	// master's address: a private cluster's ports differ from run to run,
+	// and ordering by them made two runs of the same flags send the same
+	// batches in different orders (and print different figures).
 	names := make([]string, 0, len(by))
 	for s := range by {
 		names = append(names, s)
 	}
-	slices.Sort(names)
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(by[a][0].key, by[b][0].key) })
 	groups = make([]shardGroup, len(names))
 	for i, s := range names {
 		groups[i] = shardGroup{node: s, entries: by[s]}
