@@ -1,0 +1,120 @@
+// Package redisharness starts a throwaway redis-server for tests and
+// examples: on a free port, without persistence, ready when it says so on
+// its log and answers PING.
+package redisharness
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ErrNoRedis means redis-server is not on PATH.
+var ErrNoRedis = errors.New("redis-server not found on PATH; install it with: apt-get update && apt-get install -y redis-server")
+
+// Server is a running redis-server. The zero value is not usable; build
+// one with Start.
+type Server struct {
+	Addr string // host:port
+	cmd  *exec.Cmd
+	once sync.Once
+	exit chan struct{}
+}
+
+// Start runs redis-server on a free port (three tries, in case another
+// process takes the port between its choice and the bind) and returns once
+// it logged that it accepts connections and answered PING.
+func Start() (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, ErrNoRedis
+	}
+	var errs []error
+	for range 3 {
+		s, err := start(bin)
+		if err == nil {
+			return s, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func start(bin string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, exit: make(chan struct{})}
+	ready := make(chan struct{})
+	var log strings.Builder
+	go func() {
+		sc := bufio.NewScanner(out)
+		signalled := false
+		for sc.Scan() {
+			if !signalled {
+				log.WriteString(sc.Text() + "\n")
+				if strings.Contains(sc.Text(), "Ready to accept connections") {
+					signalled = true
+					close(ready)
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		_ = cmd.Wait()
+		close(s.exit)
+	}()
+	select {
+	case <-ready:
+	case <-s.exit:
+		return nil, fmt.Errorf("redis-server on port %d exited before it was ready:\n%s", port, log.String())
+	}
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+	defer c.Close()
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("redis-server on port %d does not answer PING: %w", port, err)
+	}
+	return s, nil
+}
+
+// Stop kills the server and waits for it to exit. Stopping twice does
+// nothing more.
+func (s *Server) Stop() {
+	s.once.Do(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.exit
+	})
+}
+
+// Client returns a new client of the server, closed by the caller.
+func (s *Server) Client() *goredis.Client {
+	return goredis.NewClient(&goredis.Options{Addr: s.Addr})
+}
