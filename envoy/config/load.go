@@ -87,3 +87,42 @@ func Files(dir string) ([]string, error) {
 	}
 	return files, nil
 }
+
+// Rules returns every rule with a limited rate_limit (not unlimited, not
+// requests_per_unit 0), domain by domain in name order, each domain's rules
+// depth first in file order of their levels, with their domain.
+func (s *Set) Rules() []DomainRule {
+	var out []DomainRule
+	for _, name := range s.Domains() {
+		d := s.domains[name]
+		var walk func(lv *level)
+		walk = func(lv *level) {
+			if lv == nil {
+				return
+			}
+			var rs []*Rule
+			for _, r := range lv.exact {
+				rs = append(rs, r)
+			}
+			for _, r := range lv.keyOnly {
+				rs = append(rs, r)
+			}
+			rs = append(rs, lv.wildcards...)
+			sort.Slice(rs, func(a, b int) bool { return rs[a].Line < rs[b].Line })
+			for _, r := range rs {
+				if rl := r.RateLimit; rl != nil && !rl.Unlimited && rl.RequestsPerUnit > 0 {
+					out = append(out, DomainRule{Domain: d, Rule: r})
+				}
+				walk(r.children)
+			}
+		}
+		walk(d.top)
+	}
+	return out
+}
+
+// DomainRule is a rule with its domain.
+type DomainRule struct {
+	Domain *Domain
+	Rule   *Rule
+}

@@ -149,8 +149,25 @@ func (s *Server) load() (*config.Set, string, error) {
 	if err != nil {
 		fp = ""
 	}
-	set, err := config.Load(s.o.ConfigPath, s.o.ConfigOptions)
+	set, err := s.loadSet()
 	return set, fp, err
+}
+
+// loadSet loads the configuration and builds the backend's limiter of every
+// rule, so a limit the backend cannot enforce (the hybrid's: any algorithm
+// but the sliding window) is a configuration error naming its rule.
+func (s *Server) loadSet() (*config.Set, error) {
+	set, err := config.Load(s.o.ConfigPath, s.o.ConfigOptions)
+	if err != nil {
+		return nil, err
+	}
+	for _, dr := range set.Rules() {
+		if _, err := s.o.Service.Backend.Limiter(dr.Rule.RateLimit.Limit()); err != nil {
+			return nil, &config.Error{File: dr.Domain.File, Line: dr.Rule.Line, Path: dr.Rule.Path + ".rate_limit",
+				Kind: config.ErrBadValue, Problem: fmt.Sprintf("the %s backend cannot enforce it: %v", s.o.Service.Backend.Name(), err)}
+		}
+	}
+	return set, nil
 }
 
 // Reload reads the configuration again and puts it in force if it changed
@@ -163,7 +180,7 @@ func (s *Server) Reload() (changed bool, err error) {
 	if err == nil && fp == s.lastFiles {
 		return false, nil
 	}
-	set, err := config.Load(s.o.ConfigPath, s.o.ConfigOptions)
+	set, err := s.loadSet()
 	if err != nil {
 		s.metrics.ConfigLoaded(false, 0)
 		s.log.Error("configuration not reloaded; the previous one stays in force", "err", err)

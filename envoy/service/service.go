@@ -114,7 +114,11 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		if err != nil {
 			s.countRequest(domLabel, "error")
 			s.o.Logger.Error("decision failed", "domain", req.GetDomain(), "descriptor", i, "err", err)
-			return nil, status.Errorf(codes.Unavailable, "descriptor %d: %v", i, err)
+			code := codes.Unavailable
+			if errors.Is(err, core.ErrInvalid) {
+				code = codes.InvalidArgument
+			}
+			return nil, status.Errorf(code, "descriptor %d: %v", i, err)
 		}
 		resp.Statuses[i] = st
 		if st.Code == rlsv3.RateLimitResponse_OVER_LIMIT {
