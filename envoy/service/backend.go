@@ -72,14 +72,3 @@ func (p *pool) closeAll(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
-
-// all returns the limiters built so far.
-func (p *pool) all() []core.Limiter {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]core.Limiter, 0, len(p.limiters))
-	for _, l := range p.limiters {
-		out = append(out, l)
-	}
-	return out
-}
