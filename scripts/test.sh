@@ -23,6 +23,9 @@ if [ -f bench/go.mod ]; then (cd bench && go run "$staticcheck" ./...); fi
 log=$(mktemp)
 go test -race -shuffle=on -count=1 -timeout 15m ./... 2>&1 | tee "$log"
 scripts/fuzz.sh "${FUZZTIME:-10s}"
+if [ -f envoy/go.mod ]; then (cd envoy && go vet ./...); fi
+if [ -f envoy/go.mod ]; then (cd envoy && go run "$staticcheck" ./...); fi
+if [ -f envoy/go.mod ]; then (cd envoy && go test -race -shuffle=on -count=1 -timeout 15m ./... 2>&1) | tee -a "$log"; fi
 passed=$(grep -c '^ok ' "$log" || true)
 failed=$(grep -c '^FAIL' "$log" || true)
 rm -f "$log"
