@@ -207,3 +207,15 @@ func TestLoadDirectory(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.False(t, errors.Is(err, ErrSyntax))
 }
+
+// TestShippedExample loads the example configuration the READMEs show.
+func TestShippedExample(t *testing.T) {
+	s, err := Load("../examples/config/edge.yaml", Options{})
+	require.NoError(t, err, "the shipped example must load")
+	d := s.Domain("edge")
+	require.NotNil(t, d)
+	r := d.Match([]Entry{{"api_key", "k1"}, {"plan", "free"}})
+	require.NotNil(t, r)
+	assert.Equal(t, 2*time.Hour, r.RateLimit.Limit().Window, "unit_multiplier 2 of hours")
+	assert.Equal(t, []string{"per-ip"}, r.Replaces)
+}
