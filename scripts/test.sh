@@ -25,6 +25,7 @@ go test -race -shuffle=on -count=1 -timeout 15m ./... 2>&1 | tee "$log"
 scripts/fuzz.sh "${FUZZTIME:-10s}"
 if [ -f envoy/go.mod ]; then (cd envoy && go vet ./...); fi
 if [ -f envoy/go.mod ]; then (cd envoy && go run "$staticcheck" ./...); fi
+if [ -f envoy/bench/go.mod ]; then (cd envoy/bench && go vet ./... && go run "$staticcheck" ./...); fi
 if [ -f envoy/go.mod ]; then (cd envoy && go test -race -shuffle=on -count=1 -timeout 15m ./... 2>&1) | tee -a "$log"; fi
 passed=$(grep -c '^ok ' "$log" || true)
 failed=$(grep -c '^FAIL' "$log" || true)

@@ -99,21 +99,19 @@ func TestHealthMetricsAndShutdown(t *testing.T) {
 
 	r.admitted(t, 4, "edge", desc("remote_address", "10.0.0.1"))
 	r.ask(t, "edge", 0, desc("client", "bot"))
-	r.ask(t, "edge", 0, desc("client", "bot"))
-	resp, err := http.Get(r.httpURL + "/metrics")
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	r.ask(t, "edge", 0, desc("client", "bot"), desc("unknown", "x"))
+	body := scrape(t, r)
 	for _, want := range []string{
 		`edgelimit_envoy_requests_total{code="ok",domain="edge"} 5`,
 		`edgelimit_envoy_requests_total{code="over_limit",domain="edge"} 1`,
 		`edgelimit_envoy_rule_decisions_total{domain="edge",result="over_limit",rule="per-ip"} 1`,
 		`edgelimit_envoy_rule_decisions_total{domain="edge",result="shadow_over_limit",rule="descriptors[4]"} 1`,
 		`edgelimit_envoy_config_loads_total{result="ok"} 1`,
+		`edgelimit_envoy_rule_decisions_total{domain="edge",result="no_rule",rule="(none)"}`,
 	} {
-		assert.Contains(t, string(body), want, "/metrics after 4 per-ip requests (3 allowed) and 2 shadow bot requests")
+		assert.Contains(t, body, want, "/metrics after 4 per-ip requests (3 allowed) and 2 shadow bot requests")
 	}
-	resp, err = http.Get(r.httpURL + "/healthcheck")
+	resp, err := http.Get(r.httpURL + "/healthcheck")
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -124,4 +122,15 @@ func TestHealthMetricsAndShutdown(t *testing.T) {
 	_, err = o.Service.Backend.Limiter(core.PerWindow(1, 1e9))
 	assert.True(t, errors.Is(err, core.ErrClosed), "Shutdown closed the backend")
 	assert.True(t, strings.HasPrefix(r.httpURL, "http://"))
+}
+
+// scrape reads the server's /metrics.
+func scrape(t *testing.T, r *running) string {
+	t.Helper()
+	resp, err := http.Get(r.httpURL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(body)
 }

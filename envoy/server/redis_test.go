@@ -85,7 +85,8 @@ func TestRedisDown(t *testing.T) {
 	for _, mode := range []struct {
 		failOpen bool
 		want     string
-	}{{true, "OK"}, {false, "OVER_LIMIT"}} {
+		result   string
+	}{{true, "OK", "fail_open"}, {false, "OVER_LIMIT", "fail_closed"}} {
 		rs := startRedis(t)
 		c, err := service.NewRedisClient(service.RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 200 * time.Millisecond})
 		require.NoError(t, err)
@@ -103,5 +104,7 @@ func TestRedisDown(t *testing.T) {
 		}
 		assert.Equal(t, ok, r.ask(t, "edge", 0, desc("path", "/api/health")).OverallCode, "unlimited rules need no Redis")
 		assert.Equal(t, ok, r.ask(t, "edge", 0, desc("nothing", "x")).OverallCode, "unmatched descriptors need no Redis")
+		assert.Contains(t, scrape(t, r), `edgelimit_envoy_rule_decisions_total{domain="edge",result="`+mode.result+`",rule="per-ip"} 3`,
+			"the three fail-mode decisions are counted as such")
 	}
 }

@@ -5,11 +5,13 @@ import "github.com/prometheus/client_golang/prometheus"
 // Metrics are the service's Prometheus series, in the project's naming:
 //
 //	edgelimit_envoy_requests_total{domain,code}               code: ok, over_limit, invalid, error
-//	edgelimit_envoy_rule_decisions_total{domain,rule,result}  result: ok, over_limit, shadow_over_limit, unlimited, replaced, no_rule
+//	edgelimit_envoy_rule_decisions_total{domain,rule,result}  result: ok, over_limit, shadow_over_limit, fail_open, fail_closed, unlimited, replaced, no_rule
 //	edgelimit_envoy_config_loads_total{result}                result: ok, error
 //	edgelimit_envoy_config_domains                            domains in force, gauge
 //
-// rule is the rate_limit's name, else the rule's YAML path; a rule with
+// rule is the rate_limit's name, else the rule's YAML path ("(none)" for a
+// descriptor no rule matches, "(override)" for one limited by its own
+// override only); a rule with
 // detailed_metric: true adds the request's values ("path=/a/b"), one series
 // per distinct value: as envoyproxy/ratelimit warns for its detailed metrics,
 // use it only on descriptors with few values, or Prometheus holds a series

@@ -127,7 +127,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		if h != nil {
 			hs = append(hs, *h)
 		}
-		if s.o.Metrics != nil && p.metric != "" {
+		if s.o.Metrics != nil {
 			s.o.Metrics.decisions.WithLabelValues(domLabel, p.metric, result).Inc()
 		}
 	}
@@ -195,6 +195,7 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 			return nil, invalid("descriptor %d: is_negative_hits is not supported", i)
 		}
 		p := &plans[i]
+		p.metric = "(none)"
 		p.rule = dom.Match(es)
 		if p.rule != nil {
 			p.rl = p.rule.RateLimit
@@ -215,8 +216,8 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 				return nil, invalid("descriptor %d: %v", i, err)
 			}
 			p.rl = rl
-			if p.metric == "" {
-				p.metric = "override"
+			if p.rule == nil {
+				p.metric = "(override)"
 			}
 		}
 		p.hits = int64(req.GetHitsAddend())
@@ -229,7 +230,7 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 		if p.rl != nil && !p.rl.Unlimited {
 			p.id = identity(req.GetDomain(), es, p.rl.Limit().Window)
 			if err := core.ValidateKey(p.id); err != nil {
-				return nil, invalid("descriptor %d: domain, keys and values take %d bytes, at most %d allowed", i, len(p.id)-len("|w="+strconv.FormatInt(p.rl.Limit().WindowMillis(), 10)), core.MaxKeyLen-len("|w="+strconv.FormatInt(p.rl.Limit().WindowMillis(), 10)))
+				return nil, invalid("descriptor %d: its counter's key (domain, keys, values, window) takes %d bytes, at most %d allowed", i, len(p.id), core.MaxKeyLen)
 			}
 		}
 	}
@@ -361,6 +362,9 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		st.Code = ok
 		st.DurationUntilReset = durationpb.New(h.reset)
 		h.remaining = d.Remaining
+		if d.Source == core.SourceFailOpen {
+			return st, h, "fail_open", nil
+		}
 		return st, h, "ok", nil
 	}
 	h.denied, h.reset = true, d.RetryAfter
@@ -371,6 +375,9 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		return st, h, "shadow_over_limit", nil
 	}
 	st.Code = over
+	if d.Source == core.SourceFailClosed {
+		return st, h, "fail_closed", nil
+	}
 	return st, h, "over_limit", nil
 }
 
