@@ -134,3 +134,44 @@ func scrape(t *testing.T, r *running) string {
 	require.NoError(t, err)
 	return string(body)
 }
+
+// TestReloadDropsNoRequest: callers keep asking while the file changes back
+// and forth and is reloaded; every call gets an answer.
+func TestReloadDropsNoRequest(t *testing.T) {
+	o := localOpts(core.NewManualClock(t0))
+	r := start(t, hundred, o)
+	other := strings.Replace(hundred, "100", "50", 1)
+	done := make(chan struct{})
+	answered := make(chan int64, 1)
+	go func() { answered <- hammerUntil(r, done) }()
+	for i := range 20 {
+		body := hundred
+		if i%2 == 0 {
+			body = other
+		}
+		require.NoError(t, os.WriteFile(r.cfgPath, []byte(body), 0o600))
+		changed, err := r.srv.Reload()
+		require.NoError(t, err)
+		require.True(t, changed, "reload %d saw the change", i)
+	}
+	close(done)
+	n := <-answered
+	assert.GreaterOrEqual(t, n, int64(0), "no call failed during 20 reloads (−1 means one did)")
+}
+
+// hammerUntil asks until done is closed; it returns the calls answered, or
+// −1 when one failed.
+func hammerUntil(r *running, done <-chan struct{}) int64 {
+	var n int64
+	for {
+		select {
+		case <-done:
+			return n
+		default:
+		}
+		if _, err := r.client.ShouldRateLimit(context.Background(), req("a", desc("k", "v"))); err != nil {
+			return -1
+		}
+		n++
+	}
+}
