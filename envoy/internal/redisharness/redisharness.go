@@ -6,6 +6,7 @@ package redisharness
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -58,13 +59,21 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func start(bin string) (*Server, error) {
+// start runs one redis-server with extra arguments on a free port.
+func start(bin string, extra ...string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no")
+	return startOn(bin, port, nil, append([]string{"--port", strconv.Itoa(port)}, extra...)...)
+}
+
+// startOn runs redis-server with args (which name port), waits for its
+// readiness line and a PING over tc (nil: plain TCP).
+func startOn(bin string, port int, tc *tls.Config, extra ...string) (*Server, error) {
+	args := append([]string{"--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no"}, extra...)
+	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -96,7 +105,7 @@ func start(bin string) (*Server, error) {
 	case <-s.exit:
 		return nil, fmt.Errorf("redis-server on port %d exited before it was ready:\n%s", port, log.String())
 	}
-	c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr, TLSConfig: tc})
 	defer c.Close()
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		s.Stop()
