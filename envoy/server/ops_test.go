@@ -175,3 +175,19 @@ func hammerUntil(r *running, done <-chan struct{}) int64 {
 		n++
 	}
 }
+
+// TestMetricLabels: a domain the configuration lacks is "unknown" (clients
+// cannot mint series), and detailed_metric adds the request's values.
+func TestMetricLabels(t *testing.T) {
+	r := start(t, "domain: d\ndescriptors:\n  - key: user\n    rate_limit: {unit: minute, requests_per_unit: 5}\n    detailed_metric: true\n  - key: ip\n    rate_limit: {unit: minute, requests_per_unit: 5, name: per-ip}\n",
+		localOpts(core.NewManualClock(t0)))
+	r.ask(t, "made-up-domain-1", 0, desc("user", "a"))
+	r.ask(t, "made-up-domain-2", 0, desc("user", "a"))
+	r.ask(t, "d", 0, desc("user", "alice"), desc("ip", "10.0.0.1"))
+	r.ask(t, "d", 0, desc("ip", "10.0.0.2"))
+	body := scrape(t, r)
+	assert.Contains(t, body, `edgelimit_envoy_requests_total{code="ok",domain="unknown"} 2`)
+	assert.NotContains(t, body, "made-up-domain")
+	assert.Contains(t, body, `edgelimit_envoy_rule_decisions_total{domain="d",result="ok",rule="descriptors[0]|user=alice"} 1`, "detailed_metric: one series per value")
+	assert.Contains(t, body, `edgelimit_envoy_rule_decisions_total{domain="d",result="ok",rule="per-ip"} 2`, "without it, one series per rule")
+}
