@@ -31,9 +31,11 @@
 // default unless Options.DefaultAlgorithm says otherwise; "fixed", the fixed
 // window envoyproxy/ratelimit counts; "bucket", a token bucket; "log", the
 // exact sliding log). Fields of a descriptor: key (required), value,
-// rate_limit, descriptors, shadow_mode, detailed_metric, replaces (a list of
-// {name: ...}, the rate_limit names this rule overrides when both match one
-// request).
+// rate_limit, descriptors, shadow_mode, quota_mode (over the limit: OK, the
+// violation reported in the response's dynamic metadata), detailed_metric and
+// value_to_metric (metrics name the request's values), share_threshold (on a
+// wildcard: its values share one counter), replaces (a list of {name: ...},
+// the rate_limit names this rule overrides when both match one request).
 //
 // Every error is an *Error: one line naming the file, the line, the path in
 // the YAML (descriptors[1].rate_limit.unit) and what is wrong, matching one

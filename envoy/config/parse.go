@@ -200,7 +200,7 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 		return nil, p.fail(n, path, ErrSyntax, "want a descriptor (a mapping with key), got %s", kindName(n))
 	}
 	r := &Rule{Path: path, Line: n.Line}
-	var children *yaml.Node
+	var children, shareNode *yaml.Node
 	var rl *yaml.Node
 	err := p.fields(n, path, map[string]func(k, v *yaml.Node) error{
 		"key": func(_, v *yaml.Node) (err error) {
@@ -218,7 +218,22 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 			return err
 		},
 		"detailed_metric": func(_, v *yaml.Node) (err error) {
-			r.DetailedMetric, err = p.boolean(v, join(path, "detailed_metric"))
+			b, err := p.boolean(v, join(path, "detailed_metric"))
+			r.DetailedMetric = r.DetailedMetric || b
+			return err
+		},
+		"value_to_metric": func(_, v *yaml.Node) (err error) {
+			b, err := p.boolean(v, join(path, "value_to_metric"))
+			r.DetailedMetric = r.DetailedMetric || b
+			return err
+		},
+		"quota_mode": func(_, v *yaml.Node) (err error) {
+			r.QuotaMode, err = p.boolean(v, join(path, "quota_mode"))
+			return err
+		},
+		"share_threshold": func(k, v *yaml.Node) (err error) {
+			r.ShareThreshold, err = p.boolean(v, join(path, "share_threshold"))
+			shareNode = k
 			return err
 		},
 		"replaces": func(_, v *yaml.Node) (err error) {
@@ -234,6 +249,9 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 	}
 	if i := strings.IndexByte(r.Value, '*'); i >= 0 && i != len(r.Value)-1 {
 		return nil, p.fail(n, join(path, "value"), ErrBadValue, "a wildcard '*' may only end the value, got %q", r.Value)
+	}
+	if r.ShareThreshold && !strings.HasSuffix(r.Value, "*") {
+		return nil, p.fail(shareNode, join(path, "share_threshold"), ErrBadValue, "share_threshold needs a wildcard value (ending in '*'), got %q", r.Value)
 	}
 	if rl != nil {
 		if r.RateLimit, err = p.rateLimit(rl, join(path, "rate_limit")); err != nil {

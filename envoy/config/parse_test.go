@@ -146,6 +146,7 @@ func TestParseErrors(t *testing.T) {
 		{"replaces without name", "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: 1}\n    replaces: [{name: \"\"}]\n", ErrMissing, 5, "descriptors[0].replaces[0].name", "name is required"},
 		{"replaces unknown field", "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: 1}\n    replaces: [{nam: b}]\n", ErrUnknownField, 5, "descriptors[0].replaces[0].nam", "unknown field"},
 		{"replaces without rate_limit", "domain: d\ndescriptors:\n  - key: a\n    replaces: [{name: b}]\n", ErrBadValue, 3, "descriptors[0].replaces", "needs a rate_limit"},
+		{"share_threshold without wildcard", "domain: d\ndescriptors:\n  - key: a\n    value: x\n    share_threshold: true\n", ErrBadValue, 5, "descriptors[0].share_threshold", "needs a wildcard value"},
 		{"shadow not bool", "domain: d\ndescriptors:\n  - key: a\n    shadow_mode: 1\n", ErrSyntax, 4, "descriptors[0].shadow_mode", "want true or false"},
 	}
 	for _, c := range cases {
@@ -218,4 +219,26 @@ func TestShippedExample(t *testing.T) {
 	require.NotNil(t, r)
 	assert.Equal(t, 2*time.Hour, r.RateLimit.Limit().Window, "unit_multiplier 2 of hours")
 	assert.Equal(t, []string{"per-ip"}, r.Replaces)
+}
+
+// TestNewerFields: quota_mode, value_to_metric and share_threshold, which
+// newer envoyproxy/ratelimit configurations carry, load.
+func TestNewerFields(t *testing.T) {
+	d, err := Parse("n.yaml", []byte(`domain: d
+descriptors:
+  - key: path
+    value: "files/*"
+    share_threshold: true
+    value_to_metric: true
+    quota_mode: true
+    rate_limit: {unit: minute, requests_per_unit: 3}
+`), Options{})
+	require.NoError(t, err)
+	r, key := d.MatchKey([]Entry{{"path", "files/a.pdf"}})
+	require.NotNil(t, r)
+	assert.True(t, r.QuotaMode)
+	assert.True(t, r.DetailedMetric, "value_to_metric names values in metrics as detailed_metric does")
+	assert.Equal(t, []Entry{{"path", "files/*"}}, key, "share_threshold: the counter is the pattern's")
+	_, key = d.MatchKey([]Entry{{"path", "files/b.csv"}})
+	assert.Equal(t, []Entry{{"path", "files/*"}}, key, "every value under the wildcard shares it")
 }

@@ -84,7 +84,9 @@ type Rule struct {
 	Value          string // "" matches any value of Key; a trailing '*' is a prefix wildcard
 	RateLimit      *RateLimit
 	ShadowMode     bool
-	DetailedMetric bool
+	QuotaMode      bool     // over the limit: OK, reported in the response's dynamic metadata
+	DetailedMetric bool     // metrics name the request's values (value_to_metric too)
+	ShareThreshold bool     // a wildcard's values share one counter
 	Replaces       []string // names of rate limits this rule overrides
 	Path           string   // the rule's YAML path, e.g. "descriptors[2].descriptors[0]"
 	Line           int      // the rule's line in its file

@@ -270,3 +270,35 @@ func tableA(t *testing.T, r *running, clk *core.ManualClock) int {
 	}
 	return admitted
 }
+
+func TestShareThresholdAndQuotaMode(t *testing.T) {
+	r := start(t, `domain: q
+descriptors:
+  - key: path
+    value: "files/*"
+    share_threshold: true
+    rate_limit: {unit: minute, requests_per_unit: 3}
+  - key: path
+    value: "docs/*"
+    rate_limit: {unit: minute, requests_per_unit: 3}
+  - key: tenant
+    quota_mode: true
+    rate_limit: {unit: minute, requests_per_unit: 1}
+`, localOpts(core.NewManualClock(t0)))
+	shared := r.admitted(t, 2, "q", desc("path", "files/a.pdf")) + r.admitted(t, 2, "q", desc("path", "files/b.csv"))
+	assert.Equal(t, 3, shared, "share_threshold: files/a.pdf and files/b.csv share 3 a minute")
+	own := r.admitted(t, 2, "q", desc("path", "docs/a")) + r.admitted(t, 2, "q", desc("path", "docs/b"))
+	assert.Equal(t, 4, own, "without it each value has its own 3")
+
+	first := r.ask(t, "q", 0, desc("tenant", "t1"))
+	require.Equal(t, ok, first.OverallCode)
+	assert.Nil(t, first.DynamicMetadata, "no violation yet")
+	resp := r.ask(t, "q", 0, desc("path", "docs/c"), desc("tenant", "t1"))
+	assert.Equal(t, ok, resp.OverallCode, "quota_mode over its limit answers OK")
+	assert.Equal(t, ok, resp.Statuses[1].Code)
+	assert.Equal(t, uint32(1), resp.Statuses[1].CurrentLimit.GetRequestsPerUnit())
+	require.NotNil(t, resp.DynamicMetadata, "the violation is reported")
+	v := resp.DynamicMetadata.Fields["quotaModeViolations"].GetListValue().GetValues()
+	require.Len(t, v, 1)
+	assert.Equal(t, float64(1), v[0].GetNumberValue(), "descriptor 1 violated its quota")
+}

@@ -19,7 +19,10 @@
 //     when over, until this descriptor would pass again if nothing else is
 //     spent;
 //   - a shadow_mode rule over its limit: OK with limit_remaining 0, counted
-//     in metrics as shadow; Options.ShadowMode does that for every rule.
+//     in metrics as shadow; Options.ShadowMode does that for every rule;
+//   - a quota_mode rule over its limit: OK with current_limit only, its
+//     index listed in the response's dynamic_metadata quotaModeViolations,
+//     as envoyproxy/ratelimit does.
 //
 // A denied descriptor counts nothing; descriptors decided before it keep
 // what they counted (envoyproxy/ratelimit counts every descriptor of every

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -109,6 +110,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	}
 	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK, Statuses: make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(plans))}
 	var hs []headed
+	var quota []*structpb.Value
 	for i, p := range plans {
 		st, h, result, err := s.decide(ctx, p)
 		if err != nil {
@@ -120,6 +122,12 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			}
 			return nil, status.Errorf(code, "descriptor %d: %v", i, err)
 		}
+		if st.Code == rlsv3.RateLimitResponse_OVER_LIMIT && (p.rule != nil && p.rule.QuotaMode) {
+			// Quota mode: reported, not enforced, as envoyproxy/ratelimit does.
+			st = &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK, CurrentLimit: st.CurrentLimit}
+			quota = append(quota, structpb.NewNumberValue(float64(i)))
+			result, h = "quota_over_limit", nil
+		}
 		resp.Statuses[i] = st
 		if st.Code == rlsv3.RateLimitResponse_OVER_LIMIT {
 			resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
@@ -130,6 +138,11 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		if s.o.Metrics != nil {
 			s.o.Metrics.decisions.WithLabelValues(domLabel, p.metric, result).Inc()
 		}
+	}
+	if len(quota) > 0 {
+		resp.DynamicMetadata = &structpb.Struct{Fields: map[string]*structpb.Value{
+			"quotaModeViolations": structpb.NewListValue(&structpb.ListValue{Values: quota}),
+		}}
 	}
 	if s.o.ShadowMode && resp.OverallCode == rlsv3.RateLimitResponse_OVER_LIMIT {
 		resp.OverallCode = rlsv3.RateLimitResponse_OK
@@ -196,7 +209,11 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 		}
 		p := &plans[i]
 		p.metric = "(none)"
-		p.rule = dom.Match(es)
+		var key []config.Entry
+		p.rule, key = dom.MatchKey(es)
+		if key == nil {
+			key = es
+		}
 		if p.rule != nil {
 			p.rl = p.rule.RateLimit
 			p.metric = p.rule.Path
@@ -204,7 +221,7 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 				p.metric = p.rl.Name
 			}
 			if p.rule.DetailedMetric {
-				p.metric += "|" + detail(es)
+				p.metric += "|" + detail(key)
 			}
 			for _, r := range p.rule.Replaces {
 				replaced[r] = true
@@ -228,7 +245,7 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 			p.hits = 1
 		}
 		if p.rl != nil && !p.rl.Unlimited {
-			p.id = identity(req.GetDomain(), es, p.rl.Limit().Window)
+			p.id = identity(req.GetDomain(), key, p.rl.Limit().Window)
 			if err := core.ValidateKey(p.id); err != nil {
 				return nil, invalid("descriptor %d: its counter's key (domain, keys, values, window) takes %d bytes, at most %d allowed", i, len(p.id), core.MaxKeyLen)
 			}
