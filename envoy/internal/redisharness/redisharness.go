@@ -73,6 +73,12 @@ func start(bin string, extra ...string) (*Server, error) {
 func startOn(bin string, port int, tc *tls.Config, extra ...string) (*Server, error) {
 	args := append([]string{"--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no"}, extra...)
+	return launch(bin, port, tc, "Ready to accept connections", args...)
+}
+
+// launch runs redis-server with exactly args, listening on port, and waits
+// for a log line containing ready.
+func launch(bin string, port int, tc *tls.Config, ready string, args ...string) (*Server, error) {
 	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -82,7 +88,7 @@ func startOn(bin string, port int, tc *tls.Config, extra ...string) (*Server, er
 		return nil, err
 	}
 	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, exit: make(chan struct{})}
-	ready := make(chan struct{})
+	isReady := make(chan struct{})
 	var log strings.Builder
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -90,9 +96,9 @@ func startOn(bin string, port int, tc *tls.Config, extra ...string) (*Server, er
 		for sc.Scan() {
 			if !signalled {
 				log.WriteString(sc.Text() + "\n")
-				if strings.Contains(sc.Text(), "Ready to accept connections") {
+				if strings.Contains(sc.Text(), ready) {
 					signalled = true
-					close(ready)
+					close(isReady)
 				}
 			}
 		}
@@ -101,7 +107,7 @@ func startOn(bin string, port int, tc *tls.Config, extra ...string) (*Server, er
 		close(s.exit)
 	}()
 	select {
-	case <-ready:
+	case <-isReady:
 	case <-s.exit:
 		return nil, fmt.Errorf("redis-server on port %d exited before it was ready:\n%s", port, log.String())
 	}
