@@ -31,6 +31,13 @@ trap 'rm -f "$log"' EXIT
 start=$(date +%s)
 rc=0
 go test -race -shuffle="$seed" -count=1 -timeout 15m ./... 2>&1 | tee "$log" || rc=$?
+# The Envoy rate limit service is a Go module of its own (envoy/, and its
+# peer benchmark in envoy/bench/): vetted, staticchecked and tested here too.
+if [ -f envoy/go.mod ]; then
+  (cd envoy && go vet ./... && go run "$staticcheck" ./...) || rc=$?
+  (cd envoy && go test -race -shuffle="$seed" -count=1 -timeout 15m ./... 2>&1) | tee -a "$log" || rc=$?
+fi
+if [ -f envoy/bench/go.mod ]; then (cd envoy/bench && go vet ./... && go run "$staticcheck" ./...) || rc=$?; fi
 passed=$(grep -c '^ok ' "$log" || true)
 failed=$(grep -c '^FAIL[[:space:]]' "$log" || true)
 if [ "$rc" != 0 ]; then

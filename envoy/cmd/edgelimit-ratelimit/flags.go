@@ -1,0 +1,135 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// options are the command's settings, from flags and the environment.
+type options struct {
+	config          string
+	grpcAddr        string
+	httpAddr        string
+	backend         string
+	algorithm       string
+	failMode        string
+	shadow          bool
+	headers         bool
+	reloadInterval  time.Duration
+	shutdownTimeout time.Duration
+	logFormat       string
+	logLevel        string
+	localCapacity   int
+
+	redisAddr      string
+	redisMaster    string
+	redisCluster   bool
+	redisUsername  string
+	redisPassword  string
+	redisDB        int
+	redisTLS       bool
+	redisCA        string
+	redisCert      string
+	redisKey       string
+	redisTimeout   time.Duration
+	redisPrefix    string
+	pipelineWindow time.Duration
+	pipelineBatch  int
+
+	pop          string
+	natsURL      string
+	hybridMargin float64
+	hybridPoPs   int
+	hybridSync   time.Duration
+	hybridGossip time.Duration
+}
+
+// envName is the environment variable of a flag.
+func envName(flagName string) string {
+	return "EDGELIMIT_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parse reads args, then the environment for every flag not on the command
+// line. Errors name the flag or variable.
+func parse(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("edgelimit-ratelimit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	host, _ := os.Hostname()
+	fs.StringVar(&o.config, "config", "", "rules: a YAML file or a directory of them (envoyproxy/ratelimit's format); required")
+	fs.StringVar(&o.grpcAddr, "grpc-addr", ":8081", "gRPC listen address (RateLimitService, grpc.health.v1)")
+	fs.StringVar(&o.httpAddr, "http-addr", ":8080", `HTTP listen address for /metrics and /healthcheck; "" = off`)
+	fs.StringVar(&o.backend, "backend", "redis", "where counts live: local, redis or hybrid")
+	fs.StringVar(&o.algorithm, "algorithm", "sliding", "algorithm of rules without one: sliding, fixed, bucket or log")
+	fs.StringVar(&o.failMode, "fail-mode", "open", "Redis unreachable: open (redis: OK; hybrid: decide locally) or closed (OVER_LIMIT)")
+	fs.BoolVar(&o.shadow, "shadow-mode", false, "answer OK whatever the limits say, still counting and reporting")
+	fs.BoolVar(&o.headers, "response-headers", true, "add RateLimit-Policy, RateLimit and Retry-After to responses")
+	fs.DurationVar(&o.reloadInterval, "reload-interval", time.Second, "how often the configuration is checked for a change; 0 = never")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for calls in flight and the hybrid's flush")
+	fs.StringVar(&o.logFormat, "log-format", "text", "text or json, on stderr")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&o.localCapacity, "local-capacity", 0, "local backend: identities kept per distinct limit; 0 = 1,048,576")
+	fs.StringVar(&o.redisAddr, "redis-addr", "127.0.0.1:6379", "Redis address; comma-separated for a Cluster's nodes or Sentinels")
+	fs.StringVar(&o.redisMaster, "redis-master", "", "Sentinel: the master's name (redis-addr lists the sentinels)")
+	fs.BoolVar(&o.redisCluster, "redis-cluster", false, "Redis Cluster even with one address")
+	fs.StringVar(&o.redisUsername, "redis-username", "", "Redis ACL user")
+	fs.StringVar(&o.redisPassword, "redis-password", "", "Redis password (prefer the environment variable)")
+	fs.IntVar(&o.redisDB, "redis-db", 0, "Redis database (not with Cluster)")
+	fs.BoolVar(&o.redisTLS, "redis-tls", false, "connect to Redis over TLS")
+	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CAs to trust for Redis TLS; empty = the system's")
+	fs.StringVar(&o.redisCert, "redis-cert", "", "client certificate (PEM) for Redis TLS")
+	fs.StringVar(&o.redisKey, "redis-key", "", "client key (PEM) for Redis TLS")
+	fs.DurationVar(&o.redisTimeout, "redis-timeout", 100*time.Millisecond, "bound on every Redis call; then the fail mode decides")
+	fs.StringVar(&o.redisPrefix, "redis-prefix", "el", "Redis key prefix (redis backend)")
+	fs.DurationVar(&o.pipelineWindow, "redis-pipeline-window", 0, "redis backend: how long concurrent decisions wait to share a pipeline")
+	fs.IntVar(&o.pipelineBatch, "redis-pipeline-batch", 0, "redis backend: most decisions per pipeline; 0 = no pipelining")
+	fs.StringVar(&o.pop, "pop", host, "hybrid: this instance's PoP name, unique among the instances")
+	fs.StringVar(&o.natsURL, "nats-url", "", "hybrid: NATS server(s) for gossip between instances; empty = no gossip")
+	fs.Float64Var(&o.hybridMargin, "hybrid-margin", 0.1, "hybrid: share of the limit below it decided at Redis (0 < m < 1)")
+	fs.IntVar(&o.hybridPoPs, "hybrid-pops", 0, "hybrid: instances that may admit one identity at once (widens the margin); 0 = off")
+	fs.DurationVar(&o.hybridSync, "hybrid-sync", 100*time.Millisecond, "hybrid: how often counts are reconciled with Redis")
+	fs.DurationVar(&o.hybridGossip, "hybrid-gossip", 100*time.Millisecond, "hybrid: how often counts are gossiped over NATS")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %v", envName(f.Name), v, e)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.config == "" {
+		return nil, fmt.Errorf("-config (or %s) is required", envName("config"))
+	}
+	switch o.backend {
+	case "local", "redis", "hybrid":
+	default:
+		return nil, fmt.Errorf("-backend %q: want local, redis or hybrid", o.backend)
+	}
+	switch o.failMode {
+	case "open", "closed":
+	default:
+		return nil, fmt.Errorf("-fail-mode %q: want open or closed", o.failMode)
+	}
+	if o.hybridMargin <= 0 || o.hybridMargin >= 1 {
+		return nil, fmt.Errorf("-hybrid-margin %v: want 0 < m < 1", o.hybridMargin)
+	}
+	return o, nil
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/envoy/config"
+	"github.com/edgelimit/edgelimit/envoy/server"
+	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/metrics"
+	"github.com/edgelimit/edgelimit/sync/gossip"
+	"github.com/edgelimit/edgelimit/sync/hybrid"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // could not listen, or serving failed
+	exitUsage  = 2 // bad flags or configuration
+)
+
+// run is the command: parse, build, serve until ctx ends, stop gracefully.
+// Every SIGHUP-like value on hup reloads. ready, when set, gets the listen
+// addresses once serving.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, hup <-chan os.Signal, ready func(grpcAddr, httpAddr string)) int {
+	o, err := parse(args, getenv, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "edgelimit-ratelimit:", err)
+		return exitUsage
+	}
+	log := logger(o, stderr)
+	alg, err := core.ParseAlgorithm(o.algorithm)
+	if err != nil {
+		fmt.Fprintf(stderr, "edgelimit-ratelimit: -algorithm %q: want sliding, fixed, bucket or log\n", o.algorithm)
+		return exitUsage
+	}
+	reg := prometheus.NewRegistry()
+	col := metrics.New()
+	reg.MustRegister(col)
+	backend, closeConns, err := buildBackend(o, col)
+	if err != nil {
+		fmt.Fprintln(stderr, "edgelimit-ratelimit:", err)
+		return exitUsage
+	}
+	defer closeConns()
+	srv, err := server.New(server.Options{
+		ConfigPath: o.config, ConfigOptions: config.Options{DefaultAlgorithm: alg},
+		ReloadInterval: o.reloadInterval, Registry: reg, Logger: log,
+		Service: service.Options{Backend: backend, ShadowMode: o.shadow, Headers: o.headers, DefaultAlgorithm: alg},
+	})
+	if err != nil {
+		_ = backend.Close(context.Background())
+		fmt.Fprintln(stderr, "edgelimit-ratelimit:", err)
+		return exitUsage
+	}
+	gl, err := net.Listen("tcp", o.grpcAddr)
+	if err != nil {
+		_ = backend.Close(context.Background())
+		fmt.Fprintln(stderr, "edgelimit-ratelimit:", err)
+		return exitFailed
+	}
+	var hl net.Listener
+	httpAddr := ""
+	if o.httpAddr != "" {
+		if hl, err = net.Listen("tcp", o.httpAddr); err != nil {
+			gl.Close()
+			_ = backend.Close(context.Background())
+			fmt.Fprintln(stderr, "edgelimit-ratelimit:", err)
+			return exitFailed
+		}
+		httpAddr = hl.Addr().String()
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(gl, hl) }()
+	if ready != nil {
+		ready(gl.Addr().String(), httpAddr)
+	}
+	for {
+		select {
+		case <-hup:
+			_, _ = srv.Reload()
+			continue
+		case err := <-served:
+			log.Error("serving failed", "err", err)
+			_ = srv.Shutdown(context.Background())
+			return exitFailed
+		case <-ctx.Done():
+		}
+		break
+	}
+	log.Info("stopping", "timeout", o.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Error("shutdown", "err", err)
+		return exitFailed
+	}
+	if err := <-served; err != nil {
+		log.Error("serving", "err", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func logger(o *options, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(o.logLevel))
+	ho := &slog.HandlerOptions{Level: level}
+	if o.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, ho))
+	}
+	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// buildBackend builds the chosen backend and the connections it uses;
+// closeConns closes them (after the backend's Close).
+func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), error) {
+	if o.backend == "local" {
+		return service.NewLocal(nil, o.localCapacity), func() {}, nil
+	}
+	rdb, err := service.NewRedisClient(service.RedisClientOptions{
+		Addrs: strings.Split(o.redisAddr, ","), MasterName: o.redisMaster, Cluster: o.redisCluster,
+		Username: o.redisUsername, Password: o.redisPassword, DB: o.redisDB, Timeout: o.redisTimeout,
+		TLS: o.redisTLS, CAFile: o.redisCA, CertFile: o.redisCert, KeyFile: o.redisKey,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rdb.AddHook(col.RedisHook("main"))
+	if o.backend == "redis" {
+		b := service.NewRedis(rdb, service.RedisOptions{
+			Prefix: o.redisPrefix, Timeout: o.redisTimeout, FailOpen: o.failMode == "open",
+			PipelineWindow: o.pipelineWindow, PipelineBatch: o.pipelineBatch,
+		})
+		return b, func() { rdb.Close() }, nil
+	}
+	var nc *nats.Conn
+	if o.natsURL != "" {
+		if nc, err = gossip.Connect(o.natsURL); err != nil {
+			rdb.Close()
+			return nil, nil, fmt.Errorf("-nats-url: %w", err)
+		}
+	}
+	b := service.NewHybrid(service.HybridOptions{
+		PoP: o.pop, Redis: rdb, NATS: nc, Namespace: o.redisPrefix, Margin: o.hybridMargin,
+		FailClosed: o.failMode == "closed", Sync: o.hybridSync, Gossip: o.hybridGossip, PoPs: o.hybridPoPs,
+		OnNode: func(name string, n *hybrid.Node) {
+			col.AddStats(name, func() map[string]float64 { return metrics.Fields(n.Stats()) })
+		},
+	})
+	return b, func() {
+		if nc != nil {
+			nc.Close()
+		}
+		rdb.Close()
+	}, nil
+}

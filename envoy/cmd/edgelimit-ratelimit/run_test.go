@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
+	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+func writeConfig(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(yaml), 0o600))
+	return p
+}
+
+func noEnv(string) string { return "" }
+
+func TestUsageErrors(t *testing.T) {
+	good := writeConfig(t, "domain: d\n")
+	bad := writeConfig(t, "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1, algorithm: gcra}\n")
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"no config", nil, nil, "-config (or EDGELIMIT_CONFIG) is required"},
+		{"bad backend", []string{"-config", good, "-backend", "memcached"}, nil, `-backend "memcached"`},
+		{"bad fail mode", []string{"-config", good, "-fail-mode", "maybe"}, nil, `-fail-mode "maybe"`},
+		{"bad env", []string{"-config", good}, map[string]string{"EDGELIMIT_REDIS_TIMEOUT": "soon"}, `EDGELIMIT_REDIS_TIMEOUT="soon"`},
+		{"bad algorithm", []string{"-config", good, "-algorithm", "gcra"}, nil, `-algorithm "gcra"`},
+		{"config error", []string{"-config", bad, "-backend", "local"}, nil, bad + `:4: descriptors[0].rate_limit.algorithm: bad value: unknown algorithm "gcra"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			env := func(k string) string { return c.env[k] }
+			code := run(context.Background(), c.args, env, &stderr, nil, func(string, string) { t.Error("must not serve") })
+			assert.Equal(t, exitUsage, code, "exit code for %s", c.name)
+			assert.Contains(t, stderr.String(), c.want)
+			assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+		})
+	}
+}
+
+func TestEnvironmentAndFlags(t *testing.T) {
+	env := map[string]string{"EDGELIMIT_BACKEND": "local", "EDGELIMIT_CONFIG": "from-env.yaml", "EDGELIMIT_HYBRID_MARGIN": "0.2"}
+	o, err := parse([]string{"-config", "from-flag.yaml"}, func(k string) string { return env[k] }, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, "from-flag.yaml", o.config, "a flag wins over its variable")
+	assert.Equal(t, "local", o.backend, "a variable sets an absent flag")
+	assert.Equal(t, 0.2, o.hybridMargin)
+	assert.Equal(t, "EDGELIMIT_REDIS_PIPELINE_BATCH", envName("redis-pipeline-batch"))
+}
+
+// serving is the command running in a goroutine.
+type serving struct {
+	cancel context.CancelFunc
+	exit   chan int
+	stderr *syncBuffer
+	client rlsv3.RateLimitServiceClient
+}
+
+// syncBuffer is a bytes.Buffer safe for the command's logger and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serve runs the command with args (plus free listen addresses) and
+// connects a client.
+func serve(t *testing.T, args ...string) *serving {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{cancel: cancel, exit: make(chan int, 1), stderr: &syncBuffer{}}
+	addrs := make(chan string, 1)
+	args = append(args, "-grpc-addr", "127.0.0.1:0", "-http-addr", "")
+	go func() {
+		s.exit <- run(ctx, args, noEnv, s.stderr, nil, func(g, _ string) { addrs <- g })
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case code := <-s.exit:
+		t.Fatalf("the command exited %d before serving: %s", code, s.stderr.String())
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	s.client = rlsv3.NewRateLimitServiceClient(conn)
+	return s
+}
+
+// codes sends n requests of k=v in domain d and returns the overall codes.
+func (s *serving) codes(t *testing.T, n int) []string {
+	t.Helper()
+	req := &rlsv3.RateLimitRequest{Domain: "d", Descriptors: []*commonv3.RateLimitDescriptor{{Entries: []*commonv3.RateLimitDescriptor_Entry{{Key: "k", Value: "v"}}}}}
+	var out []string
+	for range n {
+		resp, err := s.client.ShouldRateLimit(context.Background(), req)
+		require.NoError(t, err)
+		out = append(out, resp.OverallCode.String())
+	}
+	return out
+}
+
+// stop cancels the command's context and returns its exit code.
+func (s *serving) stop() int {
+	s.cancel()
+	return <-s.exit
+}
+
+const oneAnHour = "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 1}\n"
+
+// TestServeAndStop runs the command on the local backend, asks it over
+// gRPC, and stops it by cancelling its context.
+func TestServeAndStop(t *testing.T) {
+	s := serve(t, "-config", writeConfig(t, oneAnHour), "-backend", "local", "-log-format", "json")
+	assert.Equal(t, []string{"OK", "OVER_LIMIT"}, s.codes(t, 2), "1 an hour")
+	assert.Equal(t, exitOK, s.stop(), "a graceful stop exits 0; log: %s", s.stderr.String())
+	assert.Contains(t, s.stderr.String(), `"msg":"stopped"`, "structured JSON logs")
+}
+
+// TestRedisTLSFlags: the -redis-tls flags reach a TLS-only redis-server
+// that requires client certificates; without the client certificate the
+// handshake fails and the closed fail mode answers OVER_LIMIT.
+func TestRedisTLSFlags(t *testing.T) {
+	rs, f, err := redisharness.StartTLS(t.TempDir())
+	require.NoError(t, err, "this test needs a redis-server built with TLS")
+	t.Cleanup(rs.Stop)
+	cfg := writeConfig(t, oneAnHour)
+	s := serve(t, "-config", cfg, "-backend", "redis", "-redis-addr", rs.Addr, "-redis-tls",
+		"-redis-ca", f.CA, "-redis-cert", f.ClientCert, "-redis-key", f.ClientKey, "-redis-timeout", "2s", "-fail-mode", "closed")
+	assert.Equal(t, []string{"OK", "OVER_LIMIT"}, s.codes(t, 2), "1 an hour, counted at the TLS Redis")
+	assert.Equal(t, exitOK, s.stop())
+	c := redisharness.TLSClient(rs.Addr, f)
+	defer c.Close()
+	keys, err := c.Keys(context.Background(), "el:*").Result()
+	require.NoError(t, err)
+	assert.Len(t, keys, 1, "the counter is in the TLS Redis")
+
+	s = serve(t, "-config", cfg, "-backend", "redis", "-redis-addr", rs.Addr, "-redis-tls",
+		"-redis-ca", f.CA, "-redis-timeout", "2s", "-fail-mode", "closed", "-redis-prefix", "other")
+	assert.Equal(t, []string{"OVER_LIMIT"}, s.codes(t, 1), "no client certificate: Redis refuses, fail-closed denies")
+	assert.Equal(t, exitOK, s.stop())
+}

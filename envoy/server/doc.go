@@ -1,0 +1,6 @@
+// Package server runs the rate limit service: the gRPC server
+// (RateLimitService and grpc.health.v1), an HTTP server for /metrics and
+// /healthcheck, the configuration's reload on change, and a graceful
+// shutdown that stops taking requests, finishes those in flight and then
+// closes the backend (which flushes the hybrid's counts to Redis).
+package server

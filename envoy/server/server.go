@@ -1,0 +1,260 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/edgelimit/edgelimit/envoy/config"
+	"github.com/edgelimit/edgelimit/envoy/service"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// Options configures a Server. ConfigPath and Service.Backend are required.
+type Options struct {
+	// ConfigPath is a YAML file or a directory of them (config.Load).
+	ConfigPath string
+	// ConfigOptions are the parse options (default algorithm).
+	ConfigOptions config.Options
+	// ReloadInterval is how often ConfigPath is checked for a change;
+	// 0 = never (Reload still works).
+	ReloadInterval time.Duration
+	// Service configures the RateLimitService; its Metrics and Logger are
+	// set by New when nil.
+	Service service.Options
+	// Registry receives the metrics; nil = a new registry, served at
+	// /metrics.
+	Registry *prometheus.Registry
+	// OnReload, when set, is called after every reload attempt that found a
+	// change, with its error (nil: in force).
+	OnReload func(error)
+	Logger   *slog.Logger // nil = slog.Default()
+}
+
+// Server is a running rate limit service. The zero value is not usable;
+// build one with New.
+type Server struct {
+	o       Options
+	svc     *service.Service
+	grpc    *grpc.Server
+	health  *health.Server
+	http    *http.Server
+	reg     *prometheus.Registry
+	metrics *service.Metrics
+	log     *slog.Logger
+
+	mu        sync.Mutex // serialises reloads
+	lastFiles string     // fingerprint of the configuration in force
+	stop      chan struct{}
+	done      sync.WaitGroup
+	stopOnce  sync.Once
+}
+
+// New loads the configuration and builds the server; it serves nothing yet.
+// A configuration error is returned as config's one-line *config.Error
+// before anything listens.
+func New(o Options) (*Server, error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Server{o: o, log: o.Logger, reg: o.Registry, stop: make(chan struct{})}
+	if s.reg == nil {
+		s.reg = prometheus.NewRegistry()
+	}
+	s.metrics = service.NewMetrics(s.reg)
+	so := o.Service
+	if so.Metrics == nil {
+		so.Metrics = s.metrics
+	}
+	if so.Logger == nil {
+		so.Logger = o.Logger
+	}
+	svc, err := service.New(so)
+	if err != nil {
+		return nil, err
+	}
+	s.svc = svc
+	set, fp, err := s.load()
+	if err != nil {
+		s.metrics.ConfigLoaded(false, 0)
+		return nil, err
+	}
+	s.svc.SetConfig(set)
+	s.lastFiles = fp
+	s.metrics.ConfigLoaded(true, len(set.Domains()))
+	s.grpc = grpc.NewServer()
+	rlsv3.RegisterRateLimitServiceServer(s.grpc, svc)
+	s.health = health.NewServer()
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthcheck", func(w http.ResponseWriter, r *http.Request) {
+		resp, err := s.health.Check(r.Context(), &healthpb.HealthCheckRequest{})
+		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			http.Error(w, "NOT_SERVING", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "OK")
+	})
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+// Service returns the RateLimitService.
+func (s *Server) Service() *service.Service { return s.svc }
+
+// Registry returns the Prometheus registry served at /metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// fingerprint hashes the names and contents of the configuration's files, so
+// any change (edit, new file, removed file, a symlink swapped as Kubernetes
+// does for a ConfigMap) is seen.
+func fingerprint(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	files := []string{path}
+	if st.IsDir() {
+		if files, err = config.Files(path); err != nil {
+			return "", err
+		}
+	}
+	h := sha256.New()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
+		h.Write(data)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
+}
+
+func (s *Server) load() (*config.Set, string, error) {
+	fp, err := fingerprint(s.o.ConfigPath)
+	if err != nil {
+		fp = ""
+	}
+	set, err := s.loadSet()
+	return set, fp, err
+}
+
+// loadSet loads the configuration and builds the backend's limiter of every
+// rule, so a limit the backend cannot enforce (the hybrid's: any algorithm
+// but the sliding window) is a configuration error naming its rule.
+func (s *Server) loadSet() (*config.Set, error) {
+	set, err := config.Load(s.o.ConfigPath, s.o.ConfigOptions)
+	if err != nil {
+		return nil, err
+	}
+	for _, dr := range set.Rules() {
+		if _, err := s.o.Service.Backend.Limiter(dr.Rule.RateLimit.Limit()); err != nil {
+			return nil, &config.Error{File: dr.Domain.File, Line: dr.Rule.Line, Path: dr.Rule.Path + ".rate_limit",
+				Kind: config.ErrBadValue, Problem: fmt.Sprintf("the %s backend cannot enforce it: %v", s.o.Service.Backend.Name(), err)}
+		}
+	}
+	return set, nil
+}
+
+// Reload reads the configuration again and puts it in force if it changed
+// and loads; on error the configuration in force stays. It reports whether a
+// change was seen, and the load's error.
+func (s *Server) Reload() (changed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fp, err := fingerprint(s.o.ConfigPath)
+	if err == nil && fp == s.lastFiles {
+		return false, nil
+	}
+	set, err := s.loadSet()
+	if err != nil {
+		s.metrics.ConfigLoaded(false, 0)
+		s.log.Error("configuration not reloaded; the previous one stays in force", "err", err)
+	} else {
+		s.svc.SetConfig(set)
+		s.metrics.ConfigLoaded(true, len(set.Domains()))
+		s.log.Info("configuration reloaded", "path", s.o.ConfigPath, "domains", set.Domains())
+	}
+	s.lastFiles = fp
+	if s.o.OnReload != nil {
+		s.o.OnReload(err)
+	}
+	return true, err
+}
+
+// Serve serves gRPC on grpcLis and, when httpLis is not nil, /metrics and
+// /healthcheck on it, and runs the reload loop, until Shutdown. It returns
+// the gRPC server's error, nil after Shutdown.
+func (s *Server) Serve(grpcLis, httpLis net.Listener) error {
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(rlsv3.RateLimitService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	if httpLis != nil {
+		s.done.Add(1)
+		go func() {
+			defer s.done.Done()
+			if err := s.http.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("http server", "err", err)
+			}
+		}()
+	}
+	if s.o.ReloadInterval > 0 {
+		s.done.Add(1)
+		go s.reloadLoop()
+	}
+	s.log.Info("serving", "grpc", grpcLis.Addr().String(), "backend", s.o.Service.Backend.Name(), "domains", s.svc.Config().Domains())
+	return s.grpc.Serve(grpcLis)
+}
+
+func (s *Server) reloadLoop() {
+	defer s.done.Done()
+	t := time.NewTicker(s.o.ReloadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			_, _ = s.Reload()
+		}
+	}
+}
+
+// Shutdown stops the server gracefully: health turns NOT_SERVING, the gRPC
+// server stops taking calls and waits for those in flight (until ctx ends,
+// then it cuts them), the HTTP server and the reload loop stop, and the
+// backend is closed (the hybrid flushes its counts to Redis within ctx).
+func (s *Server) Shutdown(ctx context.Context) error {
+	var err error
+	s.stopOnce.Do(func() {
+		s.health.Shutdown()
+		close(s.stop)
+		stopped := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-ctx.Done():
+			s.grpc.Stop()
+			<-stopped
+		}
+		herr := s.http.Shutdown(ctx)
+		s.done.Wait()
+		berr := s.o.Service.Backend.Close(ctx)
+		err = errors.Join(herr, berr)
+		s.log.Info("stopped", "err", err)
+	})
+	return err
+}

@@ -1,0 +1,46 @@
+// Package service implements Envoy's rate limit service,
+// envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit, on edgelimit's
+// limiters, with rules in envoyproxy/ratelimit's YAML format (package config).
+//
+// For each descriptor of a request, in order, the service finds its rule
+// (config.Domain.Match) and decides hits_addend units (the descriptor's, else
+// the request's; 0 means 1) against the rule's limit, keyed by the domain,
+// the descriptor's entries and the window, so every distinct value has its
+// own counter. The request is OVER_LIMIT when any descriptor is. A status per
+// descriptor, in the request's order:
+//
+//   - no rule, or the rule's limit replaced by another matched rule
+//     (replaces): OK, nothing else set, nothing counted;
+//   - unlimited: OK, limit_remaining 2^32−1, nothing counted;
+//   - limited: OK or OVER_LIMIT, current_limit (name, requests_per_unit,
+//     unit, unit_multiplier when above 1), limit_remaining and
+//     duration_until_reset: when allowed, until the current window ends
+//     (quota starts to come back; a token bucket's: until it is full);
+//     when over, until this descriptor would pass again if nothing else is
+//     spent;
+//   - a shadow_mode rule over its limit: OK with limit_remaining 0, counted
+//     in metrics as shadow; Options.ShadowMode does that for every rule;
+//   - a quota_mode rule over its limit: OK with current_limit only, its
+//     index listed in the response's dynamic_metadata quotaModeViolations,
+//     as envoyproxy/ratelimit does.
+//
+// A denied descriptor counts nothing; descriptors decided before it keep
+// what they counted (envoyproxy/ratelimit counts every descriptor of every
+// request). hits_addend above the limit is OVER_LIMIT and counts nothing.
+// requests_per_unit 0 denies every request.
+//
+// A descriptor's own limit override (RateLimitDescriptor.limit, set by
+// Envoy's rate limit actions) replaces its rule's limit, or limits it when no
+// rule matches, as envoyproxy/ratelimit does.
+//
+// Bad requests get a gRPC InvalidArgument error naming the problem and
+// count nothing: an empty domain, no descriptors, a descriptor without
+// entries or with an empty key, a descriptor whose domain, keys, values and
+// window together exceed core.MaxKeyLen bytes, is_negative_hits (refilling is
+// not supported), or more than MaxDescriptors descriptors.
+//
+// Store failure: a backend that cannot reach Redis decides by its fail mode
+// (RedisOptions.FailOpen, HybridOptions.FailClosed); that decision is
+// answered as any other (OK or OVER_LIMIT), so Envoy's failure_mode_deny,
+// which applies only when this service does not answer, is not involved.
+package service

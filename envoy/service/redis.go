@@ -1,0 +1,67 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgelimit/edgelimit/backends/redis"
+	"github.com/edgelimit/edgelimit/core"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// RedisOptions tunes a RedisBackend. The zero value: prefix "el", timeout
+// redis.DefaultTimeout, fail closed, no pipelining, the system clock.
+type RedisOptions struct {
+	Prefix   string        // key prefix (see backends/redis); "" = redis.DefaultPrefix
+	Timeout  time.Duration // bound on every Redis call; 0 = redis.DefaultTimeout
+	FailOpen bool          // Redis unreachable: admit (true) or deny (false)
+	// PipelineWindow and PipelineBatch turn on implicit pipelining of
+	// concurrent decisions (redis.WithPipelining) when PipelineBatch > 0.
+	PipelineWindow time.Duration
+	PipelineBatch  int
+	Clock          core.Clock // nil = the system clock
+}
+
+// RedisBackend decides every request atomically at Redis (backends/redis):
+// one script call per descriptor, every instance sharing the counts. The
+// zero value is not usable; build one with NewRedis.
+type RedisBackend struct {
+	p      pool
+	client goredis.UniversalClient
+}
+
+// NewRedis returns a RedisBackend over client, which the caller closes after
+// Close. Bad options surface at the first Limiter call as errors matching
+// core.ErrInvalid.
+func NewRedis(client goredis.UniversalClient, o RedisOptions) *RedisBackend {
+	b := &RedisBackend{client: client}
+	b.p.build = func(l core.Limit) (core.Limiter, error) {
+		opts := []redis.Option{}
+		if o.Prefix != "" {
+			opts = append(opts, redis.WithPrefix(o.Prefix))
+		}
+		if o.Timeout > 0 {
+			opts = append(opts, redis.WithTimeout(o.Timeout))
+		}
+		if o.FailOpen {
+			opts = append(opts, redis.WithFailOpen())
+		}
+		if o.PipelineBatch > 0 {
+			opts = append(opts, redis.WithPipelining(o.PipelineWindow, o.PipelineBatch))
+		}
+		if o.Clock != nil {
+			opts = append(opts, redis.WithClock(o.Clock))
+		}
+		return redis.New(client, l, opts...)
+	}
+	return b
+}
+
+// Limiter implements Backend.
+func (b *RedisBackend) Limiter(l core.Limit) (core.Limiter, error) { return b.p.get(l) }
+
+// Close implements Backend; every count is already at Redis.
+func (b *RedisBackend) Close(ctx context.Context) error { return b.p.closeAll(ctx) }
+
+// Name implements Backend.
+func (b *RedisBackend) Name() string { return "redis" }
