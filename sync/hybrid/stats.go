@@ -10,7 +10,8 @@ type Stats struct {
 	EscrowDenies    uint64 // denied within the margin for want of an escrowed allowance (Config.Escrow)
 	EscrowOwned     uint64 // admitted within the margin as the identity's sole holder (Config.Escrow; see reconcile.Grant)
 	RedisDecisions  uint64 // decided atomically at Redis
-	FallbackLocal   uint64 // Redis-decided requests decided locally because Redis was unreachable
+	FallbackLocal   uint64 // Redis-decided requests admitted locally because Redis was unreachable
+	FallbackDenied  uint64 // Redis-decided requests denied from the view because Redis was unreachable and the units no longer fit
 	FailClosed      uint64 // Redis-decided requests denied because Redis was unreachable
 	RedisRoundTrips uint64 // script calls (decide) and batches (reconcile: one master each on a cluster) sent to Redis; the EVAL retry after NOSCRIPT is not counted
 	RedisErrors     uint64 // of those, failed
@@ -47,6 +48,7 @@ type Stats struct {
 
 type stats struct {
 	local, cachedDeny, redis, fallback, failClosed     atomic.Uint64
+	fallbackDenied                                     atomic.Uint64
 	escrowDenies, escrowOwned                          atomic.Uint64
 	roundTrips, redisErrors, resends, pendingDropped   atomic.Uint64
 	gossipSent, gossipBytes, gossipRecv, gossipDropped atomic.Uint64
@@ -60,7 +62,7 @@ func (s *stats) snapshot() Stats {
 	return Stats{
 		LocalDecisions: s.local.Load(), CachedDenies: s.cachedDeny.Load(), EscrowDenies: s.escrowDenies.Load(),
 		EscrowOwned:    s.escrowOwned.Load(),
-		RedisDecisions: s.redis.Load(), FallbackLocal: s.fallback.Load(),
+		RedisDecisions: s.redis.Load(), FallbackLocal: s.fallback.Load(), FallbackDenied: s.fallbackDenied.Load(),
 		FailClosed: s.failClosed.Load(), RedisRoundTrips: s.roundTrips.Load(),
 		RedisErrors: s.redisErrors.Load(), Resends: s.resends.Load(),
 		PendingDropped: s.pendingDropped.Load(), GossipSent: s.gossipSent.Load(),
