@@ -135,10 +135,14 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 
 // Peek reports, from the view alone (no network call, nothing counted,
 // no view entry created), the decision one unit of key would get at now if
-// decided locally.
+// decided locally. After Close it returns core.ErrClosed, as every
+// decision does; a bad key returns an error matching core.ErrInvalid.
 func (n *Node) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
+	}
+	if n.isClosed() {
+		return core.Decision{}, core.ErrClosed
 	}
 	ms := n.ms(now)
 	e, ok := n.lookup(key)
