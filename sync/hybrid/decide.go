@@ -54,6 +54,10 @@ func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
 // allowAt is AllowN on checked input at ms: begin, and when the view asks
 // Redis, the Call made at once and completed.
 func (n *Node) allowAt(ctx context.Context, key string, ms, w int64) (core.Decision, error) {
+	if err := n.enter(); err != nil {
+		return core.Decision{}, err
+	}
+	defer n.exit()
 	d, c, err := n.begin(ctx, key, ms, w)
 	if c == nil {
 		return d, err
@@ -74,6 +78,10 @@ func (n *Node) Begin(ctx context.Context, key string, now time.Time, w int64) (c
 	if err := n.check(key, w); err != nil {
 		return core.Decision{}, nil, err
 	}
+	if err := n.enter(); err != nil {
+		return core.Decision{}, nil, err
+	}
+	defer n.exit()
 	return n.begin(ctx, key, n.ms(now), w)
 }
 
@@ -92,10 +100,8 @@ func (n *Node) Complete(c *Call) (core.Decision, error) {
 }
 
 // begin decides from the view, or prepares the Redis Call (see Begin).
+// Called between enter and exit.
 func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decision, *Call, error) {
-	if n.isClosed() {
-		return core.Decision{}, nil, core.ErrClosed
-	}
 	e := n.lockLive(n.entry(key, ms, false), ms, false)
 	d, v := n.fromView(e, ms, w, true)
 	audit := v != askRedis && v != askRedisOwn && n.sampled()

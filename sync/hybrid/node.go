@@ -52,6 +52,7 @@ type Node struct {
 	st     stats
 	loops  loops
 	closed atomic.Bool  // set by Close: every decision then returns core.ErrClosed
+	busy   inflight     // decisions under way, which Close waits for
 	offset atomic.Int64 // ms added to every time handed in: Redis' clock minus this PoP's (Config.RedisClock; else 0)
 }
 
@@ -69,6 +70,7 @@ func New(cfg Config) (*Node, error) {
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
 		redisPending: newPendingSet(), gossipPending: newPendingSet(),
 		parked: map[string]*entry{}, sleep: sleepCtx}
+	n.busy.drained = make(chan struct{})
 	n.milli = core.MilliClockOf(cfg.Clock)
 	n.gossipCap = cfg.Limit.Max
 	if cfg.GossipCap < 1 {
