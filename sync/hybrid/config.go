@@ -102,12 +102,14 @@ type Config struct {
 	// batch reads Redis TIME in its script, and the Node adds the offset it
 	// learns (as NTP does: Redis' reading minus the midpoint of the round
 	// trip, by this PoP's Clock) to every time it is handed, so PoPs whose
-	// clocks disagree still count and decide in the same windows. Until the
-	// first Sync the offset is 0, so Sync once before serving: learning an
-	// offset is a clock step, and units counted before it on a clock off by
-	// more than a window are then behind the view and not kept (see the
-	// package doc on windows). Needs Redis ≥ 5 (TIME in a script that
-	// writes). See ClockOffset.
+	// clocks disagree still count and decide in the same windows. Until an
+	// offset is learned it is 0, and a Sync (or Flush) with nothing to
+	// send asks Redis' TIME instead, so Sync once (or call SyncClock)
+	// before serving: learning an offset is a clock step, and
+	// units counted before it on a clock off by more than a window are then
+	// behind the view and not kept (see the package doc on windows). Start
+	// does not wait for it. Needs Redis ≥ 5 (TIME in a script that writes).
+	// See ClockOffset.
 	RedisClock bool
 	// PoPs is how many PoPs may admit one identity at the same time; with
 	// it set (above 1) the margin also covers what the view cannot know

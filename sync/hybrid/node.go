@@ -54,6 +54,9 @@ type Node struct {
 	closed atomic.Bool  // set by Close: every decision then returns core.ErrClosed
 	busy   inflight     // decisions under way, which Close waits for
 	offset atomic.Int64 // ms added to every time handed in: Redis' clock minus this PoP's (Config.RedisClock; else 0)
+	// clockKnown: an offset was learned (Config.RedisClock); until then
+	// every Sync asks Redis' TIME first.
+	clockKnown atomic.Bool
 }
 
 // New validates cfg and returns a ready Node (it makes no Redis call). With
