@@ -197,7 +197,12 @@ type Config struct {
 	// [0, 1].
 	GossipCap float64
 	// ExpirySlack is added to the TTL of every Redis hash this Node writes
-	// (default 0: two windows after the last write). Raise it when PoP
+	// (two windows after the last write). Default (0): the Redis call
+	// timeout, the client's ReadTimeout (DefaultCallTimeout when it has none
+	// or is not a go-redis Client, ClusterClient or Ring), as backends/redis
+	// does: a Sync or decision stamped inside a window may reach Redis up
+	// to that long after its stamp, and must still find the window's hash
+	// (other PoPs' counts) rather than count from zero. Raise it when PoP
 	// clocks disagree by more than a window, or when the Node is driven with
 	// a virtual clock slower than the wall clock Redis expires keys by (a
 	// simulator: at least the wall time the simulation of two windows may
@@ -246,6 +251,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SyncShare == 0 {
 		c.SyncShare = DefaultSyncShare
+	}
+	if c.ExpirySlack == 0 && c.Redis != nil {
+		c.ExpirySlack = callTimeout(c.Redis)
 	}
 }
 
