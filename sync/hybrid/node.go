@@ -107,9 +107,11 @@ func (n *Node) ID() string { return n.id }
 func (n *Node) Limit() core.Limit { return n.cfg.Limit }
 
 // Stats returns a snapshot of the Node's counters; the Pending gauges are
-// read under the lock that guards the pending sets.
+// read under the lock that guards the pending sets, RedisDown at the
+// Clock's now.
 func (n *Node) Stats() Stats {
 	s := n.st.snapshot()
+	s.RedisDown = uint64(n.down.count(n.ms(n.cfg.Clock.Now())))
 	n.mu.Lock()
 	s.PendingRedis, s.PendingGossip = uint64(n.redisPending.len()), uint64(n.gossipPending.len())
 	s.Parked = uint64(len(n.parked))

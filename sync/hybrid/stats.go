@@ -35,6 +35,12 @@ type Stats struct {
 	PendingRedis  uint64 // gauge: identities with hits not yet sent to Redis
 	PendingGossip uint64 // gauge: identities with hits not yet gossiped
 	Parked        uint64 // gauge: identities evicted from the view but kept for their own counts (at most MaxPending)
+	// RedisDown is a gauge: the Redis nodes (the one Redis, or cluster
+	// masters) whose last call failed less than RedisRetry ago by the
+	// Clock, each failed Sync or decision renewing it; 0 while Redis
+	// answers. An outage shows here in every mode, Escrow included, where
+	// no decision waits for Redis and none reports its failure.
+	RedisDown uint64
 
 	// Live accuracy (Config.AuditRate, Node.Audit); disagreements are
 	// AuditFalseAllows + AuditFalseDenies out of AuditChecked.
