@@ -29,3 +29,23 @@ func callTimeout(rdb goredis.UniversalClient) time.Duration {
 	}
 	return d
 }
+
+// DeadlineBound reports whether every wait of the Node's decisions ends by
+// their ctx's deadline: true when its Redis client is a go-redis Client,
+// ClusterClient or Ring with ContextTimeoutEnabled (without it go-redis
+// waits its ReadTimeout on a Redis that accepts connections but does not
+// answer, whatever the ctx). A decision from the view never waits. An
+// HTTP middleware may then call the Node on the request's goroutine and
+// take its decision however late the machine runs it, instead of
+// abandoning it at the deadline.
+func (n *Node) DeadlineBound() bool {
+	switch c := n.cfg.Redis.(type) {
+	case *goredis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *goredis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *goredis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}

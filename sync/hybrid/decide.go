@@ -29,9 +29,14 @@ const (
 // limit it denies (core.SourceCachedDeny, no network call); within Margin of
 // the limit it decides atomically at Redis (core.SourceRedis, one round
 // trip). When Redis is unreachable for such a request it returns a
-// *core.UnavailableError together with a local decision (counted) or, with
-// FailClosed, a denial (core.SourceFailClosed). Bad input (key, weight)
-// returns an error matching core.ErrInvalid and changes nothing.
+// *core.UnavailableError together with a decision from the view (see the
+// package doc on outages) or, with FailClosed, a denial
+// (core.SourceFailClosed). ctx bounds only the wait on Redis: a decision
+// from the view never fails for lack of time, even with ctx already done,
+// and a request within the margin whose ctx is done before the call is
+// decided as when Redis is unreachable, without calling it or marking it
+// down. Bad input (key, weight) returns an error matching core.ErrInvalid
+// and changes nothing.
 func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (core.Decision, error) {
 	if err := n.check(key, w); err != nil {
 		return core.Decision{}, err
@@ -61,6 +66,11 @@ func (n *Node) allowAt(ctx context.Context, key string, ms, w int64) (core.Decis
 	d, c, err := n.begin(ctx, key, ms, w)
 	if c == nil {
 		return d, err
+	}
+	if err := ctx.Err(); err != nil {
+		// No time left to wait on Redis (a stalled caller): decide
+		// without it, and without blaming it (no down mark, no call).
+		return n.fallback(c.e, c.at, c.args.N, err)
 	}
 	n.Exec(ctx, c)
 	return n.completeDecide(c)
