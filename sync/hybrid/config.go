@@ -161,8 +161,15 @@ type Config struct {
 	// few identities (one pipeline per node) never waits, nor does the
 	// final flush of Close.
 	SyncShare  float64
-	MaxPending int  // identities with unsent hits kept (per Redis and per gossip); default Capacity
-	FailClosed bool // Redis unreachable for a Redis-decided request: deny (true) or decide locally (false)
+	MaxPending int // identities with unsent hits kept (per Redis and per gossip); default Capacity
+	// FailClosed: Redis unreachable for a Redis-decided request, deny it
+	// (core.SourceFailClosed) instead of deciding it from the view (see the
+	// package doc on outages). Either way the decision comes with a
+	// *core.UnavailableError, so a caller may override it: behind package
+	// middleware, WithFailMode(FailOpen) serves such a request even though
+	// FailClosed denied it, and FailClosed there answers 503 to one the
+	// view admitted; only the default FailAsLimiter keeps this choice.
+	FailClosed bool
 	// ManualGossip queues received gossip for TakeGossip instead of applying
 	// it on arrival.
 	ManualGossip bool
