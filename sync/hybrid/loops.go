@@ -53,24 +53,33 @@ func loopInterval(d, def time.Duration) time.Duration {
 	return d
 }
 
+// every runs f at each tick of a ticker of period d (n.ticker's) until
+// ctx ends; a period not above 0 starts nothing.
 func (n *Node) every(ctx context.Context, d time.Duration, f func()) {
 	if d <= 0 {
 		return
 	}
+	ticks, stop := n.ticker(d)
 	n.loops.wg.Add(1)
 	go func() {
 		defer n.loops.wg.Done()
-		t := time.NewTicker(d)
-		defer t.Stop()
+		defer stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-ticks:
 				f()
 			}
 		}
 	}()
+}
+
+// wallTicker is the loops' ticker: time.NewTicker's channel and Stop.
+// Tests replace Node.ticker to tick by hand.
+func wallTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // Close stops the loops, unsubscribes from gossip, waits for the

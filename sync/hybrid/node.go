@@ -49,6 +49,7 @@ type Node struct {
 	down   downSet                                          // Redis nodes that Redis-decided requests skip for now
 	reload topology.Reloader                                // slot-map reloads after errors (cluster only)
 	sleep  func(ctx context.Context, d time.Duration) error // Sync's pause between batches; sleepCtx, tests record it
+	ticker func(d time.Duration) (<-chan time.Time, func()) // the loops' ticker and its stop; wallTicker, tests tick by hand
 	st     stats
 	loops  loops
 	closed atomic.Bool  // set by Close: every decision then returns core.ErrClosed
@@ -72,7 +73,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, w: cfg.Limit.WindowMillis(),
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
 		redisPending: newPendingSet(), gossipPending: newPendingSet(),
-		parked: map[string]*entry{}, sleep: sleepCtx}
+		parked: map[string]*entry{}, sleep: sleepCtx, ticker: wallTicker}
 	n.busy.drained = make(chan struct{})
 	n.milli = core.MilliClockOf(cfg.Clock)
 	n.gossipCap = cfg.Limit.Max
