@@ -59,10 +59,11 @@ func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
 // allowAt is AllowN on checked input at ms: begin, and when the view asks
 // Redis, the Call made at once and completed.
 func (n *Node) allowAt(ctx context.Context, key string, ms, w int64) (core.Decision, error) {
-	if err := n.enter(); err != nil {
+	slot, err := n.enter()
+	if err != nil {
 		return core.Decision{}, err
 	}
-	defer n.exit()
+	defer n.exit(slot)
 	d, c, err := n.begin(ctx, key, ms, w)
 	if c == nil {
 		return d, err
@@ -88,10 +89,11 @@ func (n *Node) Begin(ctx context.Context, key string, now time.Time, w int64) (c
 	if err := n.check(key, w); err != nil {
 		return core.Decision{}, nil, err
 	}
-	if err := n.enter(); err != nil {
+	slot, err := n.enter()
+	if err != nil {
 		return core.Decision{}, nil, err
 	}
-	defer n.exit()
+	defer n.exit(slot)
 	return n.begin(ctx, key, n.ms(now), w)
 }
 

@@ -74,7 +74,7 @@ func New(cfg Config) (*Node, error) {
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
 		redisPending: newPendingSet(), gossipPending: newPendingSet(),
 		parked: map[string]*entry{}, sleep: sleepCtx, ticker: wallTicker}
-	n.busy.drained = make(chan struct{})
+	n.busy = newInflight()
 	n.milli = core.MilliClockOf(cfg.Clock)
 	n.gossipCap = cfg.Limit.Max
 	if cfg.GossipCap < 1 {
