@@ -21,7 +21,12 @@
 //     "audit_false_denies", "audit_dropped", "audit_round_trips" and
 //     "audit_errors" (disagreement rate: rate of false allows + false denies
 //     over rate of audit_checked), beside the "pending_redis" and
-//     "pending_gossip" gauges.
+//     "pending_gossip" gauges. A Redis outage shows there in every mode as
+//     stat="redis_down" (a gauge: the Redis nodes whose last call failed
+//     less than the node's RedisRetry ago, 0 while Redis answers) and a
+//     rising stat="redis_errors"; with escrow no decision waits for Redis,
+//     so decision_errors_total does not move during an outage and these
+//     are the signal. Alert on edgelimit_node_stat{stat="redis_down"} > 0.
 //
 // # Metrics
 //

@@ -111,6 +111,14 @@ func (w *limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 // Reset forwards to the wrapped limiter.
 func (w *limiter) Reset(ctx context.Context, key string) error { return w.next.Reset(ctx, key) }
 
+// DeadlineBound forwards the wrapped limiter's DeadlineBound (false when it
+// has none), so a middleware sees through the wrapper (see
+// middleware.DeadlineBound).
+func (w *limiter) DeadlineBound() bool {
+	b, ok := w.next.(interface{ DeadlineBound() bool })
+	return ok && b.DeadlineBound()
+}
+
 // Limit returns the wrapped limiter's policy.
 func (w *limiter) Limit() core.Limit { return w.next.Limit() }
 

@@ -72,18 +72,21 @@ func (m *Middleware) peekRest(ctx context.Context, key string, now time.Time, o 
 
 // decideWithin runs decide under the configured timeout and returns when it
 // expires even if a limiter ignores its context; the abandoned call finishes
-// in the background and its result is dropped. The limiters' context
-// expires answerMargin before that, so a limiter that honours it (a hybrid
-// node giving up on Redis and falling back) still delivers its decision.
-// Under WithTrustedDeadline it only sets the deadline and calls decide
-// directly.
+// in the background and its result is dropped (unless it is already there
+// when the deadline is seen). The limiters' context expires answerMargin
+// before that, so a limiter that honours it (a hybrid node giving up on
+// Redis and falling back) still delivers its decision. Under
+// WithTrustedDeadline, or when every limiter is DeadlineBound, it only sets
+// the deadline and calls decide directly: the deadline then bounds only
+// the limiters' waits on their stores, and a decision they make without
+// waiting arrives however late the machine runs it.
 func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time) (outcome, error) {
 	if m.cfg.timeout == 0 {
 		return m.decide(ctx, key, now)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.timeout)
 	defer cancel()
-	if m.cfg.inline {
+	if m.cfg.inline || m.bound {
 		return m.decideInline(ctx, key, now)
 	}
 	type result struct {
@@ -101,6 +104,11 @@ func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time
 	case res := <-done:
 		return res.o, res.err
 	case <-ctx.Done():
+		select {
+		case res := <-done: // both ready (the machine stalled): keep the decision
+			return res.o, res.err
+		default:
+		}
 		return outcome{}, &core.UnavailableError{Op: "middleware: rate-limit decision", Err: ctx.Err()}
 	}
 }

@@ -101,9 +101,15 @@
 // context (a hybrid node, a Redis limiter whose go-redis client has
 // ContextTimeoutEnabled) gives up on its store and its fail-mode decision
 // still arrives; the middleware stops waiting at the deadline even if a
-// limiter ignores its context. Only then is there no decision. That guard
-// costs a goroutine per request; WithTrustedDeadline drops it for limiters
-// known to honour their context. Every limiter error and timeout goes to
+// limiter ignores its context. Only then is there no decision; if the
+// decision is there when the deadline is seen (both ready after a stall of
+// the machine), it is kept. That guard costs a goroutine per request, and
+// a stall of the machine longer than the deadline can still beat a local
+// decision to it; WithTrustedDeadline drops it for limiters known to honour
+// their context, and so does every limiter being DeadlineBound (a hybrid
+// node whose client has ContextTimeoutEnabled): the deadline then bounds
+// only the waits on the store, and a decision from local state never fails
+// for lack of time. Every limiter error and timeout goes to
 // WithErrorHandler's function. The middleware never panics on a limiter
 // error.
 package middleware

@@ -19,6 +19,7 @@ var errNoAnswer = errors.New("no limit answered")
 type Middleware struct {
 	cfg    config
 	policy string // the RateLimit-Policy value, fixed at New
+	bound  bool   // every limiter is DeadlineBound: decide on the request's goroutine
 }
 
 // New builds a Middleware from options. At least one WithLimit is required;
@@ -33,7 +34,7 @@ func New(opts ...Option) (*Middleware, error) {
 	if len(cfg.limits) == 0 {
 		return nil, fmt.Errorf("%w: middleware needs at least one WithLimit", core.ErrInvalid)
 	}
-	return &Middleware{cfg: cfg, policy: policyField(cfg.limits)}, nil
+	return &Middleware{cfg: cfg, policy: policyField(cfg.limits), bound: allBound(cfg.limits)}, nil
 }
 
 // Wrap returns a handler that rate-limits each request and passes the ones

@@ -88,13 +88,7 @@ func TestCalmShareOffWhileNATSDown(t *testing.T) {
 		c.Limit, c.Margin, c.CalmShare = core.PerWindow(10, 10*time.Second), 0.1, 0.5
 	})
 	e.nats.Shutdown()
-	deadline := time.Now().Add(5 * time.Second)
-	for n.cfg.NATS.IsConnected() {
-		if time.Now().After(deadline) {
-			t.Fatal("NATS connection still up 5 s after the server stopped")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the NATS connection to see the server stopped", func() bool { return !n.cfg.NATS.IsConnected() })
 	for range 3 {
 		if d, err := n.AllowN(ctx, "k", t0, 1); err != nil || !d.Allowed {
 			t.Fatalf("%+v, %v", d, err)

@@ -102,12 +102,14 @@ type Config struct {
 	// batch reads Redis TIME in its script, and the Node adds the offset it
 	// learns (as NTP does: Redis' reading minus the midpoint of the round
 	// trip, by this PoP's Clock) to every time it is handed, so PoPs whose
-	// clocks disagree still count and decide in the same windows. Until the
-	// first Sync the offset is 0, so Sync once before serving: learning an
-	// offset is a clock step, and units counted before it on a clock off by
-	// more than a window are then behind the view and not kept (see the
-	// package doc on windows). Needs Redis ≥ 5 (TIME in a script that
-	// writes). See ClockOffset.
+	// clocks disagree still count and decide in the same windows. Until an
+	// offset is learned it is 0, and a Sync (or Flush) with nothing to
+	// send asks Redis' TIME instead, so Sync once (or call SyncClock)
+	// before serving: learning an offset is a clock step, and
+	// units counted before it on a clock off by more than a window are then
+	// behind the view and not kept (see the package doc on windows). Start
+	// does not wait for it. Needs Redis ≥ 5 (TIME in a script that writes).
+	// See ClockOffset.
 	RedisClock bool
 	// PoPs is how many PoPs may admit one identity at the same time; with
 	// it set (above 1) the margin also covers what the view cannot know
@@ -159,8 +161,15 @@ type Config struct {
 	// few identities (one pipeline per node) never waits, nor does the
 	// final flush of Close.
 	SyncShare  float64
-	MaxPending int  // identities with unsent hits kept (per Redis and per gossip); default Capacity
-	FailClosed bool // Redis unreachable for a Redis-decided request: deny (true) or decide locally (false)
+	MaxPending int // identities with unsent hits kept (per Redis and per gossip); default Capacity
+	// FailClosed: Redis unreachable for a Redis-decided request, deny it
+	// (core.SourceFailClosed) instead of deciding it from the view (see the
+	// package doc on outages). Either way the decision comes with a
+	// *core.UnavailableError, so a caller may override it: behind package
+	// middleware, WithFailMode(FailOpen) serves such a request even though
+	// FailClosed denied it, and FailClosed there answers 503 to one the
+	// view admitted; only the default FailAsLimiter keeps this choice.
+	FailClosed bool
 	// ManualGossip queues received gossip for TakeGossip instead of applying
 	// it on arrival.
 	ManualGossip bool
@@ -195,7 +204,12 @@ type Config struct {
 	// [0, 1].
 	GossipCap float64
 	// ExpirySlack is added to the TTL of every Redis hash this Node writes
-	// (default 0: two windows after the last write). Raise it when PoP
+	// (two windows after the last write). Default (0): the Redis call
+	// timeout, the client's ReadTimeout (DefaultCallTimeout when it has none
+	// or is not a go-redis Client, ClusterClient or Ring), as backends/redis
+	// does: a Sync or decision stamped inside a window may reach Redis up
+	// to that long after its stamp, and must still find the window's hash
+	// (other PoPs' counts) rather than count from zero. Raise it when PoP
 	// clocks disagree by more than a window, or when the Node is driven with
 	// a virtual clock slower than the wall clock Redis expires keys by (a
 	// simulator: at least the wall time the simulation of two windows may
@@ -244,6 +258,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SyncShare == 0 {
 		c.SyncShare = DefaultSyncShare
+	}
+	if c.ExpirySlack == 0 && c.Redis != nil {
+		c.ExpirySlack = callTimeout(c.Redis)
 	}
 }
 

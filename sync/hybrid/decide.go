@@ -29,9 +29,14 @@ const (
 // limit it denies (core.SourceCachedDeny, no network call); within Margin of
 // the limit it decides atomically at Redis (core.SourceRedis, one round
 // trip). When Redis is unreachable for such a request it returns a
-// *core.UnavailableError together with a local decision (counted) or, with
-// FailClosed, a denial (core.SourceFailClosed). Bad input (key, weight)
-// returns an error matching core.ErrInvalid and changes nothing.
+// *core.UnavailableError together with a decision from the view (see the
+// package doc on outages) or, with FailClosed, a denial
+// (core.SourceFailClosed). ctx bounds only the wait on Redis: a decision
+// from the view never fails for lack of time, even with ctx already done,
+// and a request within the margin whose ctx is done before the call is
+// decided as when Redis is unreachable, without calling it or marking it
+// down. Bad input (key, weight) returns an error matching core.ErrInvalid
+// and changes nothing.
 func (n *Node) AllowN(ctx context.Context, key string, now time.Time, w int64) (core.Decision, error) {
 	if err := n.check(key, w); err != nil {
 		return core.Decision{}, err
@@ -54,9 +59,19 @@ func (n *Node) Allow(ctx context.Context, key string) (core.Decision, error) {
 // allowAt is AllowN on checked input at ms: begin, and when the view asks
 // Redis, the Call made at once and completed.
 func (n *Node) allowAt(ctx context.Context, key string, ms, w int64) (core.Decision, error) {
+	slot, err := n.enter()
+	if err != nil {
+		return core.Decision{}, err
+	}
+	defer n.exit(slot)
 	d, c, err := n.begin(ctx, key, ms, w)
 	if c == nil {
 		return d, err
+	}
+	if err := ctx.Err(); err != nil {
+		// No time left to wait on Redis (a stalled caller): decide
+		// without it, and without blaming it (no down mark, no call).
+		return n.fallback(c.e, c.at, c.args.N, err)
 	}
 	n.Exec(ctx, c)
 	return n.completeDecide(c)
@@ -74,6 +89,11 @@ func (n *Node) Begin(ctx context.Context, key string, now time.Time, w int64) (c
 	if err := n.check(key, w); err != nil {
 		return core.Decision{}, nil, err
 	}
+	slot, err := n.enter()
+	if err != nil {
+		return core.Decision{}, nil, err
+	}
+	defer n.exit(slot)
 	return n.begin(ctx, key, n.ms(now), w)
 }
 
@@ -92,10 +112,8 @@ func (n *Node) Complete(c *Call) (core.Decision, error) {
 }
 
 // begin decides from the view, or prepares the Redis Call (see Begin).
+// Called between enter and exit.
 func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decision, *Call, error) {
-	if n.isClosed() {
-		return core.Decision{}, nil, core.ErrClosed
-	}
 	e := n.lockLive(n.entry(key, ms, false), ms, false)
 	d, v := n.fromView(e, ms, w, true)
 	audit := v != askRedis && v != askRedisOwn && n.sampled()
@@ -135,10 +153,14 @@ func (n *Node) begin(ctx context.Context, key string, ms, w int64) (core.Decisio
 
 // Peek reports, from the view alone (no network call, nothing counted,
 // no view entry created), the decision one unit of key would get at now if
-// decided locally.
+// decided locally. After Close it returns core.ErrClosed, as every
+// decision does; a bad key returns an error matching core.ErrInvalid.
 func (n *Node) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
+	}
+	if n.isClosed() {
+		return core.Decision{}, core.ErrClosed
 	}
 	ms := n.ms(now)
 	e, ok := n.lookup(key)

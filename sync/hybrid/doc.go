@@ -68,6 +68,18 @@
 // (core.SourceCachedDeny) until the window rolls. Decisions carry
 // Staleness: the age of the last Redis refresh of the identity's view.
 //
+// Outage: a request within the margin that cannot reach Redis (it fails,
+// times out, or failed less than RedisRetry ago) is decided from the view
+// as it is then, not as it was before the wait (denied with FailClosed):
+// admitted while the estimate after its units stays within the limit, and
+// counted in the view under the identity's lock before the next caller
+// looks, so the callers that waited on Redis together see each other's
+// units. One PoP thus admits at most Limit.Max units of an identity per
+// window while Redis is out, and P PoPs cut from Redis at most P ×
+// Limit.Max at worst, less as gossip tells each the others' units. The
+// decision comes with a *core.UnavailableError (Stats.FallbackLocal,
+// Stats.FallbackDenied).
+//
 // Escrowed allowances (Config.Escrow, experimental) take the round trip
 // out of the margin. Invariant, kept by lua/hybrid_escrow.lua at Redis: for
 // every identity, the global sliding estimate E of the counts Redis holds

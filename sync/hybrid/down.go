@@ -40,6 +40,28 @@ func (d *downSet) clear(node string) {
 	d.n.Store(int64(len(d.until)))
 }
 
+// count is how many nodes are marked down at now (ms), expired marks
+// dropped.
+func (d *downSet) count(now int64) int {
+	if d.n.Load() == 0 {
+		return 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.expire(now)
+	return len(d.until)
+}
+
+// expire drops the marks that ran out by now (ms). Called with mu held.
+func (d *downSet) expire(now int64) {
+	for k, u := range d.until {
+		if u <= now {
+			delete(d.until, k)
+		}
+	}
+	d.n.Store(int64(len(d.until)))
+}
+
 // isDown reports whether node is marked down at now (ms). Marks that have
 // expired are dropped on the way, so a node that never answers again (a
 // dead master whose replica took over under another address) does not keep
@@ -50,11 +72,6 @@ func (d *downSet) isDown(node string, now int64) bool {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for k, u := range d.until {
-		if u <= now {
-			delete(d.until, k)
-		}
-	}
-	d.n.Store(int64(len(d.until)))
+	d.expire(now)
 	return now < d.until[node]
 }

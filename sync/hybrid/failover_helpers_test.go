@@ -33,7 +33,9 @@ func newFailoverEnv(t *testing.T, f *fence) *clusterEnv {
 
 // wallClock is t0 plus the wall time since start: it moves (so RedisRetry
 // expires) and, t0 being 500 ms into a one-minute window, stays in that
-// window for the length of a test.
+// window for the length of a test. It is the wall clock because the
+// failover it runs beside is Redis Cluster's, on the wall clock; a run
+// longer than 59.5 s would cross into the next window.
 type wallClock struct{ start time.Time }
 
 func (c wallClock) Now() time.Time { return t0.Add(time.Since(c.start)) }
@@ -184,7 +186,7 @@ func (r *failRun) round() {
 // PoP or a core.SourceFailClosed denial by a FailClosed one.
 func (r *failRun) decide(n *Node, key string) {
 	r.t.Helper()
-	start := time.Now()
+	start := time.Now() // for the log's slowest decision only, never asserted
 	d, err := n.AllowN(context.Background(), key, r.clock.Now(), 1)
 	r.cur.slowest = max(r.cur.slowest, time.Since(start))
 	r.cur.decisions++

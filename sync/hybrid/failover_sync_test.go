@@ -13,7 +13,10 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// syncEvery is how often each syncer Syncs its PoP.
+// syncEvery is how often each syncer Syncs its PoP: pacing, not a bound.
+// The syncers run on the wall clock beside a Redis Cluster failing over on
+// its own (see roundPause); the tests wait for Syncs that succeeded after
+// an event (syncedSince), never for a number of them in a time.
 const syncEvery = 20 * time.Millisecond
 
 // syncers Sync every PoP of a test in the background, as Start's loop

@@ -11,6 +11,12 @@ import (
 )
 
 // roundPause spaces the rounds of decisions of a failover run.
+// roundPause paces the rounds of traffic; it bounds nothing. The failover
+// these tests drive runs on Redis Cluster's own wall clock (its nodes mark
+// a silent master failing after cluster-node-timeout and elect a replica),
+// which no injected clock reaches, so traffic goes on in rounds until the
+// cluster reports the promotion: every wait below is for that event, with
+// bounds only a hang reaches.
 const roundPause = 10 * time.Millisecond
 
 // TestFailoverLossBound: three PoPs (a and b fail open, c FailClosed) on a
@@ -24,8 +30,8 @@ const roundPause = 10 * time.Millisecond
 // the PoPs from the promoted replica until the test has measured what it
 // holds and cut a simulated un-replicated tail from it (units the old
 // master acknowledged that its replica never got: asynchronous
-// replication). Then the PoPs reach it within 10 s, and once each has
-// Synced Redis holds every admitted hit; the killed node, restarted,
+// replication). Then the PoPs reach it (waited for, a minute at most),
+// and once each has Synced Redis holds every admitted hit; the killed node, restarted,
 // rejoins as a replica, and Redis still holds every admitted hit. Nothing
 // is double counted beyond one unit per Redis-decided call that failed
 // after it may have been applied. The figures are logged.
@@ -90,10 +96,10 @@ func (r *failRun) failover(victim int) (*phase, time.Duration) {
 	r.fence.set(r.e.cl.Node(reps[0]).Addr)
 	killed, promoted := make(chan time.Time, 1), make(chan error, 1)
 	go func() {
-		time.Sleep(3 * time.Millisecond)
+		time.Sleep(3 * time.Millisecond) // pacing: let the rounds start first; any delay works
 		r.e.cl.Kill(victim)
 		killed <- time.Now()
-		promoted <- r.e.cl.WaitHealthy(15 * time.Second)
+		promoted <- r.e.cl.WaitHealthy(time.Minute)
 	}()
 	for {
 		r.round()
@@ -114,13 +120,13 @@ func (r *failRun) failover(victim int) (*phase, time.Duration) {
 }
 
 // recover runs rounds until every PoP finished a successful Sync begun
-// after since (at most 10 s), returning that stretch's counts and how long
+// after since (a minute, for a hang only), returning that stretch's counts and how long
 // after since it took.
 func (r *failRun) recover(since time.Time) (*phase, time.Duration) {
 	r.t.Helper()
 	for !r.sy.syncedSince(since) {
-		if time.Since(since) > 10*time.Second {
-			r.t.Fatalf("Syncs still failing 10s after the promoted replica became reachable: the PoPs never reached it (%v)", *r.begin())
+		if time.Since(since) > time.Minute {
+			r.t.Fatalf("Syncs still failing a minute after the promoted replica became reachable: the PoPs never reached it (%v)", *r.begin())
 		}
 		r.round()
 		time.Sleep(roundPause)

@@ -53,32 +53,44 @@ func loopInterval(d, def time.Duration) time.Duration {
 	return d
 }
 
+// every runs f at each tick of a ticker of period d (n.ticker's) until
+// ctx ends; a period not above 0 starts nothing.
 func (n *Node) every(ctx context.Context, d time.Duration, f func()) {
 	if d <= 0 {
 		return
 	}
+	ticks, stop := n.ticker(d)
 	n.loops.wg.Add(1)
 	go func() {
 		defer n.loops.wg.Done()
-		t := time.NewTicker(d)
-		defer t.Stop()
+		defer stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-ticks:
 				f()
 			}
 		}
 	}()
 }
 
-// Close stops the loops, unsubscribes from gossip, and flushes what the
-// Node holds: a last Gossip and a last Sync (bounded by ctx), and, 2 ms
-// later, one more Sync if a decision that began before Close counted a
-// unit meanwhile. From its start every decision returns core.ErrClosed, so
-// stop serving first, then Close. It returns the errors, joined. Calling it
-// again returns nil and does nothing.
+// wallTicker is the loops' ticker: time.NewTicker's channel and Stop.
+// Tests replace Node.ticker to tick by hand.
+func wallTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
+// Close stops the loops, unsubscribes from gossip, waits for the
+// decisions under way (those that began before it; bounded by ctx) and
+// flushes what the Node holds: a last Gossip and a last Sync (bounded by
+// ctx). From its start every decision, and Peek, returns core.ErrClosed,
+// so stop serving first, then Close. A driver of the seam (Begin, Exec,
+// Complete) completes its Calls before Close: a Call completed after it
+// counts units no flush sends. It returns the errors, joined (ctx's when
+// it ended while decisions were under way). Calling it again returns nil
+// and does nothing.
 func (n *Node) Close(ctx context.Context) error {
 	n.loops.mu.Lock()
 	if n.loops.closed {
@@ -93,22 +105,11 @@ func (n *Node) Close(ctx context.Context) error {
 		cancel()
 	}
 	n.loops.wg.Wait()
+	werr := n.awaitDecisions(ctx)
 	now := n.cfg.Clock.Now()
 	gerr := n.Gossip(now)
 	if n.sub != nil {
 		_ = n.sub.Unsubscribe()
 	}
-	err := errors.Join(gerr, n.Flush(ctx, now))
-	// A decision that passed the closed check just before Close set it may
-	// count its unit after that flush: give such stragglers a moment and
-	// flush what they queued.
-	time.Sleep(closeGrace)
-	if n.Stats().PendingRedis > 0 {
-		err = errors.Join(err, n.sync(ctx, n.cfg.Clock.Now(), false))
-	}
-	return err
+	return errors.Join(werr, gerr, n.Flush(ctx, now))
 }
-
-// closeGrace is how long Close waits after its flush for decisions already
-// past the closed check (a few instructions each) before flushing again.
-const closeGrace = 2 * time.Millisecond

@@ -27,7 +27,9 @@ func routed(t *testing.T, from, to *nats.Conn) {
 	}
 	defer sub.Unsubscribe()
 	flushNATS(t, to)
-	deadline := time.Now().Add(10 * time.Second)
+	// Publish again every 20 ms (pacing: a message sent before the route
+	// existed is lost) until one arrives; the minute is for a hang only.
+	deadline := time.Now().Add(time.Minute)
 	for {
 		_ = from.Publish(subj, nil)
 		select {

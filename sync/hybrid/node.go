@@ -49,10 +49,15 @@ type Node struct {
 	down   downSet                                          // Redis nodes that Redis-decided requests skip for now
 	reload topology.Reloader                                // slot-map reloads after errors (cluster only)
 	sleep  func(ctx context.Context, d time.Duration) error // Sync's pause between batches; sleepCtx, tests record it
+	ticker func(d time.Duration) (<-chan time.Time, func()) // the loops' ticker and its stop; wallTicker, tests tick by hand
 	st     stats
 	loops  loops
 	closed atomic.Bool  // set by Close: every decision then returns core.ErrClosed
+	busy   inflight     // decisions under way, which Close waits for
 	offset atomic.Int64 // ms added to every time handed in: Redis' clock minus this PoP's (Config.RedisClock; else 0)
+	// clockKnown: an offset was learned (Config.RedisClock); until then
+	// every Sync asks Redis' TIME first.
+	clockKnown atomic.Bool
 }
 
 // New validates cfg and returns a ready Node (it makes no Redis call). With
@@ -68,7 +73,8 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, w: cfg.Limit.WindowMillis(),
 		id:           fmt.Sprintf("%s#%08x", cfg.PoP, rand.Uint32()),
 		redisPending: newPendingSet(), gossipPending: newPendingSet(),
-		parked: map[string]*entry{}, sleep: sleepCtx}
+		parked: map[string]*entry{}, sleep: sleepCtx, ticker: wallTicker}
+	n.busy = newInflight()
 	n.milli = core.MilliClockOf(cfg.Clock)
 	n.gossipCap = cfg.Limit.Max
 	if cfg.GossipCap < 1 {
@@ -102,9 +108,11 @@ func (n *Node) ID() string { return n.id }
 func (n *Node) Limit() core.Limit { return n.cfg.Limit }
 
 // Stats returns a snapshot of the Node's counters; the Pending gauges are
-// read under the lock that guards the pending sets.
+// read under the lock that guards the pending sets, RedisDown at the
+// Clock's now.
 func (n *Node) Stats() Stats {
 	s := n.st.snapshot()
+	s.RedisDown = uint64(n.down.count(n.ms(n.cfg.Clock.Now())))
 	n.mu.Lock()
 	s.PendingRedis, s.PendingGossip = uint64(n.redisPending.len()), uint64(n.gossipPending.len())
 	s.Parked = uint64(len(n.parked))

@@ -41,6 +41,9 @@ func (n *Node) sync(ctx context.Context, now time.Time, paced bool) error {
 	if err == nil && moved {
 		_, err = n.syncOnce(ctx, now, paced) // resendAll is set: every own count
 	}
+	if err == nil && n.cfg.RedisClock && !n.clockKnown.Load() {
+		err = n.SyncClock(ctx) // nothing was sent to learn it from
+	}
 	return err
 }
 

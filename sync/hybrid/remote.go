@@ -115,7 +115,13 @@ func (n *Node) mergeResult(e *entry, idx int64, r reconcile.Result, sent [2]int6
 }
 
 // fallback decides a Redis-decided request without Redis: deny with
-// FailClosed, else admit locally (the view already said it fits).
+// FailClosed; else decide from the view as it is now, under the entry's
+// lock, by the article's rule (admit when the estimate after the units is
+// within the limit) and count the units when admitted. The view's verdict
+// from before the wait no longer holds: every caller that waited on Redis
+// meanwhile falls back too, and each sees the units the others admitted,
+// so one PoP admits at most the limit of an identity while Redis is out
+// (see the package doc for P PoPs). A denial is core.SourceCachedDeny.
 func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, error) {
 	err := cause
 	if _, ok := cause.(*core.UnavailableError); !ok {
@@ -128,22 +134,28 @@ func (n *Node) fallback(e *entry, now, w int64, cause error) (core.Decision, err
 		elapsed = 0
 	}
 	stale := msDuration(now - e.refreshed)
-	if !n.cfg.FailClosed {
-		n.addOwn(e, idx, w) // in the request's window, even with the entry ahead
-	}
 	cur, prev := e.totals()
+	ok := !n.cfg.FailClosed && core.SlidingAdmits(core.SlidingEstimate(cur, prev, elapsed, n.w), n.cfg.Limit.Max, w)
+	if ok {
+		n.addOwn(e, idx, w) // in the request's window, even with the entry ahead
+		cur, prev = e.totals()
+	}
 	audit := !n.cfg.FailClosed && n.sampled()
 	var s auditSample
 	if audit {
-		s = n.sample(e, now, w, true)
+		s = n.sample(e, now, w, ok)
 	}
 	e.mu.Unlock()
 	if audit {
 		n.submit(s)
 	}
-	if n.cfg.FailClosed {
+	switch {
+	case n.cfg.FailClosed:
 		n.st.failClosed.Add(1)
 		return n.decision(false, cur, prev, elapsed, w, core.SourceFailClosed, stale), err
+	case !ok:
+		n.st.fallbackDenied.Add(1)
+		return n.decision(false, cur, prev, elapsed, w, core.SourceCachedDeny, stale), err
 	}
 	n.st.fallback.Add(1)
 	n.enqueue(e, true, true)

@@ -10,7 +10,8 @@ type Stats struct {
 	EscrowDenies    uint64 // denied within the margin for want of an escrowed allowance (Config.Escrow)
 	EscrowOwned     uint64 // admitted within the margin as the identity's sole holder (Config.Escrow; see reconcile.Grant)
 	RedisDecisions  uint64 // decided atomically at Redis
-	FallbackLocal   uint64 // Redis-decided requests decided locally because Redis was unreachable
+	FallbackLocal   uint64 // Redis-decided requests admitted locally because Redis was unreachable
+	FallbackDenied  uint64 // Redis-decided requests denied from the view because Redis was unreachable and the units no longer fit
 	FailClosed      uint64 // Redis-decided requests denied because Redis was unreachable
 	RedisRoundTrips uint64 // script calls (decide) and batches (reconcile: one master each on a cluster) sent to Redis; the EVAL retry after NOSCRIPT is not counted
 	RedisErrors     uint64 // of those, failed
@@ -34,6 +35,12 @@ type Stats struct {
 	PendingRedis  uint64 // gauge: identities with hits not yet sent to Redis
 	PendingGossip uint64 // gauge: identities with hits not yet gossiped
 	Parked        uint64 // gauge: identities evicted from the view but kept for their own counts (at most MaxPending)
+	// RedisDown is a gauge: the Redis nodes (the one Redis, or cluster
+	// masters) whose last call failed less than RedisRetry ago by the
+	// Clock, each failed Sync or decision renewing it; 0 while Redis
+	// answers. An outage shows here in every mode, Escrow included, where
+	// no decision waits for Redis and none reports its failure.
+	RedisDown uint64
 
 	// Live accuracy (Config.AuditRate, Node.Audit); disagreements are
 	// AuditFalseAllows + AuditFalseDenies out of AuditChecked.
@@ -47,6 +54,7 @@ type Stats struct {
 
 type stats struct {
 	local, cachedDeny, redis, fallback, failClosed     atomic.Uint64
+	fallbackDenied                                     atomic.Uint64
 	escrowDenies, escrowOwned                          atomic.Uint64
 	roundTrips, redisErrors, resends, pendingDropped   atomic.Uint64
 	gossipSent, gossipBytes, gossipRecv, gossipDropped atomic.Uint64
@@ -60,7 +68,7 @@ func (s *stats) snapshot() Stats {
 	return Stats{
 		LocalDecisions: s.local.Load(), CachedDenies: s.cachedDeny.Load(), EscrowDenies: s.escrowDenies.Load(),
 		EscrowOwned:    s.escrowOwned.Load(),
-		RedisDecisions: s.redis.Load(), FallbackLocal: s.fallback.Load(),
+		RedisDecisions: s.redis.Load(), FallbackLocal: s.fallback.Load(), FallbackDenied: s.fallbackDenied.Load(),
 		FailClosed: s.failClosed.Load(), RedisRoundTrips: s.roundTrips.Load(),
 		RedisErrors: s.redisErrors.Load(), Resends: s.resends.Load(),
 		PendingDropped: s.pendingDropped.Load(), GossipSent: s.gossipSent.Load(),
