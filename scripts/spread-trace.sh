@@ -3,7 +3,7 @@
 # (docs/trace-format.md) in which every identity sends one request of
 # weight 1 to every PoP, all within the first 9 s of one 10 s window: the
 # traffic that makes each of the hybrid's views and Redis hashes hold a
-# field per PoP for every identity (issue 19's memory per identity with
+# field per PoP for every identity (the memory per identity with
 # 8 and 32 PoPs seeing each identity; docs/tradeoffs.md §2).
 #
 #   scripts/spread-trace.sh 1000000 8 > /tmp/spread8.csv

@@ -33,7 +33,7 @@ const (
 	soakAttackers  = 20
 )
 
-// BenchmarkSoak is the soak of issue 7, not a timed test: run it by hand,
+// BenchmarkSoak is the long soak run (docs/tradeoffs.md §8), not a timed test: run it by hand,
 //
 //	go test -run '^$' -bench Soak -benchtime 1x ./sim/engine [-args -soak.rate 5000]
 //

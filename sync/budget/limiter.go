@@ -64,8 +64,16 @@ func (l *Limiter) Allow(ctx context.Context, key string) (Decision, error) {
 // once; one it does not is decided at Redis (one round trip, without the
 // lock held). A failed call is decided on the view (see Machine.decide)
 // and its error, wrapping core.ErrUnavailable, returned beside the
-// Decision. After Close it returns ErrClosed.
+// Decision. After Close it returns ErrClosed. A bad key (core.ValidateKey)
+// or a weight outside 1..Limit.Max returns an error matching
+// core.ErrInvalid, and nothing is counted, planned or sent.
 func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, error) {
+	if err := core.ValidateKey(key); err != nil {
+		return Decision{}, err
+	}
+	if err := l.m.Config().Limit.CheckWeight(n); err != nil {
+		return Decision{}, err
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()

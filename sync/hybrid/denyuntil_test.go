@@ -8,7 +8,7 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 )
 
-// TestCachedDenyLastsExactlyRetryAfter is issue 17's exact deny-until: a
+// TestCachedDenyLastsExactlyRetryAfter is the exact deny-until: a
 // view whose counts (a lower bound of the global ones) put an identity
 // over its limit denies locally, with no round trip, until exactly the
 // instant its RetryAfter names (solved by core.SlidingRetryMillis, across

@@ -73,11 +73,14 @@ func (n *Node) receive(payload []byte) {
 	if m.PoP == n.id {
 		return
 	}
-	n.st.gossipRecv.Add(1)
 	if !n.cfg.ManualGossip {
 		n.ApplyGossip(m, n.cfg.Clock.Now())
+		// Counted once applied, so a reader that saw the count sees the
+		// message in the view.
+		n.st.gossipRecv.Add(1)
 		return
 	}
+	n.st.gossipRecv.Add(1)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.inbox) >= maxInbox {

@@ -19,7 +19,7 @@ type Stats struct {
 	PendingDropped  uint64 // identities not queued because MaxPending was reached
 	GossipSent      uint64 // gossip payloads published
 	GossipBytes     uint64 // bytes of those payloads
-	GossipReceived  uint64 // valid payloads received from other PoPs
+	GossipReceived  uint64 // valid payloads received from other PoPs, counted once applied to the view (with ManualGossip, once queued)
 	GossipDropped   uint64 // payloads dropped: malformed, other window length, inbox full
 	GossipClamped   uint64 // gossip entries whose count exceeded the gossip cap (excess ignored)
 	GossipSkipped   uint64 // gossip entries about identities not in a full view, ignored so as not to evict one holding own counts

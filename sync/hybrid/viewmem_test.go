@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	viewIdentities = flag.Int("view-identities", 20000, "identities for TestViewHeapPerIdentity (issue 19's figure: -args -view-identities=1000000 -view-peers=8,32)")
+	viewIdentities = flag.Int("view-identities", 20000, "identities for TestViewHeapPerIdentity (the at-scale figure: -args -view-identities=1000000 -view-peers=8,32)")
 	viewPeers      = flag.String("view-peers", "1,8", "PoPs besides this one that TestViewHeapPerIdentity makes each identity known from, comma-separated")
 )
 

@@ -16,7 +16,7 @@ import (
 )
 
 var (
-	memIdentities = flag.Int("identities", 5000, "identities for TestHybridMemoryPerIdentity (issue 19's figure: -args -identities=1000000 -pops=8,32)")
+	memIdentities = flag.Int("identities", 5000, "identities for TestHybridMemoryPerIdentity (the at-scale figure: -args -identities=1000000 -pops=8,32)")
 	memPoPs       = flag.String("pops", "1,8", "PoP counts TestHybridMemoryPerIdentity measures, comma-separated")
 )
 

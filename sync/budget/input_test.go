@@ -1,0 +1,43 @@
+package budget
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLimiterRejectsBadInput: an empty key, a zero or negative weight and a
+// weight above the limit each return an error matching core.ErrInvalid,
+// and nothing is counted, planned or sent: the view stays empty, the next
+// Sync has nothing to send, and Redis holds no key.
+func TestLimiterRejectsBadInput(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
+	l, err := New(Config{PoP: "x", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close(ctx) })
+	for _, c := range []struct {
+		name string
+		key  string
+		n    int64
+	}{
+		{"empty key", "", 1},
+		{"zero weight", "k", 0},
+		{"negative weight", "k", -1},
+		{"weight above the limit", "k", 11},
+	} {
+		_, err := l.AllowN(ctx, c.key, c.n)
+		assert.ErrorIs(t, err, core.ErrInvalid, "%s: want an error matching core.ErrInvalid", c.name)
+	}
+	assert.Zero(t, l.m.Len(), "bad input must create no view entry")
+	require.NoError(t, l.Sync(ctx))
+	keys, err := rdb.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	assert.Empty(t, keys, "bad input must write nothing to Redis")
+}
