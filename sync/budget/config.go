@@ -24,11 +24,6 @@ type Config struct {
 	Buckets     int        // identity buckets (≈ 100 identities each); 0 means 1024
 	Groups      int        // hash tags buckets spread over (one Sync call each); 0 means 16
 	FailClosed  bool       // deny what the budget cannot cover while Redis is down
-	// AskWhenContested sends a request the budget cannot cover to Redis
-	// (one round trip) even when Redis last said its identity has under a
-	// quarter of the limit left; false denies it here and lets the next
-	// Sync ask a grant for the demand.
-	AskWhenContested bool
 	// SyncInterval is the time between Syncs (Limiter's ticker, and the
 	// demand horizon of a grant); 0 means 100 ms.
 	SyncInterval time.Duration

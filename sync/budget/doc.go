@@ -8,8 +8,8 @@
 // order the cached deny-until (from Redis' count C alone, via
 // core.SlidingRetryMillis), the identity's grant balance, this PoP's free
 // credit (Config.FreeCredit units per identity and window), the fallback
-// on the view while Redis is down, and a local denial while the identity
-// is known full, or contested and busy here. Otherwise Request returns a
+// on the view while Redis is down, and a local denial while Redis' last
+// reply left the identity no headroom. Otherwise Request returns a
 // decision Call: AllowN runs it outside the lock (Exec: lua/budget.lua,
 // EVALSHA then EVAL on NOSCRIPT), which decides at Redis, counts the units
 // into C and tops up the grant, and Machine.Complete applies the reply.

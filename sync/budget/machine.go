@@ -13,7 +13,7 @@ type Source uint8
 // The sources of a Decision, in the order Machine.decide tries them.
 const (
 	SrcDenyCache Source = iota // cached deny-until, from C alone
-	SrcFull                    // denied locally: Redis last said the identity has no headroom
+	SrcFull                    // denied locally: Redis' last reply left the identity no headroom
 	SrcGrant                   // admitted from a grant balance
 	SrcFree                    // admitted from this PoP's free credit
 	SrcFallback                // decided on the view while Redis is down
@@ -175,9 +175,11 @@ type errNoCall struct{}
 
 // decide is the Machine's one decision function: cached deny-until → grant
 // balance → free credit → Redis down (or noCall): fallback on the view →
-// known full, or contested and busy here (denied here, its demand asked as
-// grant by the next Sync, unless Config.AskWhenContested) → a decision
-// Call to Redis.
+// known full (Redis' last reply left no headroom: denied here until its
+// retry time, at least refill()) → a decision Call to Redis. A request
+// the budget cannot cover goes to Redis rather than being denied on a
+// guess: a local denial without Redis' word is where a client near its
+// limit loses quota (docs/budget.md, "Candidates tried").
 func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *Call) {
 	x := m.window(now)
 	verdict := func(ok bool, s Source) (Decision, *Call) {
@@ -208,7 +210,7 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		}
 		return verdict(ok, SrcFallback)
 	}
-	if now < e.fullUntil || (!m.cfg.AskWhenContested && m.contested(e) && m.busy(e)) {
+	if now < e.fullUntil {
 		return verdict(false, SrcFull)
 	}
 	it := Item{Key: e.key, Bucket: e.bucket, N: n, Want: m.topUp(e, x)}

@@ -165,33 +165,67 @@ func TestOutageFallback(t *testing.T) {
 	assert.Equal(t, Decision{Source: SrcFallback}, d, "FailClosed denies what the budget cannot cover")
 }
 
-// TestContested: once Redis says an identity has under a quarter of the
-// limit left, a request the budget cannot cover is denied here (SrcFull)
-// and its demand asked by the next Sync; with AskWhenContested it goes to
-// Redis.
+// TestContested: a request the budget cannot cover goes to Redis while
+// Redis has headroom, however little (a denial here would be a guess);
+// once a reply leaves no headroom it is denied here (SrcFull) and no Sync
+// asks a grant until max(the reply's retry, refill) has passed; then it
+// goes to Redis again.
 func TestContested(t *testing.T) {
-	for _, ask := range []bool{false, true} {
-		m := newTestMachine(t, func(c *Config) { c.AskWhenContested = ask })
-		m.Request(w0, "h", 1) // free
-		_, c := m.Request(w0+1, "h", 1)
-		require.NotNil(t, c, "nothing known yet: Redis is asked")
-		m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
-		d, c := m.Request(w0+3, "h", 1)
-		if ask {
-			assert.NotNil(t, c, "AskWhenContested: a contested identity's request goes to Redis")
-			continue
-		}
-		assert.Nil(t, c, "contested: no Call")
-		assert.Equal(t, Decision{Source: SrcFull}, d, "contested: denied here")
-		calls := m.Tick(w0 + 100)
-		require.Len(t, calls, 1, "the Sync carries the identity")
-		var item Item
-		for _, it := range calls[0].Items {
+	m := newTestMachine(t, nil)
+	m.Request(w0, "h", 1) // free
+	_, c := m.Request(w0+1, "h", 1)
+	require.NotNil(t, c, "nothing known yet: Redis is asked")
+	m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
+	_, c = m.Request(w0+3, "h", 1)
+	require.NotNil(t, c, "contested but with headroom: Redis decides")
+	const retry = 7
+	m.Complete(w0+4, c, &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 3, Headroom: 0, Retry: retry}}}, nil)
+	until := w0 + 4 + max(retry, m.refill())
+	require.Greater(t, m.refill(), int64(retry), "the test wants refill to bind")
+	d, c := m.Request(until-1, "h", 1)
+	assert.Nil(t, c, "known full: no Call")
+	assert.Equal(t, Decision{Source: SrcFull}, d, "known full: denied here until max(retry, refill)")
+	for _, call := range m.Tick(until - 1) {
+		for _, it := range call.Items {
 			if it.Key == "h" {
-				item = it
+				assert.Zero(t, it.Want, "known full: the Sync asks no grant before max(retry, refill)")
 			}
 		}
-		assert.Positive(t, item.Want, "the Sync asks a grant for the denied demand")
-		assert.Equal(t, []int64{1001}, item.Claims, "contested: the slot of w+1 given up (w-1's went with the decision Call, w's was used: its op claims it)")
 	}
+	_, c = m.Request(until, "h", 1)
+	assert.NotNil(t, c, "after max(retry, refill): Redis decides again")
+}
+
+// TestFullBackoff: after a reply that leaves no headroom, a PoP where the
+// identity is sparse waits only the reply's retry before asking Redis
+// again (its next request may well be admitted there), while a PoP where
+// it asks more than twice its share of the limit's rate waits refill():
+// each unit the limit frees then has many requests competing for it.
+func TestFullBackoff(t *testing.T) {
+	const retry = 7
+	full := func(m *Machine, at int64, key string) {
+		t.Helper()
+		_, c := m.Request(at, key, 1)
+		require.NotNil(t, c, "%s at %d: the budget cannot cover it, Redis is asked", key, at)
+		m.Complete(at+1, c, &Result{Now: at + 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 3, Headroom: 0, Retry: retry}}}, nil)
+	}
+	t.Run("sparse", func(t *testing.T) {
+		m := newTestMachine(t, nil)
+		m.Request(w0, "s", 1) // free credit
+		m.Tick(w0 + 1)        // the Sync resets the demand: one request since says nothing of a rate
+		full(m, w0+2, "s")
+		_, c := m.Request(w0+3+retry, "s", 1)
+		assert.NotNil(t, c, "a sparse identity asks Redis again once the retry has passed")
+	})
+	t.Run("greedy", func(t *testing.T) {
+		m := newTestMachine(t, nil)
+		m.Request(w0, "g", 1) // free credit
+		m.Request(w0+1, "g", 1)
+		m.Request(w0+2, "g", 1)
+		full(m, w0+3, "g")
+		require.Greater(t, m.refill(), int64(retry+1), "the test wants refill to bind")
+		d, c := m.Request(w0+4+retry, "g", 1)
+		assert.Nil(t, c, "a greedy identity waits refill(), not the retry")
+		assert.Equal(t, Decision{Source: SrcFull}, d)
+	})
 }

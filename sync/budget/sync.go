@@ -93,7 +93,14 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 			keep = e.rate * m.horizon()
 		}
 		k := int64(0)
-		if e.rate*float64(m.w) >= 0.5 {
+		switch {
+		case e.rate*float64(m.w) < 0.5:
+			// the demand is gone: return everything, once
+		case !contested:
+			// far from the limit a held balance costs no one: no call
+			// to return it (it expires with its window)
+			k = math.MaxInt64
+		default:
 			k = max(1, int64(math.Ceil(keep)))
 		}
 		order := []int{0, 1}
@@ -112,7 +119,7 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 		}
 	}
 	var want int64
-	if !quiet {
+	if !quiet && now >= e.fullUntil {
 		want = m.topUp(e, x)
 	}
 	e.demand = 0
