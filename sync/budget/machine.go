@@ -46,6 +46,7 @@ type Stats struct {
 	// node: one per decision Call, one per Tick that planned batches (its
 	// batches go in one pipeline, see ExecAll).
 	RoundTrips uint64
+	Visits     uint64 // identities Ticks looked at (planned or swept)
 }
 
 // Machine is the budget limiter's sans-IO core for one PoP: no goroutines,
@@ -55,6 +56,9 @@ type Machine struct {
 	cfg    Config
 	w      int64 // window, ms
 	view   map[string]*entry
+	all    []*entry // the view's entries; e.slot is e's index (Tick's sweep walks it)
+	dirty  []*entry // entries to plan at the next Tick (e.queued)
+	sweep  int      // the next index of all the sweep visits
 	groups []groupState
 	down   bool // the last call failed; cleared by the next that succeeds
 	stats  Stats
@@ -99,6 +103,8 @@ type entry struct {
 	inBatch    bool    // part of a batch whose reply has not come
 	asking     int     // decision Calls in flight
 	renounce   bool    // Redis named e hot: the next Sync claims its slots
+	queued     bool    // in the Machine's dirty list
+	slot       int     // index in the Machine's all
 }
 
 // NewMachine returns a Machine for cfg, or an error wrapping ErrConfig.
@@ -127,10 +133,28 @@ func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
-		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, lowW: math.MinInt64, headroom: -1}
+		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, lowW: math.MinInt64, headroom: -1, slot: len(m.all)}
 		m.view[key] = e
+		m.all = append(m.all, e)
 	}
 	return e
+}
+
+// mark queues e for the next Tick's plan.
+func (m *Machine) mark(e *entry) {
+	if !e.queued {
+		e.queued = true
+		m.dirty = append(m.dirty, e)
+	}
+}
+
+// drop removes e from the view.
+func (m *Machine) drop(e *entry) {
+	last := m.all[len(m.all)-1]
+	m.all[e.slot], last.slot = last, e.slot
+	m.all[len(m.all)-1] = nil
+	m.all = m.all[:len(m.all)-1]
+	delete(m.view, e.key)
 }
 
 // Request decides n units of key at now. When the view cannot decide, it
@@ -139,6 +163,7 @@ func (m *Machine) entry(key string) *entry {
 func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 	e := m.entry(key)
 	e.demand += n
+	m.mark(e)
 	return m.decide(now, e, n, nil)
 }
 

@@ -10,27 +10,65 @@ import (
 // something to report or to ask, unless that group's batch is in flight.
 // While Redis is down and nothing else goes out, an empty batch probes it.
 // The caller runs each Call (Exec) and hands its outcome to Finish.
+//
+// Tick's work follows activity, not the view's size: it plans the
+// identities asked about since the last Tick (and contested ones holding
+// a balance or ops, which return or report every Sync), plus a sweep of
+// the view that visits each identity about once a window (to return a
+// quiet balance, let expired grants go and forget idle identities).
 func (m *Machine) Tick(now int64) []*Call {
 	x := m.window(now)
 	batches := make([]*Call, len(m.groups))
-	for _, e := range m.view {
+	todo := m.dirty
+	m.dirty = nil
+	for _, e := range todo {
+		e.queued = false
+	}
+	visit := func(e *entry) {
 		g := m.group(e.bucket)
 		gs := &m.groups[g]
-		if e.inBatch || gs.inflight != nil || gs.retry != nil {
-			continue
+		if e.inBatch || e.queued {
+			return
+		}
+		m.stats.Visits++
+		if gs.inflight != nil || gs.retry != nil {
+			if e.demand > 0 || len(e.ops) > 0 || e.renounce {
+				m.mark(e) // its group's batch is out: plan it at the next Tick
+			}
+			return
 		}
 		it, ok := m.plan(e, x, now)
 		if !ok {
 			if m.idle(e, now, x) {
-				delete(m.view, e.key)
+				m.drop(e)
+			} else if m.contested(e) && (len(e.ops) > 0 || e.grants[0].bal > 0 || e.grants[1].bal > 0) {
+				m.mark(e)
 			}
-			continue
+			return
 		}
 		if batches[g] == nil {
 			batches[g] = &Call{Group: g, Now: now}
 		}
 		batches[g].Items = append(batches[g].Items, it)
 		e.inBatch = true
+	}
+	for _, e := range todo {
+		if m.view[e.key] == e {
+			visit(e)
+		}
+	}
+	// The sweep: len(all) × SyncInterval / window entries a Tick, at least one.
+	n := min(len(m.all), max(1, int((int64(len(m.all))*m.cfg.SyncInterval.Milliseconds()+m.w-1)/m.w)))
+	for range n {
+		if m.sweep >= len(m.all) {
+			m.sweep = 0
+		}
+		e := m.all[m.sweep]
+		m.sweep++
+		visit(e)
+		if m.sweep > 0 && m.sweep <= len(m.all) && m.all[m.sweep-1] != e {
+			m.sweep-- // e was dropped: another entry took its slot
+		}
 	}
 	var out []*Call
 	for g := range m.groups {
@@ -158,6 +196,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		if e.sentClaims < x+1 {
 			e.claimed = max(e.claimed, x+1) // no free credit of it here until x+2
 			e.renounce = true
+			m.mark(e)
 		}
 	}
 	for i, it := range c.Items {
