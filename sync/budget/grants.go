@@ -118,7 +118,12 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		// until one unit would fit and this PoP's share of the units the
 		// limit frees has come (refill); Syncs ask no grant until then.
 		back := max(1, it.Retry)
-		if m.greedy(e) {
+		switch {
+		case !m.saturated(r, it):
+			// what fills the limit is budget held elsewhere, not
+			// admissions: it comes back within a Sync or two
+			back = min(back, m.cfg.SyncInterval.Milliseconds())
+		case m.greedy(e):
 			back = max(back, m.refill())
 		}
 		e.fullUntil = max(e.fullUntil, r.Now+back)
@@ -141,4 +146,12 @@ func (m *Machine) refill() int64 {
 func (m *Machine) greedy(e *entry) bool {
 	rate := max(e.rate, float64(e.demand-1)/float64(m.cfg.SyncInterval.Milliseconds()))
 	return rate*float64(m.w)*float64(m.cfg.PoPs) >= 2*float64(m.cfg.Limit.Max)
+}
+
+// saturated reports whether the units Redis knows were admitted (C alone,
+// a lower bound of the truth) leave fewer than P units under the limit:
+// then the limit, not budget other PoPs hold, is what denies.
+func (m *Machine) saturated(r *Result, it ItemResult) bool {
+	est := core.SlidingEstimate(it.CW, it.CPrev, r.Now-r.Window*m.w, m.w)
+	return !core.SlidingAdmits(est, m.cfg.Limit.Max, int64(m.cfg.PoPs))
 }

@@ -167,9 +167,9 @@ func TestOutageFallback(t *testing.T) {
 
 // TestContested: a request the budget cannot cover goes to Redis while
 // Redis has headroom, however little (a denial here would be a guess);
-// once a reply leaves no headroom it is denied here (SrcFull) and no Sync
-// asks a grant until max(the reply's retry, refill) has passed; then it
-// goes to Redis again.
+// once a reply leaves no headroom with C alone filling the limit, a
+// greedy identity is denied here (SrcFull) and no Sync asks a grant until
+// max(the reply's retry, refill) has passed; then it goes to Redis again.
 func TestContested(t *testing.T) {
 	m := newTestMachine(t, nil)
 	m.Request(w0, "h", 1) // free
@@ -179,7 +179,7 @@ func TestContested(t *testing.T) {
 	_, c = m.Request(w0+3, "h", 1)
 	require.NotNil(t, c, "contested but with headroom: Redis decides")
 	const retry = 7
-	m.Complete(w0+4, c, &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 3, Headroom: 0, Retry: retry}}}, nil)
+	m.Complete(w0+4, c, &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 9, Headroom: 0, Retry: retry}}}, nil)
 	until := w0 + 4 + max(retry, m.refill())
 	require.Greater(t, m.refill(), int64(retry), "the test wants refill to bind")
 	d, c := m.Request(until-1, "h", 1)
@@ -196,36 +196,50 @@ func TestContested(t *testing.T) {
 	assert.NotNil(t, c, "after max(retry, refill): Redis decides again")
 }
 
-// TestFullBackoff: after a reply that leaves no headroom, a PoP where the
-// identity is sparse waits only the reply's retry before asking Redis
-// again (its next request may well be admitted there), while a PoP where
-// it asks more than twice its share of the limit's rate waits refill():
-// each unit the limit frees then has many requests competing for it.
+// TestFullBackoff: after a reply that leaves no headroom, a PoP waits
+// before asking Redis again: only the reply's retry where the identity is
+// sparse (its next request may well be admitted there); refill() where it
+// asks more than twice its share of the limit's rate and the admissions
+// Redis knows of (C alone) fill the limit, since each unit the limit frees
+// then has many requests competing for it; at most a Sync interval when
+// what fills the limit is budget held by other PoPs (it returns within a
+// Sync or two), however long the retry.
 func TestFullBackoff(t *testing.T) {
-	const retry = 7
-	full := func(m *Machine, at int64, key string) {
+	full := func(m *Machine, at int64, key string, cw, retry int64) {
 		t.Helper()
 		_, c := m.Request(at, key, 1)
 		require.NotNil(t, c, "%s at %d: the budget cannot cover it, Redis is asked", key, at)
-		m.Complete(at+1, c, &Result{Now: at + 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 3, Headroom: 0, Retry: retry}}}, nil)
+		m.Complete(at+1, c, &Result{Now: at + 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: cw, Headroom: 0, Retry: retry}}}, nil)
+	}
+	greedy := func(m *Machine, key string) {
+		m.Request(w0, key, 1) // free credit
+		m.Request(w0+1, key, 1)
+		m.Request(w0+2, key, 1)
 	}
 	t.Run("sparse", func(t *testing.T) {
 		m := newTestMachine(t, nil)
 		m.Request(w0, "s", 1) // free credit
 		m.Tick(w0 + 1)        // the Sync resets the demand: one request since says nothing of a rate
-		full(m, w0+2, "s")
-		_, c := m.Request(w0+3+retry, "s", 1)
+		full(m, w0+2, "s", 9, 7)
+		_, c := m.Request(w0+3+7, "s", 1)
 		assert.NotNil(t, c, "a sparse identity asks Redis again once the retry has passed")
 	})
 	t.Run("greedy", func(t *testing.T) {
 		m := newTestMachine(t, nil)
-		m.Request(w0, "g", 1) // free credit
-		m.Request(w0+1, "g", 1)
-		m.Request(w0+2, "g", 1)
-		full(m, w0+3, "g")
-		require.Greater(t, m.refill(), int64(retry+1), "the test wants refill to bind")
-		d, c := m.Request(w0+4+retry, "g", 1)
+		greedy(m, "g")
+		full(m, w0+3, "g", 9, 7) // C = 9 of 10: the limit itself denies
+		require.Greater(t, m.refill(), int64(8), "the test wants refill to bind")
+		d, c := m.Request(w0+4+7, "g", 1)
 		assert.Nil(t, c, "a greedy identity waits refill(), not the retry")
 		assert.Equal(t, Decision{Source: SrcFull}, d)
+	})
+	t.Run("held elsewhere", func(t *testing.T) {
+		m := newTestMachine(t, nil)
+		greedy(m, "h")
+		retry := 50 * m.Config().SyncInterval.Milliseconds()
+		full(m, w0+3, "h", 3, retry) // C = 3 of 10: budget held elsewhere fills it
+		at := w0 + 4 + m.Config().SyncInterval.Milliseconds()
+		_, c := m.Request(at, "h", 1)
+		assert.NotNil(t, c, "budget held elsewhere: Redis is asked again after a Sync interval, not the retry")
 	})
 }

@@ -25,25 +25,27 @@ func (m *Machine) Tick(now int64) []*Call {
 		e.queued = false
 	}
 	visit := func(e *entry) {
-		g := m.group(e.bucket)
-		gs := &m.groups[g]
-		if e.inBatch || e.queued {
-			return
+		if e.queued {
+			return // planned at the next Tick
 		}
 		m.stats.Visits++
-		if gs.inflight != nil || gs.retry != nil {
-			if e.demand > 0 || len(e.ops) > 0 || e.renounce {
-				m.mark(e) // its group's batch is out: plan it at the next Tick
+		g := m.group(e.bucket)
+		gs := &m.groups[g]
+		if e.inBatch || gs.inflight != nil || gs.retry != nil {
+			if m.pressing(e) {
+				m.mark(e) // its batch is out: plan it at the next Tick
 			}
 			return
 		}
 		it, ok := m.plan(e, x, now)
+		switch {
+		case !ok && m.idle(e, now, x):
+			m.drop(e)
+			return
+		case m.contested(e) && (len(e.ops) > 0 || e.grants[0].bal > 0 || e.grants[1].bal > 0):
+			m.mark(e) // a contested balance returns, and its spends report, every Sync
+		}
 		if !ok {
-			if m.idle(e, now, x) {
-				m.drop(e)
-			} else if m.contested(e) && (len(e.ops) > 0 || e.grants[0].bal > 0 || e.grants[1].bal > 0) {
-				m.mark(e)
-			}
 			return
 		}
 		if batches[g] == nil {
@@ -168,6 +170,14 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Ops: e.ops, Claims: m.claims(e, x)}
 	e.ops = nil
 	return it, true
+}
+
+// pressing reports whether e has something a Sync must send soon: demand,
+// unreported ops, slots to give up, or, when contested, a balance to
+// return.
+func (m *Machine) pressing(e *entry) bool {
+	return e.demand > 0 || len(e.ops) > 0 || e.renounce ||
+		(m.contested(e) && (e.grants[0].bal > 0 || e.grants[1].bal > 0))
 }
 
 // idle reports whether e holds nothing worth keeping at now in window x.
