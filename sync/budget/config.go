@@ -24,6 +24,17 @@ type Config struct {
 	Buckets     int        // identity buckets (≈ 100 identities each); 0 means 1024
 	Groups      int        // hash tags buckets spread over (one Sync call each); 0 means 16
 	FailClosed  bool       // deny what the budget cannot cover while Redis is down
+	// NoWait is the one policy choice: false (the zero value, accuracy
+	// first) sends a request no grant or free credit covers to Redis
+	// unless Redis' last reply left its identity no headroom, so a client
+	// near its limit is served as pure Redis serves it, at the price of a
+	// round trip for such requests; true (latency first) denies it here
+	// once Redis has said the identity has under a quarter of its limit
+	// left, and lets the next Sync ask a grant: no request waits for a
+	// reachable Redis except those of identities not yet contested, and
+	// clients near their limit lose a few percent of their quota
+	// (docs/budget.md has both measured).
+	NoWait bool
 	// SyncInterval is the time between Syncs (Limiter's ticker, and the
 	// demand horizon of a grant); 0 means 100 ms.
 	SyncInterval time.Duration

@@ -200,8 +200,9 @@ type errNoCall struct{}
 
 // decide is the Machine's one decision function: cached deny-until → grant
 // balance → free credit → Redis down (or noCall): fallback on the view →
-// known full (Redis' last reply left no headroom: denied here until its
-// retry time, at least refill()) → a decision Call to Redis. A request
+// known full (Redis' last reply left no headroom: denied here for the
+// wait absorb set), or contested under Config.NoWait → a decision Call to
+// Redis. A request
 // the budget cannot cover goes to Redis rather than being denied on a
 // guess: a local denial without Redis' word is where a client near its
 // limit loses quota (docs/budget.md, "Candidates tried").
@@ -235,7 +236,7 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		}
 		return verdict(ok, SrcFallback)
 	}
-	if now < e.fullUntil {
+	if now < e.fullUntil || (m.cfg.NoWait && m.contested(e)) {
 		return verdict(false, SrcFull)
 	}
 	it := Item{Key: e.key, Bucket: e.bucket, N: n, Want: m.topUp(e, x)}

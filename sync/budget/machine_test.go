@@ -243,3 +243,28 @@ func TestFullBackoff(t *testing.T) {
 		assert.NotNil(t, c, "budget held elsewhere: Redis is asked again after a Sync interval, not the retry")
 	})
 }
+
+// TestNoWait: under Config.NoWait a contested identity's request no grant
+// or free credit covers is denied here (SrcFull), with Redis still
+// reporting headroom, and the next Sync asks a grant for it; by default
+// the same request goes to Redis.
+func TestNoWait(t *testing.T) {
+	for _, noWait := range []bool{false, true} {
+		m := newTestMachine(t, func(c *Config) { c.NoWait = noWait })
+		m.Request(w0, "h", 1) // free credit
+		_, c := m.Request(w0+1, "h", 1)
+		require.NotNil(t, c, "nothing known yet: Redis is asked")
+		m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
+		d, c := m.Request(w0+3, "h", 1)
+		if !noWait {
+			assert.NotNil(t, c, "default: a contested identity with headroom at Redis is decided there")
+			continue
+		}
+		assert.Nil(t, c, "NoWait: no Call")
+		assert.Equal(t, Decision{Source: SrcFull}, d, "NoWait: a contested request the budget cannot cover is denied here")
+		calls := m.Tick(w0 + 100)
+		require.Len(t, calls, 1, "the Sync carries the identity")
+		require.Len(t, calls[0].Items, 1)
+		assert.Positive(t, calls[0].Items[0].Want, "the Sync asks a grant for the denied demand")
+	}
+}
