@@ -180,10 +180,13 @@ for _ = 1, nitems do
     end
     if want > 0 then
       local h = headroom(s)
-      if h >= P * want then
+      -- a quarter of an equal share of the headroom per ask: budget held
+      -- where no request comes is what denies a request elsewhere, so the
+      -- last units stay at Redis to be decided where the requests are
+      if h >= 4 * P * want then
         grant = want
       else
-        grant = math.min(want, math.ceil(h / P))
+        grant = math.min(want, math.ceil(h / (4 * P)))
       end
       if grant > 0 then
         s[0][2] = s[0][2] + grant
