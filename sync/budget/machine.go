@@ -239,7 +239,13 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 	if now < e.fullUntil || (m.cfg.NoWait && m.contested(e)) {
 		return verdict(false, SrcFull)
 	}
-	it := Item{Key: e.key, Bucket: e.bucket, N: n, Want: m.topUp(e, x)}
+	it := Item{Key: e.key, Bucket: e.bucket, N: n}
+	if e.asking == 0 {
+		// one top-up in flight per identity: the replies of a burst's
+		// Calls land after it, and a grant each would hold budget where
+		// no request comes
+		it.Want = m.topUp(e, x)
+	}
 	it.Claims = m.claims(e, x)
 	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: &pending{e: e, n: n}}
 	e.asking++

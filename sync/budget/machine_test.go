@@ -268,3 +268,23 @@ func TestNoWait(t *testing.T) {
 		assert.Positive(t, calls[0].Items[0].Want, "the Sync asks a grant for the denied demand")
 	}
 }
+
+// TestOneTopUpInFlight: while a decision Call about an identity is in
+// flight, a second request's Call decides its unit but asks no grant:
+// the replies of a burst land after it, and a grant in each would hold
+// budget where no request comes.
+func TestOneTopUpInFlight(t *testing.T) {
+	m := newTestMachine(t, nil)
+	m.Request(w0, "b", 1) // free credit
+	_, first := m.Request(w0+1, "b", 1)
+	_, second := m.Request(w0+2, "b", 1)
+	require.NotNil(t, first, "the budget cannot cover the second unit: Redis is asked")
+	require.NotNil(t, second, "nor the third")
+	assert.Positive(t, first.Items[0].Want, "the first Call tops up the grant")
+	assert.Zero(t, second.Items[0].Want, "a Call while another is in flight asks no grant")
+	m.Complete(w0+3, first, &Result{Now: w0 + 3, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 8}}}, nil)
+	m.Complete(w0+3, second, &Result{Now: w0 + 3, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 3, Headroom: 7}}}, nil)
+	_, third := m.Request(w0+4, "b", 1)
+	require.NotNil(t, third)
+	assert.Positive(t, third.Items[0].Want, "with nothing in flight the next Call tops up again")
+}
