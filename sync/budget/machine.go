@@ -285,11 +285,18 @@ func (m *Machine) spendGrant(e *entry, x, n int64) bool {
 }
 
 // fallbackAdmits decides n units on the view while Redis is down: the lower
-// bound of C plus what this PoP admitted, under core's sliding rule.
+// bound of C plus what this PoP admitted, under core's sliding rule, and
+// this PoP's own admissions within its share of the limit. The share is
+// the part of the identity's recent units this PoP admitted (its own
+// counts against C as Redis last reported it, between 1/P and 1), so an
+// identity one PoP serves keeps its whole limit there while one spread
+// over P PoPs gets about Max/P at each: without it every PoP would admit
+// up to Max − C during an outage (P times the limit in all).
 func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 	x := m.window(now)
 	own := e.own
 	own.Roll(x)
+	elapsed := now - x*m.w
 	cur, prev := own.Cur, own.Prev
 	switch e.lowW {
 	case x:
@@ -297,5 +304,13 @@ func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 	case x - 1:
 		prev += e.lowC
 	}
-	return core.SlidingAdmits(core.SlidingEstimate(cur, prev, now-x*m.w, m.w), m.cfg.Limit.Max, n)
+	if !core.SlidingAdmits(core.SlidingEstimate(cur, prev, elapsed, m.w), m.cfg.Limit.Max, n) {
+		return false
+	}
+	share := 1.0
+	if seen := e.lowC + e.lowPrev; m.contested(e) && e.own.Cur+e.own.Prev < seen {
+		share = 1 / float64(m.cfg.PoPs) // near its limit, and served elsewhere too
+	}
+	mine := core.SlidingEstimate(own.Cur, own.Prev, elapsed, m.w)
+	return mine+float64(n) <= share*float64(m.cfg.Limit.Max)
 }

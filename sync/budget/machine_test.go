@@ -165,6 +165,43 @@ func TestOutageFallback(t *testing.T) {
 	assert.Equal(t, Decision{Source: SrcFallback}, d, "FailClosed denies what the budget cannot cover")
 }
 
+// TestOutageShare: during an outage an identity Redis last called
+// contested, whose units came from other PoPs too, is admitted here only
+// within an equal share of the limit (Max/P), while one this PoP alone
+// serves keeps the whole limit less what Redis counted: P PoPs falling
+// back at once then admit about the limit between them, not P times it.
+func TestOutageShare(t *testing.T) {
+	down := func(m *Machine, at int64, key string) bool {
+		d, c := m.Request(at, key, 1)
+		if c != nil {
+			d = m.Complete(at, c, nil, errors.New("refused"))
+		}
+		return d.Allowed
+	}
+	cfg := func(c *Config) { c.Limit = core.PerWindow(40, testWindow*time.Millisecond); c.PoPs = 4 }
+	for name, tc := range map[string]struct {
+		cw, admitted int64
+	}{
+		"served elsewhere too": {cw: 20, admitted: 40 / 4}, // contested, most of C from other PoPs: Max/P here
+		"this PoP's alone":     {cw: 2, admitted: 40 - 2},  // every unit Redis knows came from here: C + own ≤ Max (own counts them again: conservative)
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := newTestMachine(t, cfg)
+			m.Request(w0, "s", 1) // free credit: one unit here
+			_, c := m.Request(w0+1, "s", 1)
+			require.NotNil(t, c)
+			m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, Headroom: 5}}}, nil)
+			var admitted int64 = 2
+			for i := range 100 {
+				if down(m, w0+10+int64(i), "s") {
+					admitted++
+				}
+			}
+			assert.Equal(t, tc.admitted, admitted, "units admitted here in the window, the outage's included")
+		})
+	}
+}
+
 // TestContested: a request the budget cannot cover goes to Redis while
 // Redis has headroom, however little (a denial here would be a guess);
 // once a reply leaves no headroom with C alone filling the limit, a
