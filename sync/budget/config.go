@@ -22,7 +22,7 @@ type Config struct {
 	FreeCredit  int64      // c: units a PoP admits of an identity per window unasked; 0 means 1
 	Namespace   string     // key prefix; "" means "el"
 	Buckets     int        // identity buckets (≈ 100 identities each); 0 means 1024
-	Groups      int        // hash tags buckets spread over (one Sync call each); 0 means 16
+	Groups      int        // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client (New)
 	FailClosed  bool       // deny what the budget cannot cover while Redis is down
 	// NoWait is the one policy choice: false (the zero value, accuracy
 	// first) sends a request no grant or free credit covers to Redis
@@ -72,7 +72,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Buckets = 1024
 	}
 	if c.Groups == 0 {
-		c.Groups = 16
+		c.Groups = 1
 	}
 	if c.SyncInterval == 0 {
 		c.SyncInterval = 100 * time.Millisecond

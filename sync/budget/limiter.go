@@ -32,7 +32,10 @@ type Limiter struct {
 }
 
 // New returns a Limiter for cfg on rdb, with a random incarnation when
-// cfg.Incarnation is 0, reading time from clock (nil: the system clock).
+// cfg.Incarnation is 0, 16 groups when cfg.Groups is 0 and rdb is a
+// *redis.ClusterClient (one Sync call per group and round trip; on one
+// Redis a single group costs the fewest calls), reading time from clock
+// (nil: the system clock).
 // Errors wrap ErrConfig. The Sync loop runs once Start is called.
 func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, error) {
 	if rdb == nil {
@@ -44,6 +47,9 @@ func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, err
 			return nil, fmt.Errorf("budget: drawing an incarnation: %w", err)
 		}
 		cfg.Incarnation = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	if _, cluster := rdb.(*redis.ClusterClient); cluster && cfg.Groups == 0 {
+		cfg.Groups = 16 // a group is one hash tag: spread them over the masters
 	}
 	m, err := NewMachine(cfg)
 	if err != nil {

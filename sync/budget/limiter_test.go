@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -79,4 +80,28 @@ func TestLimiterOutageCountsUnderLock(t *testing.T) {
 	fc, err := New(Config{PoP: "y", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2, FailClosed: true}, rdb, clock)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), hammer(t, []*Limiter{fc}, 8, 10), "FailClosed: only the free unit during an outage")
+}
+
+// TestLimiterGroupsByClient: with Groups 0, New spreads a Redis Cluster
+// client's buckets over 16 hash tags (groups go to different masters) and
+// keeps one group on a single Redis (one Sync call per round trip). No
+// call is made: the clients are never used.
+func TestLimiterGroupsByClient(t *testing.T) {
+	cfg := Config{PoP: "p", Limit: core.PerWindow(10, time.Second), PoPs: 2}
+	for name, tc := range map[string]struct {
+		rdb    redis.UniversalClient
+		groups int
+	}{
+		"single":  {redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), 1},
+		"cluster": {redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}), 16},
+	} {
+		l, err := New(cfg, tc.rdb, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, tc.groups, l.m.Config().Groups, "%s client", name)
+		require.NoError(t, tc.rdb.Close())
+	}
+	cfg.Groups = 4
+	l, err := New(cfg, redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 4, l.m.Config().Groups, "a Groups set by the user is kept")
 }

@@ -43,7 +43,7 @@ func TestConfigErrors(t *testing.T) {
 	c := m.Config()
 	assert.Equal(t, int64(1), c.FreeCredit, "FreeCredit defaults to 1")
 	assert.Equal(t, 1024, c.Buckets, "Buckets defaults to 1024")
-	assert.Equal(t, 16, c.Groups, "Groups defaults to 16")
+	assert.Equal(t, 1, c.Groups, "Groups defaults to 1 (New makes it 16 on a Redis Cluster client)")
 }
 
 // TestFreeCreditThenRedis: the first unit of a window is free, the second
