@@ -13,10 +13,13 @@ import (
 )
 
 // The budget mode (sync/budget) runs on the honest network only.
+// budget-nowait is the same with budget.Config.NoWait (latency first).
 func init() {
 	runners["budget"] = nil
-	honestRunners["budget"] = runBudgetHonest
-	Experimental = append(Experimental, "budget")
+	honestRunners["budget"] = func(ctx context.Context, e *Env) (*outcome, error) { return runBudgetHonest(ctx, e, false) }
+	runners["budget-nowait"] = nil
+	honestRunners["budget-nowait"] = func(ctx context.Context, e *Env) (*outcome, error) { return runBudgetHonest(ctx, e, true) }
+	Experimental = append(Experimental, "budget", "budget-nowait")
 }
 
 // budgetSim is one run of the budget mode on the honest network: one
@@ -37,6 +40,7 @@ type budgetSim struct {
 	faults netmodel.Faults
 	agenda agenda
 	out    *outcome
+	noWait bool // budget.Config.NoWait
 }
 
 // budgetFlight is a Call on the network: the Machine that made it, and
@@ -48,10 +52,10 @@ type budgetFlight struct {
 	err error
 }
 
-func runBudgetHonest(ctx context.Context, e *Env) (*outcome, error) {
+func runBudgetHonest(ctx context.Context, e *Env, noWait bool) (*outcome, error) {
 	client, _ := e.countedClient(4)
 	defer client.Close()
-	s := &budgetSim{e: e, ctx: ctx, rdb: client, out: newOutcome(len(e.Trace.Requests)),
+	s := &budgetSim{e: e, ctx: ctx, rdb: client, out: newOutcome(len(e.Trace.Requests)), noWait: noWait,
 		links: netmodel.NewLinks(e.Net, e.Jitter, e.Trace.Config.Seed), faults: e.Faults}
 	pops := e.Trace.Config.PoPs
 	s.gen = make([]int, pops)
@@ -93,7 +97,7 @@ func (s *budgetSim) machine(p int) (*budget.Machine, error) {
 	}
 	m, err := budget.NewMachine(budget.Config{PoP: fmt.Sprintf("pop%d", p), Incarnation: binary.LittleEndian.Uint64(b[:]) | 1,
 		Limit: e.Limit, PoPs: e.Trace.Config.PoPs, Namespace: e.Namespace, Buckets: max(16, e.Trace.Config.Identities/100),
-		SyncInterval: e.SyncInterval, RTT: rtt / time.Duration(max(1, len(e.Net.RedisRTT))), ExpirySlack: e.expirySlack()})
+		NoWait: s.noWait, SyncInterval: e.SyncInterval, RTT: rtt / time.Duration(max(1, len(e.Net.RedisRTT))), ExpirySlack: e.expirySlack()})
 	if err != nil {
 		return nil, fmt.Errorf("budget machine of pop %d: %w", p, err)
 	}
