@@ -47,15 +47,23 @@ func (m *Machine) horizon() float64 {
 
 // topUp is the grant e should ask for at window x: its demand rate over the
 // horizon (a window while e is far from its limit, m.horizon() once
-// contested), at most a quarter of the limit, minus its live balance. Far
+// contested), at most a quarter of the limit, minus its live balance. The
+// rate far from the limit is the one averaged over about a window (one
+// request since the last Sync is no rate of ten a second) unless asking:
+// a decision Call, made for a request the budget could not cover. Far
 // from the limit the free credit covers FreeCredit units a window, and a
 // balance of half the target or more asks nothing: a calm identity tops
 // up about twice a window, not every Sync. A contested identity with
 // demand asks at least 1 unit.
-func (m *Machine) topUp(e *entry, x int64) int64 {
-	rate := max(e.rate, float64(e.demand)/float64(m.cfg.SyncInterval.Milliseconds()))
+func (m *Machine) topUp(e *entry, x int64, asking bool) int64 {
 	contested := m.contested(e)
-	horizon := float64(m.w)
+	rate, horizon := e.rate, float64(m.w)
+	if contested || asking {
+		// near the limit a grant lasts a few Syncs, and a request the
+		// budget could not cover is demand beyond the free credit:
+		// follow the demand since the last Sync at once
+		rate = max(rate, float64(e.demand)/float64(m.cfg.SyncInterval.Milliseconds()))
+	}
 	if contested {
 		horizon = m.horizon()
 	}

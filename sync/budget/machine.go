@@ -244,7 +244,7 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		// one top-up in flight per identity: the replies of a burst's
 		// Calls land after it, and a grant each would hold budget where
 		// no request comes
-		it.Want = m.topUp(e, x)
+		it.Want = m.topUp(e, x, true)
 	}
 	it.Claims = m.claims(e, x)
 	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: &pending{e: e, n: n}}

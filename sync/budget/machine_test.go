@@ -112,20 +112,28 @@ func TestDenyCache(t *testing.T) {
 	assert.NotNil(t, c, "at deny-until Redis is asked again")
 }
 
-// TestSyncPlan: a Tick reports the spends, claims, asks the top-up, sends
-// a failed batch again with its sequence number, and returns the balance of
-// an identity without demand.
+// TestSyncPlan: a calm identity's one request costs no Sync item; once
+// Redis calls it contested, a Tick reports its spends and claims and asks
+// its top-up, sends a failed batch again with its sequence number, and
+// returns the balance of an identity without demand.
 func TestSyncPlan(t *testing.T) {
 	m := newTestMachine(t, func(c *Config) { c.Groups = 1 })
 	m.Request(w0+5, "s", 1) // free
-	calls := m.Tick(w0 + 100)
+	assert.Empty(t, m.Tick(w0+100), "a calm identity's one request asks nothing and reports nothing (its free unit is inside R at Redis)")
+	_, c := m.Request(w0+110, "s", 1)
+	require.NotNil(t, c, "the free credit is spent: Redis decides")
+	assert.Positive(t, c.Items[0].Want, "a request the budget could not cover asks a top-up")
+	assert.Equal(t, []int64{999}, c.Items[0].Claims, "not known contested: only the past window's unused slot is given up")
+	m.Complete(w0+120, c, &Result{Now: w0 + 120, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
+	calls := m.Tick(w0 + 200)
 	require.Len(t, calls, 1, "one group, one batch")
 	b := calls[0]
 	assert.Equal(t, uint64(1), b.Seq, "the first batch of the group")
 	require.Len(t, b.Items, 1)
 	assert.Equal(t, []Op{{X: 1000, GW: GWFree, U: 1}}, b.Items[0].Ops, "the free unit reported in its window (it claims slot w)")
-	assert.Equal(t, []int64{999}, b.Items[0].Claims, "not known contested: only the past window's unused slot is given up")
-	assert.Empty(t, m.Tick(w0+200), "no new batch while the group's is in flight")
+	assert.Equal(t, []int64{1001}, b.Items[0].Claims, "contested: the next window's slot is given up")
+	assert.Positive(t, b.Items[0].Want, "contested with demand: the top-up is asked")
+	assert.Empty(t, m.Tick(w0+250), "no new batch while the group's is in flight")
 	m.Finish(b, nil, errors.New("lost"))
 	again := m.Tick(w0 + 300)
 	require.Len(t, again, 1)

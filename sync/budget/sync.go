@@ -160,7 +160,7 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 	}
 	var want int64
 	if !quiet && now >= e.fullUntil {
-		want = m.topUp(e, x)
+		want = m.topUp(e, x, false)
 	}
 	e.demand = 0
 	if want == 0 && !returns && !e.renounce && !(contested && len(e.ops) > 0) {
