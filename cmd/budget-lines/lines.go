@@ -41,10 +41,13 @@ type Line struct {
 	// ItemsPerDecision is budget's Machines' items ÷ decisions.
 	ItemsPerDecision *float64 `json:"items_per_decision"`
 	// RedisBytes* are used_memory grown per identity at Redis; ViewBytes
-	// budget's Machines' heap per identity of the run (every PoP).
+	// budget's Machines' heap per identity of the run (every PoP's view
+	// together), ViewEntryBytes per entry (one PoP's cost of an identity
+	// it holds).
 	RedisBytesRedis  *float64 `json:"redis_bytes_per_identity_redis"`
 	RedisBytesBudget *float64 `json:"redis_bytes_per_identity_budget"`
 	ViewBytes        *float64 `json:"view_bytes_per_identity_budget"`
+	ViewEntryBytes   *float64 `json:"view_bytes_per_entry_budget"`
 	// Lost* are units admitted that Redis never counted (nil: the mode
 	// does not measure it).
 	LostRedis  *int64 `json:"lost_redis"`
@@ -108,7 +111,7 @@ func lineOf(name string, rd, bu *engine.Result) Line {
 		l.ItemsPerDecision = ptr(bu.Budget.ItemsPerDecision)
 	}
 	if m := bu.Memory; m != nil && m.View != nil {
-		l.ViewBytes = ptr(m.View.BytesPerIdentity)
+		l.ViewBytes, l.ViewEntryBytes = ptr(m.View.BytesPerIdentity), ptr(m.View.BytesPerEntry)
 	}
 	for _, rc := range rd.Classes {
 		if rc.Contested == 0 {

@@ -33,7 +33,7 @@ func rows(k float64) (engine.Result, engine.Result) {
 		RoundTripsSavedPct: 96.28 + k, LostHits: -1, RedisLoad: &engine.RedisLoad{ScriptSeconds: 5.6 + k},
 		Budget: &engine.BudgetStats{ItemsPerDecision: 0.3 + k},
 		Memory: &engine.Memory{Redis: &engine.RedisMemory{BytesPerIdentity: 61.5 + k},
-			View: &engine.ViewMemory{BytesPerIdentity: 280.25 + k}},
+			View: &engine.ViewMemory{BytesPerIdentity: 280.25 + k, BytesPerEntry: 71.5 + k}},
 		Classes: []engine.ClassResult{
 			{Class: "calm", Allowed: 79999},
 			{Class: "attackers", Allowed: 12969, Felt: engine.Felt{Contested: 22, QuotaServedPct: 98.25}},
@@ -74,10 +74,10 @@ func TestTableOfLines(t *testing.T) {
 	usR, usB := 1.2e6/200000, 5.6e6/200000
 	assert.Equal(t, []string{"mixed", "1.15/1.08", "-0.07", "attackers", "99.95/98.25", fmt.Sprintf("%.3f", 12969.0/13193),
 		"1/13", "96.28", "215.6/73.0", fmt.Sprintf("%.2f/%.2f", usR, usB), fmt.Sprintf("%.2f", usB/usR), "0.300",
-		"181.9/61.5", "280.2", "3/-"}, strings.Fields(lines[1]), "mixed's first row")
+		"181.9/61.5", "71.5", "280.2", "3/-"}, strings.Fields(lines[1]), "mixed's first row")
 	assert.Equal(t, []string{"near", "100.73/95.47", fmt.Sprintf("%.3f", 34681.0/36590)}, strings.Fields(lines[2]), "mixed's second row: its class alone")
 	assert.Equal(t, []string{"pinned", "1.65/1.58", "-0.07", "attackers", "99.95/98.25", fmt.Sprintf("%.3f", 12969.0/13193),
-		"1/13", "96.78", "216.1/73.5", fmt.Sprintf("%.2f/-", 1.7e6/200000), "-", "0.800", "182.4/-", "-", "3/-"},
+		"1/13", "96.78", "216.1/73.5", fmt.Sprintf("%.2f/-", 1.7e6/200000), "-", "0.800", "182.4/-", "-", "-", "3/-"},
 		strings.Fields(lines[3]), "pinned's first row, budget's unmeasured figures as -")
 
 	out.Reset()
@@ -91,6 +91,8 @@ func TestTableOfLines(t *testing.T) {
 	require.False(t, l.ScriptRatio == nil || l.ViewBytes == nil || l.RedisBytesBudget == nil, "measured figures missing: %+v", l)
 	assert.InDelta(t, usB/usR, *l.ScriptRatio, 1e-12, "script time ratio")
 	assert.Equal(t, 280.25, *l.ViewBytes, "view bytes per identity")
+	require.NotNil(t, l.ViewEntryBytes, "view bytes per entry missing")
+	assert.Equal(t, 71.5, *l.ViewEntryBytes, "view bytes per entry")
 	assert.Nil(t, l.LostBudget, "budget's lost units, not measured")
 	assert.Equal(t, []Class{{"attackers", 13193, 12969, 99.95, 98.25, 12969.0 / 13193}, {"near", 36590, 34681, 100.73, 95.47, 34681.0 / 36590}}, l.Classes, "contested classes")
 }

@@ -41,7 +41,7 @@ func tableCmd(args []string, stdout, stderr io.Writer) error {
 // budget's.
 var columns = []string{"line", "over max r/b", "Δ", "contested class", "served % r/b", "units b/r",
 	"wrongly lim r/b", "RTs saved %", "p99 ms r/b", "script µs/dec r/b", "b/r", "items/dec",
-	"redis B/id r/b", "view B/id", "lost r/b"}
+	"redis B/id r/b", "view B/entry", "view B/id", "lost r/b"}
 
 // writeTable writes ls as one aligned table: a row per contested class of
 // each line, the line's own figures on its first row only (a line without
@@ -66,13 +66,13 @@ func writeTable(w io.Writer, ls []Line) error {
 				cls = []string{c.Name, fmt.Sprintf("%.2f/%.2f", c.ServedRedis, c.ServedBudget), fmt.Sprintf("%.3f", c.Ratio)}
 			}
 			line := make([]string, 3)
-			rest := make([]string, 9)
+			rest := make([]string, 10)
 			if i == 0 {
 				line = []string{l.Name, fmt.Sprintf("%.2f/%.2f", l.OverRedis, l.OverBudget), fmt.Sprintf("%+.2f", l.OverDelta)}
 				rest = []string{fmt.Sprintf("%d/%d", l.WronglyLimitedRedis, l.WronglyLimitedBudget),
 					fmt.Sprintf("%.2f", l.SavedPct), fmt.Sprintf("%.1f/%.1f", l.P99Redis, l.P99Budget),
 					pair(l.ScriptUsRedis, l.ScriptUsBudget, 2), opt(l.ScriptRatio, 2), opt(l.ItemsPerDecision, 3),
-					pair(l.RedisBytesRedis, l.RedisBytesBudget, 1), opt(l.ViewBytes, 1), pair(l.LostRedis, l.LostBudget, 0)}
+					pair(l.RedisBytesRedis, l.RedisBytesBudget, 1), opt(l.ViewEntryBytes, 1), opt(l.ViewBytes, 1), pair(l.LostRedis, l.LostBudget, 0)}
 			}
 			row(append(append(line, cls...), rest...)...)
 		}
