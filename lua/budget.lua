@@ -218,9 +218,14 @@ for _ = 1, nitems do
   end
 end
 if seq > 0 then
-  local hot = redis.call('SRANDMEMBER', prefix .. ':hot:' .. w, 64)
-  for _, m in ipairs(hot) do
-    out[#out + 1] = m
+  -- the set's members in a fixed order (its own order follows Redis'
+  -- random hash seed), 64 of them from an offset the batch's sequence
+  -- number moves, so every member is listed in turn
+  local hot = redis.call('SMEMBERS', prefix .. ':hot:' .. w)
+  table.sort(hot)
+  local from = (seq * 64) % math.max(1, #hot)
+  for j = 0, math.min(64, #hot) - 1 do
+    out[#out + 1] = hot[(from + j) % #hot + 1]
   end
 end
 return out

@@ -21,7 +21,10 @@ const scanCount = 1000
 func (s *servers) dropKeys(ctx context.Context, cluster bool, ns string, last bool) error {
 	switch {
 	case s.proc == nil:
-		return clearKeys(ctx, s.redisAddr, cluster, ns+":*")
+		if err := clearKeys(ctx, s.redisAddr, cluster, ns+":*"); err != nil {
+			return err
+		}
+		return clearKeys(ctx, s.redisAddr, cluster, budgetPattern(ns))
 	case last:
 		return nil
 	}

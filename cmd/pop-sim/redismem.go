@@ -12,7 +12,8 @@ import (
 
 // memMeter reads a single Redis node's used_memory before a mode and,
 // after it, divides what grew by the identities whose keys the mode left
-// in its namespace. On a cluster (or when INFO fails) it reports nothing.
+// in its namespace (the budget layout's: countBudgetKeys). On a cluster
+// (or when INFO fails) it reports nothing.
 type memMeter struct {
 	rdb    *goredis.Client
 	before int64
@@ -42,6 +43,9 @@ func (m *memMeter) stop(ctx context.Context, ns string) *engine.RedisMemory {
 		return nil
 	}
 	c, err := countKeys(ctx, m.rdb, ns+":*")
+	if err == nil && c.keys == 0 { // the budget layout's keys: "{ns:g<group>}:..."
+		c, err = countBudgetKeys(ctx, m.rdb, ns)
+	}
 	if err != nil || c.identities == 0 {
 		return nil
 	}

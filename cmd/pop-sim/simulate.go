@@ -67,6 +67,7 @@ func (o *options) simulate(ctx context.Context, srv *servers, stderr io.Writer) 
 		p.Result = r
 		rep.Sweep = append(rep.Sweep, p)
 	}
+	rep.Notes = append(rep.Notes, budgetNotes(rep)...)
 	return rep, err
 }
 

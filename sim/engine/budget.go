@@ -80,9 +80,9 @@ func runBudgetHonest(ctx context.Context, e *Env, noWait bool) (*outcome, error)
 	if err := s.runUntil(1<<62 - 1); err != nil {
 		return nil, err
 	}
-	for _, m := range append(s.dead, s.ms...) {
-		s.out.roundTrips += int64(m.Stats().RoundTrips)
-	}
+	s.out.budget = budgetStats(append(append([]*budget.Machine(nil), s.dead...), s.ms...), len(e.Trace.Requests))
+	s.out.roundTrips = int64(s.out.budget.RoundTrips)
+	s.out.view = s.releaseMachines()
 	return s.out, nil
 }
 

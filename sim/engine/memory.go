@@ -17,7 +17,8 @@ type Memory struct {
 	// Redis is the mode's keys at Redis; nil when not measured (a Redis
 	// Cluster, or a mode that left no key).
 	Redis *RedisMemory `json:"redis,omitempty"`
-	// View is the Go heap the hybrid PoPs' views held; nil for other modes.
+	// View is the Go heap the hybrid PoPs' views (the budget PoPs'
+	// Machines) held; nil for other modes.
 	View *ViewMemory `json:"view,omitempty"`
 	// ArticleBytes and CloudflareBytes are the references the figures are
 	// read against (ArticleBytesPerIdentity, CloudflareBytesPerIdentity).
@@ -38,8 +39,8 @@ type RedisMemory struct {
 	FieldsPerHash float64 `json:"fields_per_hash,omitempty"`
 }
 
-// ViewMemory is the Go heap the live hybrid PoPs' Nodes held at the end of
-// the run (their views, mostly), divided by the entries of those views
+// ViewMemory is the Go heap the live hybrid PoPs' Nodes (budget PoPs'
+// Machines) held at the end of the run (their views, mostly), divided by the entries of those views
 // (BytesPerEntry: what one PoP pays for one identity it holds) and by the
 // identities of the run (BytesPerIdentity: what every PoP together pays
 // per identity served). Two modes whose views differ in size compare by

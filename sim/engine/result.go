@@ -46,9 +46,12 @@ type Result struct {
 	// the run (hybrid: against each incarnation's field, after every live
 	// PoP's final flush; redis: admitted by failing open); -1 when not
 	// measured (local, the ideal network).
-	LostHits int64         `json:"lost_hits"`
-	Classes  []ClassResult `json:"classes,omitempty"`
-	Faults   []FaultCost   `json:"faults,omitempty"`
+	LostHits int64 `json:"lost_hits"`
+	// Budget is the budget mode's Machine work (Stats summed over its
+	// PoPs); nil for every other mode.
+	Budget  *BudgetStats  `json:"budget,omitempty"`
+	Classes []ClassResult `json:"classes,omitempty"`
+	Faults  []FaultCost   `json:"faults,omitempty"`
 }
 
 // RedisLoad is what one mode cost the Redis server while it ran: its
@@ -70,9 +73,10 @@ type outcome struct {
 	roundTrips int64
 	natsMsgs   int64
 	natsBytes  int64
-	lost       int64       // units admitted that Redis never counted (-1: not measured)
-	crashLost  []int64     // per crash of Env.Faults: its dead incarnation's share of lost
-	view       *ViewMemory // hybrid: the heap the live PoPs' views held at the end (releaseViews)
+	lost       int64        // units admitted that Redis never counted (-1: not measured)
+	crashLost  []int64      // per crash of Env.Faults: its dead incarnation's share of lost
+	view       *ViewMemory  // hybrid, budget: the heap the live PoPs' views held at the end (releaseViews, releaseMachines)
+	budget     *BudgetStats // budget: its Machines' Stats summed
 }
 
 func newOutcome(n int) *outcome {
@@ -100,7 +104,7 @@ func (e *Env) score(mode string, o *outcome) Result {
 		MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission,
 		Felt: feltOf(felt.Result()), RedisRoundTrips: o.roundTrips, NATSMessages: o.natsMsgs, NATSBytes: o.natsBytes,
 		AddedLatencyP50Ms: p50, AddedLatencyP99Ms: p99, LostHits: o.lost,
-		Classes: by.classResults(e, j, felt), Faults: by.faultCosts()}
+		Classes: by.classResults(e, j, felt), Faults: by.faultCosts(), Budget: o.budget}
 	if o.view != nil {
 		r.Memory = NewMemory()
 		r.Memory.View = o.view

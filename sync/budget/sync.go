@@ -201,6 +201,10 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 	}
 	m.down = false
 	x := m.window(r.Now)
+	// Redis lists the hot identities in its set's order: apply them in the
+	// keys' order, so the view (and the sweep's walk of it) does not
+	// depend on it.
+	slices.SortFunc(r.Hot, func(a, b HotKey) int { return cmpString(a.Key, b.Key) })
 	for _, h := range r.Hot {
 		e := m.entry(h.Key)
 		if e.sentClaims < x+1 {

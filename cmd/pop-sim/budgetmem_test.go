@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCountBudgetKeysIsExact: on a real redis-server holding the budget
+// layout's keys of two namespaces and keys of another layout, the budget
+// count of one namespace finds its keys alone, counts an identity once
+// however many windows' hashes hold it, and counts the bucket hashes and
+// their fields, not the retry guards or hot sets.
+func TestCountBudgetKeysIsExact(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	ns := "popsim-1-budget"
+	set := func(key string, fields ...string) {
+		t.Helper()
+		var args []any
+		for _, f := range fields {
+			args = append(args, f, "1:0:0")
+		}
+		require.NoError(t, rdb.HSet(ctx, key, args...).Err(), "HSET %s", key)
+	}
+	set("{"+ns+":g0}:b0:7", "id1", "id2")        // window 7 of bucket 0
+	set("{"+ns+":g0}:b0:8", "id1", "id2", "id3") // the same identities, and one more, in window 8
+	set("{"+ns+":g1}:b17:8", "id4")
+	set("{"+ns+":g1}:b17:-1", "id5")                                     // a window before the epoch
+	require.NoError(t, rdb.Set(ctx, "{"+ns+":g0}:seq:42", "3", 0).Err()) // a retry guard
+	require.NoError(t, rdb.SAdd(ctx, "{"+ns+":g1}:hot:8", "id9").Err())  // a hot set: its member is no identity of the count
+	set("{popsim-2-budget:g0}:b0:7", "other")                            // another run's namespace
+	set(ns+":{id6}:7", "pop0")                                           // the hybrid's layout, not the budget's
+	c, err := countBudgetKeys(ctx, rdb, ns)
+	require.NoError(t, err)
+	assert.Equal(t, keyCount{keys: 6, identities: 5, hashes: 4, fields: 7}, c,
+		"want 6 keys of the layout, identities id1..id5, 4 bucket hashes holding 2+3+1+1 fields")
+	assert.Equal(t, "{"+ns+":g*", budgetPattern(ns), "the layout's SCAN pattern")
+}
+
+// TestBudgetRowAndNote: a redis,budget run on a real redis-server gives
+// budget a memory row (Redis bytes per identity, identities as distinct
+// bucket-hash fields, the Machines' heap per entry and per identity), its
+// Machines' Stats in the JSON, and a "budget:" note that says the same
+// figures under the table; the run leaves no key of either layout.
+func TestBudgetRowAndNote(t *testing.T) {
+	rdb, p := redistest.Client(t)
+	ctx := context.Background()
+	require.NoError(t, rdb.Set(ctx, "not-ours", "1", 0).Err())
+	args := append(memoryRun(p.Addr), "-mode", "redis,budget")
+	code, out, errOut := popSim(t, append(args, "-json")...)
+	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
+	r := decode(t, out)
+	require.Len(t, r.Results, 2, "results %v", r.Results)
+	rd, bu := memOf(r.Results[0], "redis"), memOf(r.Results[1], "redis")
+	require.NotNil(t, rd, "no redis memory for redis: %v", r.Results[0]["memory"])
+	require.NotNil(t, bu, "no redis memory for budget: %v", r.Results[1]["memory"])
+	assert.False(t, bu["identities"] < rd["identities"]/2 || bu["identities"] > rd["identities"],
+		"budget: %v identities at Redis, want at most the %v that made requests (pure Redis' keys) and at least half", bu["identities"], rd["identities"])
+	assert.False(t, bu["keys"] >= bu["identities"] || bu["fields_per_hash"] < 2,
+		"budget: %v keys, %v fields per hash for %v identities: want buckets of many identities", bu["keys"], bu["fields_per_hash"], bu["identities"])
+	assert.False(t, bu["bytes_per_identity"] < 10 || bu["bytes_per_identity"] > 1000 || bu["bytes_per_identity"] != bu["used_bytes"]/bu["identities"],
+		"budget: %v bytes per identity, want used_memory grown / identities in 10..1000", bu["bytes_per_identity"])
+	v := memOf(r.Results[1], "view")
+	if assert.NotNil(t, v, "budget measured its Machines' heap") {
+		assert.False(t, v["entries"] != 3*v["entries_per_pop"] || v["bytes_per_entry"] < 100 || v["bytes_per_entry"] > 2000,
+			"budget view %v: want entries on 3 PoPs, 100..2000 bytes each", v)
+	}
+	assert.Nil(t, r.Results[0]["budget"], "redis mode reports budget Stats")
+	st, _ := r.Results[1]["budget"].(map[string]any)
+	require.NotNil(t, st, "budget mode: no Stats in %v", r.Results[1])
+	decisions := r.Results[1]["decisions"].(float64)
+	assert.InDelta(t, st["items"].(float64)/decisions, st["items_per_decision"], 1e-12, "items per decision")
+	assert.Equal(t, r.Results[1]["redis_round_trips"], st["round_trips"], "Stats' round trips against the row's")
+
+	code, table, errOut := popSim(t, args...)
+	require.EqualValues(t, 0, code, "table run: exit %d: %s", code, errOut)
+	section := table[strings.Index(table, "memory per identity"):]
+	assert.True(t, tableRowHas(section, "budget", bu["keys"], bu["identities"]),
+		"memory row of budget lacks %v keys and %v identities:\n%s", bu["keys"], bu["identities"], section)
+	want := fmt.Sprintf("note: budget: items/decision %.4f, calls/decision %.4f, round trips/decision %.4f",
+		st["items_per_decision"], st["calls_per_decision"], st["round_trips"].(float64)/decisions)
+	assert.Contains(t, table, want, "the budget note under the table")
+	bySource := st["decisions_by_source"].(map[string]any)
+	assert.Contains(t, table, fmt.Sprintf("by source deny-cache %v (", bySource["deny-cache"]), "the budget note's sources, in the Machine's order")
+
+	keys, err := rdb.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"not-ours"}, keys, "keys after the runs; want only the one that was there before")
+}

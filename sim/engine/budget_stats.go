@@ -1,0 +1,45 @@
+package engine
+
+import "github.com/edgelimit/edgelimit/sync/budget"
+
+// BudgetStats is the budget mode's work, sync/budget's Machine.Stats
+// summed over every PoP's Machines (crashed incarnations included). The
+// zero value is no work; nil in a Result for every other mode.
+type BudgetStats struct {
+	// BySource counts the Machines' decisions by budget.Source name
+	// (deny-cache, full, grant, free, fallback, redis). A crashed
+	// incarnation's request still waiting on Redis is counted nowhere.
+	BySource map[string]uint64 `json:"decisions_by_source"`
+	// Calls, Items and RoundTrips are budget.Stats' fields: script calls
+	// planned (decision Calls and Sync batches, retries included), the
+	// items in them, and the round trips they take on one Redis node.
+	Calls      uint64 `json:"calls"`
+	Items      uint64 `json:"items"`
+	RoundTrips uint64 `json:"round_trips"`
+	// Machines is how many Machines the sums are over: one per PoP plus
+	// one per crash.
+	Machines int `json:"machines"`
+	// ItemsPerDecision and CallsPerDecision divide Items and Calls by the
+	// trace's decisions (every request, as round trips per decision do).
+	ItemsPerDecision float64 `json:"items_per_decision"`
+	CallsPerDecision float64 `json:"calls_per_decision"`
+}
+
+// budgetStats sums ms' Stats; decisions is the trace's request count.
+func budgetStats(ms []*budget.Machine, decisions int) *BudgetStats {
+	b := &BudgetStats{BySource: map[string]uint64{}, Machines: len(ms)}
+	for _, m := range ms {
+		st := m.Stats()
+		for src, n := range st.Decisions {
+			b.BySource[budget.Source(src).String()] += n
+		}
+		b.Calls += st.Calls
+		b.Items += st.Items
+		b.RoundTrips += st.RoundTrips
+	}
+	if decisions > 0 {
+		b.ItemsPerDecision = float64(b.Items) / float64(decisions)
+		b.CallsPerDecision = float64(b.Calls) / float64(decisions)
+	}
+	return b
+}
