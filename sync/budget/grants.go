@@ -21,7 +21,7 @@ func (m *Machine) claims(e *entry, x int64) []int64 {
 	}
 	var out []int64
 	for y := max(e.sentClaims+1, x-1); y <= through; y++ {
-		if y != e.usedFree {
+		if y != e.usedFree && y != e.usedFree1 {
 			out = append(out, y)
 		}
 	}

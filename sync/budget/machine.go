@@ -89,6 +89,7 @@ type entry struct {
 	ops        []Op             // admissions and returns not yet in a batch
 	claimed    int64            // free slots up to this window are consumed here
 	usedFree   int64            // the last window whose slot free credit used (its op claims it)
+	usedFree1  int64            // the one before: its op may still be unsent when the next window's item goes
 	sentClaims int64            // slot claims up to this window were sent
 	lowW       int64            // Redis window of the lower bound below
 	lowC       int64            // C_lowW at Redis (a lower bound of the truth)
@@ -133,7 +134,7 @@ func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
-		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, lowW: math.MinInt64, headroom: -1, slot: len(m.all)}
+		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, headroom: -1, slot: len(m.all)}
 		m.view[key] = e
 		m.all = append(m.all, e)
 	}
@@ -222,7 +223,7 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		return verdict(true, SrcGrant)
 	}
 	if n <= m.cfg.FreeCredit && x > e.claimed {
-		e.claimed, e.usedFree = x, x
+		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
 		e.addOp(Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
@@ -246,7 +247,10 @@ func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *C
 		// no request comes
 		it.Want = m.topUp(e, x, true)
 	}
-	it.Claims = m.claims(e, x)
+	// No claims here: a decision Call has no sequence number, and one
+	// sent twice (a retry racing its original) would count a slot twice
+	// at Redis, freeing another PoP's reserved free credit. Slots go with
+	// the next Sync's batch, which Redis applies at most once.
 	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: &pending{e: e, n: n}}
 	e.asking++
 	m.stats.Calls++
