@@ -54,40 +54,76 @@ if seq > 0 then
   end
 end
 
-local touched = {}
+-- Items are read first, each bucket hash once per window for all the
+-- identities the call names (HMGET), applied in order on those states,
+-- and written last, each hash once (HSET of its changed fields, PEXPIRE);
+-- an identity named twice sees its first item's changes. Hot set changes
+-- are applied at the end too, the last one of each identity counting.
+--
+-- An identity's state is one flat array: C, G, K of window w + d at
+-- 3(d + 2) + 1, + 2, + 3 (d in -2..2), and at 16 + d + 2 whether window
+-- w + d changed.
+local ids = {}      -- 'bucket|field' -> state
+local bl = {}       -- buckets in order of first mention
+local bf = {}       -- bucket -> its fields in order of first mention
+local itS, itArg = {}, {} -- per item: its state, its ARGV index
+local i = 11
+for n = 1, nitems do
+  local f, b = ARGV[i], ARGV[i + 1]
+  local id = b .. '|' .. f
+  local s = ids[id]
+  if not s then
+    s = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, false, false, false, id, f}
+    ids[id] = s
+    local fl = bf[b]
+    if not fl then
+      fl = {}
+      bf[b] = fl
+      bl[#bl + 1] = b
+    end
+    fl[#fl + 1] = s
+  end
+  itS[n], itArg[n] = s, i
+  i = i + 5 + tonumber(ARGV[i + 4])
+  i = i + 1 + 3 * tonumber(ARGV[i])
+end
 
 local function key(b, x)
   return prefix .. ':b' .. b .. ':' .. x
 end
 
-local function load(b, f, x)
-  local v = redis.call('HGET', key(b, x), f)
-  if not v then
-    return {0, 0, 0}
+for _, b in ipairs(bl) do
+  local fl = bf[b]
+  local names = {}
+  for j, s in ipairs(fl) do
+    names[j] = s[22]
   end
-  local a, g, k = string.match(v, '^(%d+):(%d+):(%d+)$')
-  return {tonumber(a), tonumber(g), tonumber(k)}
-end
-
-local function store(b, f, x, s)
-  local k = key(b, x)
-  redis.call('HSET', k, f, string.format('%d:%d:%d', s[1], s[2], s[3]))
-  if not touched[k] then
-    touched[k] = true
-    redis.call('PEXPIRE', k, (x + 3) * W - now + slack)
+  for d = -2, 2 do
+    local vs
+    if #names == 1 then
+      vs = {redis.call('HGET', key(b, w + d), names[1])}
+    else
+      vs = redis.call('HMGET', key(b, w + d), unpack(names))
+    end
+    local o = 3 * (d + 2)
+    for j, s in ipairs(fl) do
+      local v = vs[j]
+      if v then
+        local a, g, k = string.match(v, '^(%d+):(%d+):(%d+)$')
+        s[o + 1], s[o + 2], s[o + 3] = tonumber(a), tonumber(g), tonumber(k)
+      end
+    end
   end
-end
-
-local function R(s)
-  return c * math.max(0, P - s[3])
 end
 
 -- headroom: the most units E, E1 and E2 all still admit (docs/budget.md),
 -- and, when that is 0, the ms until one unit fits if nothing changes.
+-- R_x = c * max(0, P - K_x).
 local function headroom(s)
-  local cw, p1, p2, n1, n2 = s[0], s[-1], s[-2], s[1], s[2]
-  local cur = cw[1] + cw[2] + p1[2] + R(cw)
-  local prev = p1[1] + R(p1) + p2[2]
+  local rw = c * math.max(0, P - s[9])
+  local r1 = c * math.max(0, P - s[12])
+  local cur = s[7] + s[8] + s[5] + rw
+  local prev = s[4] + c * math.max(0, P - s[6]) + s[2]
   local est
   if prev == 0 then
     est = cur
@@ -98,8 +134,8 @@ local function headroom(s)
   while h > 0 and not (est < max - h + 1) do
     h = h - 1
   end
-  local e1 = cw[1] + cw[2] + p1[2] + R(cw) + R(n1)
-  local e2 = cw[2] + R(n1) + R(n2)
+  local e1 = cur + r1
+  local e2 = s[8] + r1 + c * math.max(0, P - s[15])
   h = math.min(h, max - e1, max - e2)
   if h > 0 then
     return h, 0
@@ -117,105 +153,133 @@ local function headroom(s)
   return 0, retry
 end
 
+local hotOps, hotOrder = {}, {} -- member -> true (add) / false (remove)
 local out = {now, w, retried}
-local i = 11
-for _ = 1, nitems do
-  local f = ARGV[i]
-  local b = ARGV[i + 1]
-  local n = tonumber(ARGV[i + 2])
-  local want = tonumber(ARGV[i + 3])
-  local nclaims = tonumber(ARGV[i + 4])
-  i = i + 5
-  local s = {}
-  for d = -2, 2 do
-    s[d] = load(b, f, w + d)
-  end
-  local dirty = {}
-  local claims = {}
-  for j = 0, nclaims - 1 do
-    claims[#claims + 1] = tonumber(ARGV[i + j])
-  end
-  i = i + nclaims
-  local nops = tonumber(ARGV[i])
-  i = i + 1
-  local ops = {}
-  for j = 0, nops - 1 do
-    ops[#ops + 1] = {tonumber(ARGV[i + 3 * j]), tonumber(ARGV[i + 3 * j + 1]), tonumber(ARGV[i + 3 * j + 2])}
-  end
-  i = i + 3 * nops
+local q = 3
+for n = 1, nitems do
+  local s, a = itS[n], itArg[n]
+  local nn, want, nclaims = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local allowed, grant = -1, 0
+  local h, retry
   if retried == 0 then
-    for _, op in ipairs(ops) do
-      local x, gw, u = op[1], op[2] - w, op[3]
-      if op[2] >= 0 and gw >= -2 and gw <= 0 then
-        s[gw][2] = math.max(0, s[gw][2] - u)
-        dirty[gw] = true
+    local o = a + 6 + nclaims
+    for _ = 1, tonumber(ARGV[o - 1]) do
+      local x, gwa, u = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
+      o = o + 3
+      local gw = gwa - w
+      if gwa >= 0 and gw >= -2 and gw <= 0 then
+        local j = 3 * (gw + 2) + 2
+        s[j] = math.max(0, s[j] - u)
+        s[18 + gw] = true
       end
       if x >= 0 then
         local d = math.min(x - w, 0)
         if d >= -1 then
-          s[d][1] = s[d][1] + u
-          if op[2] == -1 then
-            s[d][3] = s[d][3] + 1
+          local j = 3 * (d + 2) + 1
+          s[j] = s[j] + u
+          if gwa == -1 then
+            s[j + 2] = s[j + 2] + 1
           end
-          dirty[d] = true
+          s[18 + d] = true
         end
       end
     end
-    for _, x in ipairs(claims) do
-      local d = x - w
+    for j = a + 5, a + 4 + nclaims do
+      local d = tonumber(ARGV[j]) - w
       if d >= -1 and d <= 2 then
-        s[d][3] = s[d][3] + 1
-        dirty[d] = true
+        local k = 3 * (d + 2) + 3
+        s[k] = s[k] + 1
+        s[18 + d] = true
       end
     end
-    if n > 0 then
-      if n <= headroom(s) then
+    if nn > 0 then
+      h = headroom(s)
+      if nn <= h then
         allowed = 1
-        s[0][1] = s[0][1] + n
-        dirty[0] = true
+        s[7] = s[7] + nn
+        s[18] = true
+        h = nil
       else
         allowed = 0
       end
     end
     if want > 0 then
-      local h = headroom(s)
+      h = h or headroom(s)
       if h >= P * want then
         grant = want
       else
         grant = math.min(want, math.ceil(h / P))
       end
       if grant > 0 then
-        s[0][2] = s[0][2] + grant
-        dirty[0] = true
-      end
-    end
-    for d = -2, 2 do
-      if dirty[d] then
-        store(b, f, w + d, s[d])
+        s[8] = s[8] + grant
+        s[18] = true
+        h = nil
       end
     end
   end
-  out[#out + 1] = allowed
-  out[#out + 1] = grant
-  out[#out + 1] = s[0][1]
-  out[#out + 1] = s[-1][1]
-  local h, retry = headroom(s)
-  out[#out + 1] = h
-  out[#out + 1] = retry
+  if not h or h == 0 then
+    h, retry = headroom(s)
+  else
+    retry = 0
+  end
+  out[q + 1], out[q + 2], out[q + 3], out[q + 4], out[q + 5], out[q + 6] = allowed, grant, s[7], s[4], h, retry
+  q = q + 6
   if retried == 0 then
-    local hk = prefix .. ':hot:' .. w
-    if h < max / 4 and (R(s[0]) > 0 or R(s[1]) > 0) then
-      if redis.call('SADD', hk, b .. '|' .. f) == 1 then
-        redis.call('PEXPIRE', hk, 2 * W + slack)
+    local op
+    local r0, r1 = c * math.max(0, P - s[9]), c * math.max(0, P - s[12])
+    if h < max / 4 and (r0 > 0 or r1 > 0) then
+      op = true
+    elseif r0 == 0 and r1 == 0 then
+      op = false
+    end
+    if op ~= nil then
+      local m = s[21]
+      if hotOps[m] == nil then
+        hotOrder[#hotOrder + 1] = m
       end
-    elseif R(s[0]) == 0 and R(s[1]) == 0 then
-      redis.call('SREM', hk, b .. '|' .. f)
+      hotOps[m] = op
     end
   end
 end
+
+for _, b in ipairs(bl) do
+  local fl = bf[b]
+  for d = -2, 2 do
+    local args = {}
+    local o = 3 * (d + 2)
+    for _, s in ipairs(fl) do
+      if s[18 + d] then
+        args[#args + 1] = s[22]
+        args[#args + 1] = s[o + 1] .. ':' .. s[o + 2] .. ':' .. s[o + 3]
+      end
+    end
+    if #args > 0 then
+      local k = key(b, w + d)
+      redis.call('HSET', k, unpack(args))
+      redis.call('PEXPIRE', k, (w + d + 3) * W - now + slack)
+    end
+  end
+end
+
+local hk = prefix .. ':hot:' .. w
+if #hotOrder > 0 then
+  local add, rem = {}, {}
+  for _, m in ipairs(hotOrder) do
+    if hotOps[m] then
+      add[#add + 1] = m
+    else
+      rem[#rem + 1] = m
+    end
+  end
+  if #rem > 0 then
+    redis.call('SREM', hk, unpack(rem))
+  end
+  if #add > 0 and redis.call('SADD', hk, unpack(add)) > 0 then
+    redis.call('PEXPIRE', hk, 2 * W + slack)
+  end
+end
 if seq > 0 then
-  local hot = redis.call('SRANDMEMBER', prefix .. ':hot:' .. w, 64)
+  local hot = redis.call('SRANDMEMBER', hk, 64)
   for _, m in ipairs(hot) do
     out[#out + 1] = m
   end

@@ -58,17 +58,31 @@ type benchGrant struct{ gw, bal int64 }
 // commandstats, EVALSHA) on Sync batches like a deployment's: 8 PoPs, 4
 // groups, 8,000 identities of which 400 are contested, every PoP sending
 // each group a batch of 100 items every 500 ms of its clock for 30
-// rounds (across a window boundary): contested items spend their grant,
-// give up the slots of w and w+1 and want more; calm ones report one free
-// unit a window and now and then want a little. Then 2,000 decisions (one
-// item, N = 1) on contested identities; then, in the same run, the sliding
-// window script of backends/redis (one decision per call) on 5,000
-// identities as the baseline. Metrics: µs per item, per batch call and per
-// decision call, and each against the sliding decision (x-sliding). The
-// replies' digest is logged: a change of the script that keeps its
-// semantics keeps the digest.
+// rounds (across a window boundary): 40% of the items are contested ones
+// that spend their grant, give up the slots of w and w+1 and want more,
+// the rest calm ones that report one free unit a window and now and then
+// want a little. Then 30 rounds of batches of 6 items (a pop-sim Sync
+// carries about that many), then 2,000 decisions (one item, N = 1, want
+// 2) on contested identities; then, in the same run, the sliding window
+// script of backends/redis (one decision per call) on 5,000 identities
+// as the baseline; sub-benchmarks "reference" (testdata/budget_ref.lua,
+// the script as first written) and "current". Metrics: µs per item and per call of each kind, and
+// against the sliding decision (x-sliding). The replies' digest is
+// logged: a change of the script that keeps its semantics keeps it.
 func BenchmarkScriptCost(b *testing.B) {
 	rdb, _ := redistest.Client(b)
+	ctx := context.Background()
+	ref := refScript(b)
+	require.NoError(b, ref.Load(ctx, rdb).Err(), "SCRIPT LOAD reference")
+	b.Run("reference", func(b *testing.B) {
+		benchScript(b, rdb, func(m *Machine, c *Call, now int64) (*Result, error) { return execRef(ctx, rdb, ref, m, c, now) })
+	})
+	b.Run("current", func(b *testing.B) {
+		benchScript(b, rdb, func(m *Machine, c *Call, now int64) (*Result, error) { return Exec(ctx, rdb, m, c, now) })
+	})
+}
+
+func benchScript(b *testing.B, rdb *redis.Client, exec func(*Machine, *Call, int64) (*Result, error)) {
 	ctx := context.Background()
 	const pops, groups, ids, hotIDs, batch, rounds = 8, 4, 8000, 400, 100, 30
 	const window = 10_000
@@ -102,64 +116,70 @@ func BenchmarkScriptCost(b *testing.B) {
 			grants[p], freeUsed[p] = map[string]benchGrant{}, map[string]int64{}
 		}
 		seq := make([]uint64, pops)
-		var items, calls int64
-		resetStats(b, rdb)
 		start := int64(5000)*window + 2000
-		for r := range rounds {
-			for p, m := range ms {
-				now := start + int64(r)*500 + int64(p)*7
-				w := now / window
-				seq[p]++
-				for g := range groups {
-					c := &Call{Group: g, Seq: seq[p]}
-					for j := range batch {
-						var k string
-						it := Item{}
-						if j < batch*2/5 {
-							k = byGroup[g][rng.IntN(hotIDs/groups)]
-							it.Claims = []int64{w, w + 1}
-							it.Want = 1 + rng.Int64N(4)
-							if gr := grants[p][k]; gr.bal > 0 {
-								u := min(gr.bal, 1+rng.Int64N(3))
-								it.Ops = append(it.Ops, Op{X: w, GW: gr.gw, U: u})
-								grants[p][k] = benchGrant{gr.gw, gr.bal - u}
-							}
-						} else {
-							k = byGroup[g][hotIDs/groups+rng.IntN(len(byGroup[g])-hotIDs/groups)]
-							if freeUsed[p][k] < w {
-								freeUsed[p][k] = w
-								it.Ops = []Op{{X: w, GW: GWFree, U: 1}}
+		// syncs runs rounds of batches of batch items per PoP and group,
+		// from round r0 on, and returns their server µs, items and calls.
+		syncs := func(r0, batch int) (usec, items, calls int64) {
+			resetStats(b, rdb)
+			for r := r0; r < r0+rounds; r++ {
+				for p, m := range ms {
+					now := start + int64(r)*500 + int64(p)*7
+					w := now / window
+					seq[p]++
+					for g := range groups {
+						c := &Call{Group: g, Seq: seq[p]}
+						for j := range batch {
+							var k string
+							it := Item{}
+							if j < batch*2/5 {
+								k = byGroup[g][rng.IntN(hotIDs/groups)]
+								it.Claims = []int64{w, w + 1}
+								it.Want = 1 + rng.Int64N(4)
+								if gr := grants[p][k]; gr.bal > 0 {
+									u := min(gr.bal, 1+rng.Int64N(3))
+									it.Ops = append(it.Ops, Op{X: w, GW: gr.gw, U: u})
+									grants[p][k] = benchGrant{gr.gw, gr.bal - u}
+								}
 							} else {
-								it.Want = rng.Int64N(3)
+								k = byGroup[g][hotIDs/groups+rng.IntN(len(byGroup[g])-hotIDs/groups)]
+								if freeUsed[p][k] < w {
+									freeUsed[p][k] = w
+									it.Ops = []Op{{X: w, GW: GWFree, U: 1}}
+								} else {
+									it.Want = rng.Int64N(3)
+								}
 							}
+							it.Key, it.Bucket = k, m.bucket(k)
+							c.Items = append(c.Items, it)
 						}
-						it.Key, it.Bucket = k, m.bucket(k)
-						c.Items = append(c.Items, it)
-					}
-					res, err := Exec(ctx, rdb, m, c, now)
-					require.NoError(b, err, "batch of PoP %d group %d round %d", p, g, r)
-					for j, ir := range res.Items {
-						if ir.Grant > 0 {
-							k := c.Items[j].Key
-							grants[p][k] = benchGrant{res.Window, grants[p][k].bal + ir.Grant}
+						res, err := exec(m, c, now)
+						require.NoError(b, err, "batch of PoP %d group %d round %d", p, g, r)
+						for j, ir := range res.Items {
+							if ir.Grant > 0 {
+								k := c.Items[j].Key
+								grants[p][k] = benchGrant{res.Window, grants[p][k].bal + ir.Grant}
+							}
+							digestItem(digest, ir)
 						}
-						digestItem(digest, ir)
+						items += int64(len(c.Items))
+						calls++
 					}
-					items += int64(len(c.Items))
-					calls++
 				}
 			}
+			usec, n := scriptUsec(b, rdb)
+			require.Equal(b, calls, n, "one EVALSHA per batch")
+			return usec, items, calls
 		}
-		batchUsec, batchCalls := scriptUsec(b, rdb)
-		require.Equal(b, calls, batchCalls, "one EVALSHA per batch")
+		batchUsec, items, calls := syncs(0, 100)
+		smallUsec, smallItems, smallCalls := syncs(rounds, 6)
 
 		resetStats(b, rdb)
 		const decisions = 2000
 		for d := range decisions {
 			p := d % pops
-			now := start + int64(rounds)*500 + int64(d)
+			now := start + int64(2*rounds)*500 + int64(d)
 			k := hot[rng.IntN(len(hot))]
-			res, err := Exec(ctx, rdb, ms[p], &Call{Group: ms[p].group(ms[p].bucket(k)), Items: []Item{{Key: k, Bucket: ms[p].bucket(k), N: 1, Want: 2}}}, now)
+			res, err := exec(ms[p], &Call{Group: ms[p].group(ms[p].bucket(k)), Items: []Item{{Key: k, Bucket: ms[p].bucket(k), N: 1, Want: 2}}}, now)
 			require.NoError(b, err, "decision %d", d)
 			digestItem(digest, res.Items[0])
 		}
@@ -180,14 +200,18 @@ func BenchmarkScriptCost(b *testing.B) {
 		perItem := float64(batchUsec) / float64(items)
 		perCall := float64(batchUsec) / float64(calls)
 		perDec := float64(decUsec) / decisions
+		perSmallItem := float64(smallUsec) / float64(smallItems)
 		b.ReportMetric(perItem, "µs/item")
+		b.ReportMetric(perSmallItem, "µs/item-small")
+		b.ReportMetric(float64(smallUsec)/float64(smallCalls), "µs/batch-small")
+		b.ReportMetric(perSmallItem/perSliding, "item-small-x-sliding")
 		b.ReportMetric(perCall, "µs/batch")
 		b.ReportMetric(perDec, "µs/decision")
 		b.ReportMetric(perSliding, "µs/sliding")
 		b.ReportMetric(perItem/perSliding, "item-x-sliding")
 		b.ReportMetric(perCall/perSliding, "batch-x-sliding")
 		b.ReportMetric(perDec/perSliding, "decision-x-sliding")
-		b.Logf("%d batches, %d items, %d decisions; replies digest %016x", calls, items, decisions, digest.Sum64())
+		b.Logf("%d batches of %d items, %d of %d, %d decisions; replies digest %016x", calls, items, smallCalls, smallItems, decisions, digest.Sum64())
 	}
 }
 
