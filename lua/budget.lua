@@ -54,18 +54,25 @@ if seq > 0 then
   end
 end
 
--- Items are read first, each bucket hash once per window for all the
+-- Layout: windows are paired, 2e and 2e + 1 forming epoch e; each bucket
+-- has a hash per epoch, '<prefix>:b<bucket>:e<e>', field = identity, value
+-- 'C:G:K' of window 2e, followed by ':C:G:K' of window 2e + 1 when that is
+-- not all zero. The hash expires as a whole three windows plus the slack
+-- after window 2e + 1 starts. An item's five windows lie in three epochs.
+--
+-- Items are read first, each bucket's epoch hashes once for all the
 -- identities the call names (HMGET), applied in order on those states,
 -- and written last, each hash once (HSET of its changed fields, PEXPIRE);
 -- an identity named twice sees its first item's changes. Hot set changes
 -- are applied at the end too, the last one of each identity counting.
 --
 -- An identity's state is one flat array: C, G, K of window w + d at
--- 3(d + 2) + 1, + 2, + 3 (d in -2..2), and at 16 + d + 2 whether window
--- w + d changed.
+-- 3(d + 3) + 1, + 2, + 3 (d in -3..3: the epochs' other windows are kept
+-- to be written back), at 25 + d whether window w + d changed, then its
+-- hot set member 'bucket|field' and its field.
 local ids = {}      -- 'bucket|field' -> state
 local bl = {}       -- buckets in order of first mention
-local bf = {}       -- bucket -> its fields in order of first mention
+local bf = {}       -- bucket -> its states in order of first mention
 local itS, itArg = {}, {} -- per item: its state, its ARGV index
 local i = 11
 for n = 1, nitems do
@@ -73,7 +80,8 @@ for n = 1, nitems do
   local id = b .. '|' .. f
   local s = ids[id]
   if not s then
-    s = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, false, false, false, id, f}
+    s = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      false, false, false, false, false, false, false, id, f}
     ids[id] = s
     local fl = bf[b]
     if not fl then
@@ -88,29 +96,34 @@ for n = 1, nitems do
   i = i + 1 + 3 * tonumber(ARGV[i])
 end
 
-local function key(b, x)
-  return prefix .. ':b' .. b .. ':' .. x
+local function key(b, e)
+  return prefix .. ':b' .. b .. ':e' .. e
 end
+local e0, e1 = math.floor((w - 2) / 2), math.floor((w + 2) / 2)
 
 for _, b in ipairs(bl) do
   local fl = bf[b]
   local names = {}
   for j, s in ipairs(fl) do
-    names[j] = s[22]
+    names[j] = s[30]
   end
-  for d = -2, 2 do
+  for e = e0, e1 do
     local vs
     if #names == 1 then
-      vs = {redis.call('HGET', key(b, w + d), names[1])}
+      vs = {redis.call('HGET', key(b, e), names[1])}
     else
-      vs = redis.call('HMGET', key(b, w + d), unpack(names))
+      vs = redis.call('HMGET', key(b, e), unpack(names))
     end
-    local o = 3 * (d + 2)
+    local o = 3 * (2 * e - w + 3)
     for j, s in ipairs(fl) do
       local v = vs[j]
       if v then
-        local a, g, k = string.match(v, '^(%d+):(%d+):(%d+)$')
+        local a, g, k, rest = string.match(v, '^(%d+):(%d+):(%d+)(.*)$')
         s[o + 1], s[o + 2], s[o + 3] = tonumber(a), tonumber(g), tonumber(k)
+        if rest ~= '' then
+          a, g, k = string.match(rest, '^:(%d+):(%d+):(%d+)$')
+          s[o + 4], s[o + 5], s[o + 6] = tonumber(a), tonumber(g), tonumber(k)
+        end
       end
     end
   end
@@ -120,10 +133,10 @@ end
 -- and, when that is 0, the ms until one unit fits if nothing changes.
 -- R_x = c * max(0, P - K_x).
 local function headroom(s)
-  local rw = c * math.max(0, P - s[9])
-  local r1 = c * math.max(0, P - s[12])
-  local cur = s[7] + s[8] + s[5] + rw
-  local prev = s[4] + c * math.max(0, P - s[6]) + s[2]
+  local rw = c * math.max(0, P - s[12])
+  local r1 = c * math.max(0, P - s[15])
+  local cur = s[10] + s[11] + s[8] + rw
+  local prev = s[7] + c * math.max(0, P - s[9]) + s[5]
   local est
   if prev == 0 then
     est = cur
@@ -135,7 +148,7 @@ local function headroom(s)
     h = h - 1
   end
   local e1 = cur + r1
-  local e2 = s[8] + r1 + c * math.max(0, P - s[15])
+  local e2 = s[11] + r1 + c * math.max(0, P - s[18])
   h = math.min(h, max - e1, max - e2)
   if h > 0 then
     return h, 0
@@ -168,36 +181,36 @@ for n = 1, nitems do
       o = o + 3
       local gw = gwa - w
       if gwa >= 0 and gw >= -2 and gw <= 0 then
-        local j = 3 * (gw + 2) + 2
+        local j = 3 * (gw + 3) + 2
         s[j] = math.max(0, s[j] - u)
-        s[18 + gw] = true
+        s[25 + gw] = true
       end
       if x >= 0 then
         local d = math.min(x - w, 0)
         if d >= -1 then
-          local j = 3 * (d + 2) + 1
+          local j = 3 * (d + 3) + 1
           s[j] = s[j] + u
           if gwa == -1 then
             s[j + 2] = s[j + 2] + 1
           end
-          s[18 + d] = true
+          s[25 + d] = true
         end
       end
     end
     for j = a + 5, a + 4 + nclaims do
       local d = tonumber(ARGV[j]) - w
       if d >= -1 and d <= 2 then
-        local k = 3 * (d + 2) + 3
+        local k = 3 * (d + 3) + 3
         s[k] = s[k] + 1
-        s[18 + d] = true
+        s[25 + d] = true
       end
     end
     if nn > 0 then
       h = headroom(s)
       if nn <= h then
         allowed = 1
-        s[7] = s[7] + nn
-        s[18] = true
+        s[10] = s[10] + nn
+        s[25] = true
         h = nil
       else
         allowed = 0
@@ -211,8 +224,8 @@ for n = 1, nitems do
         grant = math.min(want, math.ceil(h / P))
       end
       if grant > 0 then
-        s[8] = s[8] + grant
-        s[18] = true
+        s[11] = s[11] + grant
+        s[25] = true
         h = nil
       end
     end
@@ -222,18 +235,18 @@ for n = 1, nitems do
   else
     retry = 0
   end
-  out[q + 1], out[q + 2], out[q + 3], out[q + 4], out[q + 5], out[q + 6] = allowed, grant, s[7], s[4], h, retry
+  out[q + 1], out[q + 2], out[q + 3], out[q + 4], out[q + 5], out[q + 6] = allowed, grant, s[10], s[7], h, retry
   q = q + 6
   if retried == 0 then
     local op
-    local r0, r1 = c * math.max(0, P - s[9]), c * math.max(0, P - s[12])
+    local r0, r1 = c * math.max(0, P - s[12]), c * math.max(0, P - s[15])
     if h < max / 4 and (r0 > 0 or r1 > 0) then
       op = true
     elseif r0 == 0 and r1 == 0 then
       op = false
     end
     if op ~= nil then
-      local m = s[21]
+      local m = s[29]
       if hotOps[m] == nil then
         hotOrder[#hotOrder + 1] = m
       end
@@ -244,19 +257,24 @@ end
 
 for _, b in ipairs(bl) do
   local fl = bf[b]
-  for d = -2, 2 do
+  for e = e0, e1 do
     local args = {}
-    local o = 3 * (d + 2)
+    local d = 2 * e - w -- window 2e is w + d
+    local o = 3 * (d + 3)
     for _, s in ipairs(fl) do
-      if s[18 + d] then
-        args[#args + 1] = s[22]
-        args[#args + 1] = s[o + 1] .. ':' .. s[o + 2] .. ':' .. s[o + 3]
+      if s[25 + d] or s[26 + d] then
+        args[#args + 1] = s[30]
+        if s[o + 4] == 0 and s[o + 5] == 0 and s[o + 6] == 0 then
+          args[#args + 1] = s[o + 1] .. ':' .. s[o + 2] .. ':' .. s[o + 3]
+        else
+          args[#args + 1] = s[o + 1] .. ':' .. s[o + 2] .. ':' .. s[o + 3] .. ':' .. s[o + 4] .. ':' .. s[o + 5] .. ':' .. s[o + 6]
+        end
       end
     end
     if #args > 0 then
-      local k = key(b, w + d)
+      local k = key(b, e)
       redis.call('HSET', k, unpack(args))
-      redis.call('PEXPIRE', k, (w + d + 3) * W - now + slack)
+      redis.call('PEXPIRE', k, (2 * e + 4) * W - now + slack)
     end
   end
 end

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -38,10 +39,12 @@ func execRef(ctx context.Context, rdb redis.Scripter, ref *redis.Script, m *Mach
 }
 
 // refState reads identity key's C, G, K of window x in the reference
-// layout.
+// layout (a hash per bucket and window, "{ns:g<group>}:b<b>:<x>").
 func refState(t testing.TB, rdb *redis.Client, m *Machine, key string, x int64) cgk {
 	t.Helper()
-	v, err := rdb.HGet(context.Background(), m.BucketKey(m.bucket(key), x), key).Result()
+	b := m.bucket(key)
+	k := m.tag(m.group(b)) + ":b" + strconv.Itoa(b) + ":" + strconv.FormatInt(x, 10)
+	v, err := rdb.HGet(context.Background(), k, key).Result()
 	if err == redis.Nil {
 		return cgk{}
 	}

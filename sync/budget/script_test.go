@@ -29,21 +29,38 @@ type cgk struct{ C, G, K int64 }
 
 func readState(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64) cgk {
 	t.Helper()
+	return readEpoch(t, rdb, m, key, x)[x-2*floorDiv(x, 2)]
+}
+
+// readEpoch reads key's field in the hash of window x's epoch: the states
+// of its two windows, 2e and 2e+1.
+func readEpoch(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64) [2]cgk {
+	t.Helper()
+	var s [2]cgk
 	v, err := rdb.HGet(context.Background(), m.BucketKey(m.bucket(key), x), key).Result()
 	if err == redis.Nil {
-		return cgk{}
+		return s
 	}
 	require.NoError(t, err, "HGET of %s window %d", key, x)
-	var s cgk
-	_, err = fmt.Sscanf(v, "%d:%d:%d", &s.C, &s.G, &s.K)
-	require.NoError(t, err, "value %q is C:G:K", v)
+	n, err := fmt.Sscanf(v, "%d:%d:%d:%d:%d:%d", &s[0].C, &s[0].G, &s[0].K, &s[1].C, &s[1].G, &s[1].K)
+	if n == 3 {
+		require.Equal(t, fmt.Sprintf("%d:%d:%d", s[0].C, s[0].G, s[0].K), v, "a value of three numbers is C:G:K of the even window")
+		return s
+	}
+	require.NoError(t, err, "value %q is C:G:K of window 2e, then of 2e+1", v)
+	require.NotEqual(t, cgk{}, s[1], "value %q: an all-zero odd window is left out", v)
 	return s
 }
 
 func writeState(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64, s cgk) {
 	t.Helper()
-	require.NoError(t, rdb.HSet(context.Background(), m.BucketKey(m.bucket(key), x), key,
-		fmt.Sprintf("%d:%d:%d", s.C, s.G, s.K)).Err())
+	e := readEpoch(t, rdb, m, key, x)
+	e[x-2*floorDiv(x, 2)] = s
+	v := fmt.Sprintf("%d:%d:%d", e[0].C, e[0].G, e[0].K)
+	if e[1] != (cgk{}) {
+		v += fmt.Sprintf(":%d:%d:%d", e[1].C, e[1].G, e[1].K)
+	}
+	require.NoError(t, rdb.HSet(context.Background(), m.BucketKey(m.bucket(key), x), key, v).Err())
 }
 
 // goHeadroom is docs/budget.md's rule in Go on core's math: the most units
@@ -211,7 +228,8 @@ func TestScriptRetriedBatch(t *testing.T) {
 }
 
 // TestScriptTTL checks each bucket hash expires three windows plus the
-// slack after its window starts, and the retry guard four windows after.
+// slack after the later of its epoch's two windows starts, and the retry
+// guard four windows after.
 func TestScriptTTL(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	m := testMachine(t, 2, 100)
@@ -225,8 +243,9 @@ func TestScriptTTL(t *testing.T) {
 	for d := int64(-1); d <= 1; d++ {
 		ttl, err := rdb.PTTL(ctx, m.BucketKey(m.bucket(key), w+d)).Result()
 		require.NoError(t, err)
-		want := (w+d+3)*testWindow - now + slack
-		assert.InDelta(t, want, ttl.Milliseconds(), 50, "window w%+d expires at its start + 3 windows + slack", d)
+		odd := 2*floorDiv(w+d, 2) + 1
+		want := (odd+3)*testWindow - now + slack
+		assert.InDelta(t, want, ttl.Milliseconds(), 50, "window w%+d's hash (epoch of windows %d and %d) expires at the odd window's start + 3 windows + slack", d, odd-1, odd)
 	}
 	ttl, err := rdb.PTTL(ctx, m.tag(m.group(m.bucket(key)))+":seq:7").Result()
 	require.NoError(t, err)
