@@ -27,10 +27,13 @@
 -- limit left and free slots of w or w+1 unclaimed, so every PoP gives up
 -- its slots of them (at most 64, kept in the set '<prefix>:hot:<w>').
 
+local tonumber, floor, ceil, mmax, mmin = tonumber, math.floor, math.ceil, math.max, math.min
+local mpack, munpack = cmsgpack.pack, cmsgpack.unpack
+
 local now = tonumber(ARGV[1])
 if ARGV[2] == '1' then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 local W = tonumber(ARGV[3])
 local max = tonumber(ARGV[4])
@@ -41,7 +44,7 @@ local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
 local nitems = tonumber(ARGV[10])
 
-local w = math.floor(now / W)
+local w = floor(now / W)
 local elapsed = now - w * W
 
 local retried = 0
@@ -56,8 +59,9 @@ end
 
 -- Layout: windows are paired, 2e and 2e + 1 forming epoch e; each bucket
 -- has a hash per epoch, '<prefix>:b<bucket>:e<e>', field = identity, value
--- 'C:G:K' of window 2e, followed by ':C:G:K' of window 2e + 1 when that is
--- not all zero. The hash expires as a whole three windows plus the slack
+-- C, G, K of window 2e, followed by C, G, K of window 2e + 1 when that is
+-- not all zero, as MessagePack integers (cmsgpack: one byte each below
+-- 128). The hash expires as a whole three windows plus the slack
 -- after window 2e + 1 starts. An item's five windows lie in three epochs.
 --
 -- Items are read first, each bucket's epoch hashes once for all the
@@ -96,33 +100,40 @@ for n = 1, nitems do
   i = i + 1 + 3 * tonumber(ARGV[i])
 end
 
-local function key(b, e)
-  return prefix .. ':b' .. b .. ':e' .. e
+local e0, e1 = floor((w - 2) / 2), floor((w + 2) / 2)
+local es = {}
+for e = e0, e1 do
+  es[e] = ':e' .. e
 end
-local e0, e1 = math.floor((w - 2) / 2), math.floor((w + 2) / 2)
 
+local kb = {} -- bucket -> its keys' common part
 for _, b in ipairs(bl) do
   local fl = bf[b]
-  local names = {}
-  for j, s in ipairs(fl) do
-    names[j] = s[30]
-  end
-  for e = e0, e1 do
-    local vs
-    if #names == 1 then
-      vs = {redis.call('HGET', key(b, e), names[1])}
-    else
-      vs = redis.call('HMGET', key(b, e), unpack(names))
-    end
-    local o = 3 * (2 * e - w + 3)
-    for j, s in ipairs(fl) do
-      local v = vs[j]
+  local pb = prefix .. ':b' .. b
+  kb[b] = pb
+  if #fl == 1 then
+    local s = fl[1]
+    for e = e0, e1 do
+      local v = redis.call('HGET', pb .. es[e], s[30])
       if v then
-        local a, g, k, rest = string.match(v, '^(%d+):(%d+):(%d+)(.*)$')
-        s[o + 1], s[o + 2], s[o + 3] = tonumber(a), tonumber(g), tonumber(k)
-        if rest ~= '' then
-          a, g, k = string.match(rest, '^:(%d+):(%d+):(%d+)$')
-          s[o + 4], s[o + 5], s[o + 6] = tonumber(a), tonumber(g), tonumber(k)
+        local o = 3 * (2 * e - w + 3)
+        local a, g, k, a1, g1, k1 = munpack(v)
+        s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, k, a1 or 0, g1 or 0, k1 or 0
+      end
+    end
+  else
+    local names = {}
+    for j, s in ipairs(fl) do
+      names[j] = s[30]
+    end
+    for e = e0, e1 do
+      local vs = redis.call('HMGET', pb .. es[e], unpack(names))
+      local o = 3 * (2 * e - w + 3)
+      for j, s in ipairs(fl) do
+        local v = vs[j]
+        if v then
+          local a, g, k, a1, g1, k1 = munpack(v)
+          s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, k, a1 or 0, g1 or 0, k1 or 0
         end
       end
     end
@@ -133,23 +144,23 @@ end
 -- and, when that is 0, the ms until one unit fits if nothing changes.
 -- R_x = c * max(0, P - K_x).
 local function headroom(s)
-  local rw = c * math.max(0, P - s[12])
-  local r1 = c * math.max(0, P - s[15])
+  local rw = c * mmax(0, P - s[12])
+  local r1 = c * mmax(0, P - s[15])
   local cur = s[10] + s[11] + s[8] + rw
-  local prev = s[7] + c * math.max(0, P - s[9]) + s[5]
+  local prev = s[7] + c * mmax(0, P - s[9]) + s[5]
   local est
   if prev == 0 then
     est = cur
   else
     est = cur + prev * (W - elapsed) / W
   end
-  local h = math.ceil(max + 1 - est) - 1
+  local h = ceil(max + 1 - est) - 1
   while h > 0 and not (est < max - h + 1) do
     h = h - 1
   end
   local e1 = cur + r1
-  local e2 = s[11] + r1 + c * math.max(0, P - s[18])
-  h = math.min(h, max - e1, max - e2)
+  local e2 = s[11] + r1 + c * mmax(0, P - s[18])
+  h = mmin(h, max - e1, max - e2)
   if h > 0 then
     return h, 0
   end
@@ -159,9 +170,9 @@ local function headroom(s)
   local room = max
   local retry
   if cur < room then
-    retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - elapsed)
+    retry = mmax(0, floor(W - (room - cur) * W / prev) + 1 - elapsed)
   else
-    retry = W - elapsed + math.max(0, math.floor(W - room * W / cur) + 1)
+    retry = W - elapsed + mmax(0, floor(W - room * W / cur) + 1)
   end
   return 0, retry
 end
@@ -182,11 +193,11 @@ for n = 1, nitems do
       local gw = gwa - w
       if gwa >= 0 and gw >= -2 and gw <= 0 then
         local j = 3 * (gw + 3) + 2
-        s[j] = math.max(0, s[j] - u)
+        s[j] = mmax(0, s[j] - u)
         s[25 + gw] = true
       end
       if x >= 0 then
-        local d = math.min(x - w, 0)
+        local d = mmin(x - w, 0)
         if d >= -1 then
           local j = 3 * (d + 3) + 1
           s[j] = s[j] + u
@@ -221,7 +232,7 @@ for n = 1, nitems do
       if h >= P * want then
         grant = want
       else
-        grant = math.min(want, math.ceil(h / P))
+        grant = mmin(want, ceil(h / P))
       end
       if grant > 0 then
         s[11] = s[11] + grant
@@ -239,7 +250,7 @@ for n = 1, nitems do
   q = q + 6
   if retried == 0 then
     local op
-    local r0, r1 = c * math.max(0, P - s[12]), c * math.max(0, P - s[15])
+    local r0, r1 = c * mmax(0, P - s[12]), c * mmax(0, P - s[15])
     if h < max / 4 and (r0 > 0 or r1 > 0) then
       op = true
     elseif r0 == 0 and r1 == 0 then
@@ -265,14 +276,14 @@ for _, b in ipairs(bl) do
       if s[25 + d] or s[26 + d] then
         args[#args + 1] = s[30]
         if s[o + 4] == 0 and s[o + 5] == 0 and s[o + 6] == 0 then
-          args[#args + 1] = s[o + 1] .. ':' .. s[o + 2] .. ':' .. s[o + 3]
+          args[#args + 1] = mpack(s[o + 1], s[o + 2], s[o + 3])
         else
-          args[#args + 1] = s[o + 1] .. ':' .. s[o + 2] .. ':' .. s[o + 3] .. ':' .. s[o + 4] .. ':' .. s[o + 5] .. ':' .. s[o + 6]
+          args[#args + 1] = mpack(s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6])
         end
       end
     end
     if #args > 0 then
-      local k = key(b, e)
+      local k = kb[b] .. es[e]
       redis.call('HSET', k, unpack(args))
       redis.call('PEXPIRE', k, (2 * e + 4) * W - now + slack)
     end

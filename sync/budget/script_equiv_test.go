@@ -59,20 +59,29 @@ func refState(t testing.TB, rdb *redis.Client, m *Machine, key string, x int64) 
 // and the reference script on the same Redis (two namespaces) and requires
 // the same replies (hot lists as sets) and, after every call, the same
 // C, G, K of every identity the call names in every window from w−3 to
-// w+3. The calls
-// are built to reach every branch, not to look like a Machine's: PoPs
+// w+3. The calls are built to reach every branch, not to look like a
+// Machine's: PoPs
 // with clocks up to 0.6 windows apart, retried and older sequence
 // numbers, decisions, claims and ops of windows w−3..w+3 (spends of any
 // grant window, returns, free credit, fallback), an identity twice in a
 // batch, restarts (a new incarnation).
 func TestScriptMatchesReference(t *testing.T) {
+	// unit scales the limit and every count: 1 keeps them small (one byte
+	// each in the layout's encoding), 30,000 takes them to three and five.
+	for _, unit := range []int64{1, 30_000} {
+		t.Run(fmt.Sprintf("unit %d", unit), func(t *testing.T) { matchReference(t, unit) })
+	}
+}
+
+func matchReference(t *testing.T, unit int64) {
 	rdb, _ := redistest.Client(t)
 	ctx := context.Background()
 	ref := refScript(t)
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
-	const pops, max, window = 3, 12, 1000
+	const pops, window = 3, 1000
+	max := 12 * unit
 	keys := make([]string, 14)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%d", i)
@@ -117,7 +126,7 @@ func TestScriptMatchesReference(t *testing.T) {
 		win := func() int64 { return w - 3 + rng.Int64N(7) }
 		if rng.IntN(5) == 0 { // a decision
 			k := inGroup()
-			c.Items = []Item{{Key: k, Bucket: cur.bucket(k), N: 1 + rng.Int64N(3), Want: rng.Int64N(3)}}
+			c.Items = []Item{{Key: k, Bucket: cur.bucket(k), N: 1 + rng.Int64N(3*unit), Want: rng.Int64N(3 * unit)}}
 		} else {
 			switch r := rng.IntN(10); {
 			case r == 0 && p.seq[g] > 0: // a retry
@@ -131,15 +140,15 @@ func TestScriptMatchesReference(t *testing.T) {
 			}
 			for range 1 + rng.IntN(6) {
 				k := inGroup()
-				it := Item{Key: k, Bucket: cur.bucket(k), Want: rng.Int64N(6)}
+				it := Item{Key: k, Bucket: cur.bucket(k), Want: rng.Int64N(6 * unit)}
 				if rng.IntN(8) == 0 {
-					it.N = 1 + rng.Int64N(2)
+					it.N = 1 + rng.Int64N(2*unit)
 				}
 				for range rng.IntN(4) {
 					it.Claims = append(it.Claims, win())
 				}
 				for range rng.IntN(4) {
-					o := Op{X: win(), GW: win(), U: rng.Int64N(5)}
+					o := Op{X: win(), GW: win(), U: rng.Int64N(5 * unit)}
 					switch rng.IntN(6) {
 					case 0:
 						o.X = -1

@@ -42,13 +42,14 @@ func readEpoch(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64)
 		return s
 	}
 	require.NoError(t, err, "HGET of %s window %d", key, x)
-	n, err := fmt.Sscanf(v, "%d:%d:%d:%d:%d:%d", &s[0].C, &s[0].G, &s[0].K, &s[1].C, &s[1].G, &s[1].K)
-	if n == 3 {
-		require.Equal(t, fmt.Sprintf("%d:%d:%d", s[0].C, s[0].G, s[0].K), v, "a value of three numbers is C:G:K of the even window")
-		return s
+	n, err := unpackInts([]byte(v))
+	require.NoError(t, err, "value %x is MessagePack integers", v)
+	require.True(t, len(n) == 3 || len(n) == 6, "value %x holds C, G, K of one or two windows, not %d integers", v, len(n))
+	s[0] = cgk{n[0], n[1], n[2]}
+	if len(n) == 6 {
+		s[1] = cgk{n[3], n[4], n[5]}
+		require.NotEqual(t, cgk{}, s[1], "value %x: an all-zero odd window is left out", v)
 	}
-	require.NoError(t, err, "value %q is C:G:K of window 2e, then of 2e+1", v)
-	require.NotEqual(t, cgk{}, s[1], "value %q: an all-zero odd window is left out", v)
 	return s
 }
 
@@ -56,11 +57,54 @@ func writeState(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64
 	t.Helper()
 	e := readEpoch(t, rdb, m, key, x)
 	e[x-2*floorDiv(x, 2)] = s
-	v := fmt.Sprintf("%d:%d:%d", e[0].C, e[0].G, e[0].K)
+	v := packInts(e[0].C, e[0].G, e[0].K)
 	if e[1] != (cgk{}) {
-		v += fmt.Sprintf(":%d:%d:%d", e[1].C, e[1].G, e[1].K)
+		v = append(v, packInts(e[1].C, e[1].G, e[1].K)...)
 	}
 	require.NoError(t, rdb.HSet(context.Background(), m.BucketKey(m.bucket(key), x), key, v).Err())
+}
+
+// unpackInts decodes a run of MessagePack non-negative integers (what
+// Redis' cmsgpack writes for them).
+func unpackInts(b []byte) ([]int64, error) {
+	var out []int64
+	for len(b) > 0 {
+		size := map[byte]int{0xcc: 1, 0xcd: 2, 0xce: 4, 0xcf: 8}[b[0]]
+		switch {
+		case b[0] < 0x80:
+			out, b = append(out, int64(b[0])), b[1:]
+			continue
+		case size == 0 || len(b) < 1+size:
+			return nil, fmt.Errorf("byte %#x at %d is no non-negative integer", b[0], len(out))
+		}
+		var n uint64
+		for _, c := range b[1 : 1+size] {
+			n = n<<8 | uint64(c)
+		}
+		out, b = append(out, int64(n)), b[1+size:]
+	}
+	return out, nil
+}
+
+// packInts encodes non-negative integers as MessagePack, smallest form.
+func packInts(ns ...int64) []byte {
+	var b []byte
+	for _, n := range ns {
+		u := uint64(n)
+		switch {
+		case u < 0x80:
+			b = append(b, byte(u))
+		case u <= 0xff:
+			b = append(b, 0xcc, byte(u))
+		case u <= 0xffff:
+			b = append(b, 0xcd, byte(u>>8), byte(u))
+		case u <= 0xffffffff:
+			b = append(b, 0xce, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+		default:
+			b = append(b, 0xcf, byte(u>>56), byte(u>>48), byte(u>>40), byte(u>>32), byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+		}
+	}
+	return b
 }
 
 // goHeadroom is docs/budget.md's rule in Go on core's math: the most units
