@@ -6,7 +6,8 @@
 --
 -- KEYS[1]: the retry guard of (incarnation, group), '{tag}:seq:<inc>'; it
 --          names the group's slot (every key the script touches is
---          '<prefix>:b<bucket>:<window>' with the same hash tag).
+--          '<prefix>:b<bucket>:e<epoch>' or '<prefix>:hot:<window>' with
+--          the same hash tag; see Layout below).
 -- ARGV[1]  now, ms (ignored when ARGV[2] is '1': read from TIME)
 -- ARGV[2]  1 to read now from the server
 -- ARGV[3]  window, ms          ARGV[4] max, units per window
