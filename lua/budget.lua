@@ -6,7 +6,8 @@
 --
 -- KEYS[1]: the retry guard of (incarnation, group), '{tag}:seq:<inc>'; it
 --          names the group's slot (every key the script touches is
---          '<prefix>:b<bucket>:<window>' with the same hash tag).
+--          '<prefix>:b<bucket>:e<epoch>' or '<prefix>:hot:<window>' with
+--          the same hash tag; see Layout below).
 -- ARGV[1]  now, ms (ignored when ARGV[2] is '1': read from TIME)
 -- ARGV[2]  1 to read now from the server
 -- ARGV[3]  window, ms          ARGV[4] max, units per window
@@ -27,10 +28,13 @@
 -- limit left and free slots of w or w+1 unclaimed, so every PoP gives up
 -- its slots of them (at most 64, kept in the set '<prefix>:hot:<w>').
 
+local tonumber, floor, ceil, mmax, mmin = tonumber, math.floor, math.ceil, math.max, math.min
+local mpack, munpack = cmsgpack.pack, cmsgpack.unpack
+
 local now = tonumber(ARGV[1])
 if ARGV[2] == '1' then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 local W = tonumber(ARGV[3])
 local max = tonumber(ARGV[4])
@@ -41,7 +45,7 @@ local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
 local nitems = tonumber(ARGV[10])
 
-local w = math.floor(now / W)
+local w = floor(now / W)
 local elapsed = now - w * W
 
 local retried = 0
@@ -54,53 +58,110 @@ if seq > 0 then
   end
 end
 
-local touched = {}
-
-local function key(b, x)
-  return prefix .. ':b' .. b .. ':' .. x
-end
-
-local function load(b, f, x)
-  local v = redis.call('HGET', key(b, x), f)
-  if not v then
-    return {0, 0, 0}
+-- Layout: windows are paired, 2e and 2e + 1 forming epoch e; each bucket
+-- has a hash per epoch, '<prefix>:b<bucket>:e<e>', field = identity, value
+-- C, G, K of window 2e, followed by C, G, K of window 2e + 1 when that is
+-- not all zero, as MessagePack integers (cmsgpack: one byte each below
+-- 128). The hash expires as a whole three windows plus the slack
+-- after window 2e + 1 starts. An item's five windows lie in three epochs.
+--
+-- Items are read first, each bucket's epoch hashes once for all the
+-- identities the call names (HMGET), applied in order on those states,
+-- and written last, each hash once (HSET of its changed fields, PEXPIRE);
+-- an identity named twice sees its first item's changes. Hot set changes
+-- are applied at the end too, the last one of each identity counting.
+--
+-- An identity's state is one flat array: C, G, K of window w + d at
+-- 3(d + 3) + 1, + 2, + 3 (d in -3..3: the epochs' other windows are kept
+-- to be written back), at 25 + d whether window w + d changed, then its
+-- hot set member 'bucket|field' and its field.
+local ids = {}      -- 'bucket|field' -> state
+local bl = {}       -- buckets in order of first mention
+local bf = {}       -- bucket -> its states in order of first mention
+local itS, itArg = {}, {} -- per item: its state, its ARGV index
+local i = 11
+for n = 1, nitems do
+  local f, b = ARGV[i], ARGV[i + 1]
+  local id = b .. '|' .. f
+  local s = ids[id]
+  if not s then
+    s = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      false, false, false, false, false, false, false, id, f}
+    ids[id] = s
+    local fl = bf[b]
+    if not fl then
+      fl = {}
+      bf[b] = fl
+      bl[#bl + 1] = b
+    end
+    fl[#fl + 1] = s
   end
-  local a, g, k = string.match(v, '^(%d+):(%d+):(%d+)$')
-  return {tonumber(a), tonumber(g), tonumber(k)}
+  itS[n], itArg[n] = s, i
+  i = i + 5 + tonumber(ARGV[i + 4])
+  i = i + 1 + 3 * tonumber(ARGV[i])
 end
 
-local function store(b, f, x, s)
-  local k = key(b, x)
-  redis.call('HSET', k, f, string.format('%d:%d:%d', s[1], s[2], s[3]))
-  if not touched[k] then
-    touched[k] = true
-    redis.call('PEXPIRE', k, (x + 3) * W - now + slack)
+local e0, e1 = floor((w - 2) / 2), floor((w + 2) / 2)
+local es = {}
+for e = e0, e1 do
+  es[e] = ':e' .. e
+end
+
+local kb = {} -- bucket -> its keys' common part
+for _, b in ipairs(bl) do
+  local fl = bf[b]
+  local pb = prefix .. ':b' .. b
+  kb[b] = pb
+  if #fl == 1 then
+    local s = fl[1]
+    for e = e0, e1 do
+      local v = redis.call('HGET', pb .. es[e], s[30])
+      if v then
+        local o = 3 * (2 * e - w + 3)
+        local a, g, k, a1, g1, k1 = munpack(v)
+        s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, k, a1 or 0, g1 or 0, k1 or 0
+      end
+    end
+  else
+    local names = {}
+    for j, s in ipairs(fl) do
+      names[j] = s[30]
+    end
+    for e = e0, e1 do
+      local vs = redis.call('HMGET', pb .. es[e], unpack(names))
+      local o = 3 * (2 * e - w + 3)
+      for j, s in ipairs(fl) do
+        local v = vs[j]
+        if v then
+          local a, g, k, a1, g1, k1 = munpack(v)
+          s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, k, a1 or 0, g1 or 0, k1 or 0
+        end
+      end
+    end
   end
-end
-
-local function R(s)
-  return c * math.max(0, P - s[3])
 end
 
 -- headroom: the most units E, E1 and E2 all still admit (docs/budget.md),
 -- and, when that is 0, the ms until one unit fits if nothing changes.
+-- R_x = c * max(0, P - K_x).
 local function headroom(s)
-  local cw, p1, p2, n1, n2 = s[0], s[-1], s[-2], s[1], s[2]
-  local cur = cw[1] + cw[2] + p1[2] + R(cw)
-  local prev = p1[1] + R(p1) + p2[2]
+  local rw = c * mmax(0, P - s[12])
+  local r1 = c * mmax(0, P - s[15])
+  local cur = s[10] + s[11] + s[8] + rw
+  local prev = s[7] + c * mmax(0, P - s[9]) + s[5]
   local est
   if prev == 0 then
     est = cur
   else
     est = cur + prev * (W - elapsed) / W
   end
-  local h = math.ceil(max + 1 - est) - 1
+  local h = ceil(max + 1 - est) - 1
   while h > 0 and not (est < max - h + 1) do
     h = h - 1
   end
-  local e1 = cw[1] + cw[2] + p1[2] + R(cw) + R(n1)
-  local e2 = cw[2] + R(n1) + R(n2)
-  h = math.min(h, max - e1, max - e2)
+  local e1 = cur + r1
+  local e2 = s[11] + r1 + c * mmax(0, P - s[18])
+  h = mmin(h, max - e1, max - e2)
   if h > 0 then
     return h, 0
   end
@@ -110,121 +171,154 @@ local function headroom(s)
   local room = max
   local retry
   if cur < room then
-    retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - elapsed)
+    retry = mmax(0, floor(W - (room - cur) * W / prev) + 1 - elapsed)
   else
-    retry = W - elapsed + math.max(0, math.floor(W - room * W / cur) + 1)
+    retry = W - elapsed + mmax(0, floor(W - room * W / cur) + 1)
   end
   return 0, retry
 end
 
+local hotOps, hotOrder = {}, {} -- member -> true (add) / false (remove)
 local out = {now, w, retried}
-local i = 11
-for _ = 1, nitems do
-  local f = ARGV[i]
-  local b = ARGV[i + 1]
-  local n = tonumber(ARGV[i + 2])
-  local want = tonumber(ARGV[i + 3])
-  local nclaims = tonumber(ARGV[i + 4])
-  i = i + 5
-  local s = {}
-  for d = -2, 2 do
-    s[d] = load(b, f, w + d)
-  end
-  local dirty = {}
-  local claims = {}
-  for j = 0, nclaims - 1 do
-    claims[#claims + 1] = tonumber(ARGV[i + j])
-  end
-  i = i + nclaims
-  local nops = tonumber(ARGV[i])
-  i = i + 1
-  local ops = {}
-  for j = 0, nops - 1 do
-    ops[#ops + 1] = {tonumber(ARGV[i + 3 * j]), tonumber(ARGV[i + 3 * j + 1]), tonumber(ARGV[i + 3 * j + 2])}
-  end
-  i = i + 3 * nops
+local q = 3
+for n = 1, nitems do
+  local s, a = itS[n], itArg[n]
+  local nn, want, nclaims = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local allowed, grant = -1, 0
+  local h, retry
   if retried == 0 then
-    for _, op in ipairs(ops) do
-      local x, gw, u = op[1], op[2] - w, op[3]
-      if op[2] >= 0 and gw >= -2 and gw <= 0 then
-        s[gw][2] = math.max(0, s[gw][2] - u)
-        dirty[gw] = true
+    local o = a + 6 + nclaims
+    for _ = 1, tonumber(ARGV[o - 1]) do
+      local x, gwa, u = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
+      o = o + 3
+      local gw = gwa - w
+      if gwa >= 0 and gw >= -2 and gw <= 0 then
+        local j = 3 * (gw + 3) + 2
+        s[j] = mmax(0, s[j] - u)
+        s[25 + gw] = true
       end
       if x >= 0 then
-        local d = math.min(x - w, 0)
+        local d = mmin(x - w, 0)
         if d >= -1 then
-          s[d][1] = s[d][1] + u
-          if op[2] == -1 then
-            s[d][3] = s[d][3] + 1
+          local j = 3 * (d + 3) + 1
+          s[j] = s[j] + u
+          if gwa == -1 then
+            s[j + 2] = s[j + 2] + 1
           end
-          dirty[d] = true
+          s[25 + d] = true
         end
       end
     end
-    for _, x in ipairs(claims) do
-      local d = x - w
+    for j = a + 5, a + 4 + nclaims do
+      local d = tonumber(ARGV[j]) - w
       if d >= -1 and d <= 2 then
-        s[d][3] = s[d][3] + 1
-        dirty[d] = true
+        local k = 3 * (d + 3) + 3
+        s[k] = s[k] + 1
+        s[25 + d] = true
       end
     end
-    if n > 0 then
-      if n <= headroom(s) then
+    if nn > 0 then
+      h = headroom(s)
+      if nn <= h then
         allowed = 1
-        s[0][1] = s[0][1] + n
-        dirty[0] = true
+        s[10] = s[10] + nn
+        s[25] = true
+        h = nil
       else
         allowed = 0
       end
     end
     if want > 0 then
-      local h = headroom(s)
+      h = h or headroom(s)
       -- a quarter of an equal share of the headroom per ask: budget held
       -- where no request comes is what denies a request elsewhere, so the
       -- last units stay at Redis to be decided where the requests are
       if h >= 4 * P * want then
         grant = want
       else
-        grant = math.min(want, math.ceil(h / (4 * P)))
+        grant = mmin(want, ceil(h / (4 * P)))
       end
       if grant > 0 then
-        s[0][2] = s[0][2] + grant
-        dirty[0] = true
-      end
-    end
-    for d = -2, 2 do
-      if dirty[d] then
-        store(b, f, w + d, s[d])
+        s[11] = s[11] + grant
+        s[25] = true
+        h = nil
       end
     end
   end
-  out[#out + 1] = allowed
-  out[#out + 1] = grant
-  out[#out + 1] = s[0][1]
-  out[#out + 1] = s[-1][1]
-  local h, retry = headroom(s)
-  out[#out + 1] = h
-  out[#out + 1] = retry
+  if not h or h == 0 then
+    h, retry = headroom(s)
+  else
+    retry = 0
+  end
+  out[q + 1], out[q + 2], out[q + 3], out[q + 4], out[q + 5], out[q + 6] = allowed, grant, s[10], s[7], h, retry
+  q = q + 6
   if retried == 0 then
-    local hk = prefix .. ':hot:' .. w
-    if h < max / 4 and (R(s[0]) > 0 or R(s[1]) > 0) then
-      if redis.call('SADD', hk, b .. '|' .. f) == 1 then
-        redis.call('PEXPIRE', hk, 2 * W + slack)
-      end
-    elseif R(s[0]) == 0 and R(s[1]) == 0 then
-      redis.call('SREM', hk, b .. '|' .. f)
+    local op
+    local r0, r1 = c * mmax(0, P - s[12]), c * mmax(0, P - s[15])
+    if h < max / 4 and (r0 > 0 or r1 > 0) then
+      op = true
+    elseif r0 == 0 and r1 == 0 then
+      op = false
     end
+    if op ~= nil then
+      local m = s[29]
+      if hotOps[m] == nil then
+        hotOrder[#hotOrder + 1] = m
+      end
+      hotOps[m] = op
+    end
+  end
+end
+
+for _, b in ipairs(bl) do
+  local fl = bf[b]
+  for e = e0, e1 do
+    local args = {}
+    local d = 2 * e - w -- window 2e is w + d
+    local o = 3 * (d + 3)
+    for _, s in ipairs(fl) do
+      if s[25 + d] or s[26 + d] then
+        args[#args + 1] = s[30]
+        if s[o + 4] == 0 and s[o + 5] == 0 and s[o + 6] == 0 then
+          args[#args + 1] = mpack(s[o + 1], s[o + 2], s[o + 3])
+        else
+          args[#args + 1] = mpack(s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6])
+        end
+      end
+    end
+    if #args > 0 then
+      local k = kb[b] .. es[e]
+      redis.call('HSET', k, unpack(args))
+      redis.call('PEXPIRE', k, (2 * e + 4) * W - now + slack)
+    end
+  end
+end
+
+local hk = prefix .. ':hot:' .. w
+if #hotOrder > 0 then
+  local add, rem = {}, {}
+  for _, m in ipairs(hotOrder) do
+    if hotOps[m] then
+      add[#add + 1] = m
+    else
+      rem[#rem + 1] = m
+    end
+  end
+  if #rem > 0 then
+    redis.call('SREM', hk, unpack(rem))
+  end
+  if #add > 0 and redis.call('SADD', hk, unpack(add)) > 0 then
+    redis.call('PEXPIRE', hk, 2 * W + slack)
   end
 end
 if seq > 0 then
   -- the set's members in a fixed order (its own order follows Redis'
   -- random hash seed), 64 of them from an offset the batch's sequence
   -- number moves, so every member is listed in turn
-  local hot = redis.call('SMEMBERS', prefix .. ':hot:' .. w)
+  local hot = redis.call('SMEMBERS', hk)
   table.sort(hot)
-  local from = (seq * 64) % math.max(1, #hot)
-  for j = 0, math.min(64, #hot) - 1 do
+  local from = (seq * 64) % mmax(1, #hot)
+  for j = 0, mmin(64, #hot) - 1 do
     out[#out + 1] = hot[(from + j) % #hot + 1]
   end
 end

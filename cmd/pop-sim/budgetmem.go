@@ -13,8 +13,9 @@ import (
 // sets), which the "ns:*" pattern of the other modes misses.
 func budgetPattern(ns string) string { return "{" + ns + ":g*" }
 
-// budgetBucket matches a budget bucket hash's key, "{ns:g<g>}:b<b>:<x>".
-var budgetBucket = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:b[0-9]+:-?[0-9]+$`)
+// budgetBucket matches a budget bucket hash's key, "{ns:g<g>}:b<b>:e<e>"
+// (one hash per bucket and epoch of two windows).
+var budgetBucket = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:b[0-9]+:e-?[0-9]+$`)
 
 // countBudgetKeys scans namespace ns's budget keys. An identity is a field
 // of a bucket hash: it lives in its one bucket's hash of each live window,

@@ -29,13 +29,13 @@ func TestCountBudgetKeysIsExact(t *testing.T) {
 		}
 		require.NoError(t, rdb.HSet(ctx, key, args...).Err(), "HSET %s", key)
 	}
-	set("{"+ns+":g0}:b0:7", "id1", "id2")        // window 7 of bucket 0
-	set("{"+ns+":g0}:b0:8", "id1", "id2", "id3") // the same identities, and one more, in window 8
-	set("{"+ns+":g1}:b17:8", "id4")
-	set("{"+ns+":g1}:b17:-1", "id5")                                     // a window before the epoch
+	set("{"+ns+":g0}:b0:e7", "id1", "id2")        // epoch 7 (windows 14, 15) of bucket 0
+	set("{"+ns+":g0}:b0:e8", "id1", "id2", "id3") // the same identities, and one more, in epoch 8
+	set("{"+ns+":g1}:b17:e8", "id4")
+	set("{"+ns+":g1}:b17:e-1", "id5")                                    // an epoch before the Unix epoch
 	require.NoError(t, rdb.Set(ctx, "{"+ns+":g0}:seq:42", "3", 0).Err()) // a retry guard
 	require.NoError(t, rdb.SAdd(ctx, "{"+ns+":g1}:hot:8", "id9").Err())  // a hot set: its member is no identity of the count
-	set("{popsim-2-budget:g0}:b0:7", "other")                            // another run's namespace
+	set("{popsim-2-budget:g0}:b0:e7", "other")                           // another run's namespace
 	set(ns+":{id6}:7", "pop0")                                           // the hybrid's layout, not the budget's
 	c, err := countBudgetKeys(ctx, rdb, ns)
 	require.NoError(t, err)

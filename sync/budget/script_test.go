@@ -29,21 +29,82 @@ type cgk struct{ C, G, K int64 }
 
 func readState(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64) cgk {
 	t.Helper()
+	return readEpoch(t, rdb, m, key, x)[x-2*floorDiv(x, 2)]
+}
+
+// readEpoch reads key's field in the hash of window x's epoch: the states
+// of its two windows, 2e and 2e+1.
+func readEpoch(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64) [2]cgk {
+	t.Helper()
+	var s [2]cgk
 	v, err := rdb.HGet(context.Background(), m.BucketKey(m.bucket(key), x), key).Result()
 	if err == redis.Nil {
-		return cgk{}
+		return s
 	}
 	require.NoError(t, err, "HGET of %s window %d", key, x)
-	var s cgk
-	_, err = fmt.Sscanf(v, "%d:%d:%d", &s.C, &s.G, &s.K)
-	require.NoError(t, err, "value %q is C:G:K", v)
+	n, err := unpackInts([]byte(v))
+	require.NoError(t, err, "value %x is MessagePack integers", v)
+	require.True(t, len(n) == 3 || len(n) == 6, "value %x holds C, G, K of one or two windows, not %d integers", v, len(n))
+	s[0] = cgk{n[0], n[1], n[2]}
+	if len(n) == 6 {
+		s[1] = cgk{n[3], n[4], n[5]}
+		require.NotEqual(t, cgk{}, s[1], "value %x: an all-zero odd window is left out", v)
+	}
 	return s
 }
 
 func writeState(t *testing.T, rdb *redis.Client, m *Machine, key string, x int64, s cgk) {
 	t.Helper()
-	require.NoError(t, rdb.HSet(context.Background(), m.BucketKey(m.bucket(key), x), key,
-		fmt.Sprintf("%d:%d:%d", s.C, s.G, s.K)).Err())
+	e := readEpoch(t, rdb, m, key, x)
+	e[x-2*floorDiv(x, 2)] = s
+	v := packInts(e[0].C, e[0].G, e[0].K)
+	if e[1] != (cgk{}) {
+		v = append(v, packInts(e[1].C, e[1].G, e[1].K)...)
+	}
+	require.NoError(t, rdb.HSet(context.Background(), m.BucketKey(m.bucket(key), x), key, v).Err())
+}
+
+// unpackInts decodes a run of MessagePack non-negative integers (what
+// Redis' cmsgpack writes for them).
+func unpackInts(b []byte) ([]int64, error) {
+	var out []int64
+	for len(b) > 0 {
+		size := map[byte]int{0xcc: 1, 0xcd: 2, 0xce: 4, 0xcf: 8}[b[0]]
+		switch {
+		case b[0] < 0x80:
+			out, b = append(out, int64(b[0])), b[1:]
+			continue
+		case size == 0 || len(b) < 1+size:
+			return nil, fmt.Errorf("byte %#x at %d is no non-negative integer", b[0], len(out))
+		}
+		var n uint64
+		for _, c := range b[1 : 1+size] {
+			n = n<<8 | uint64(c)
+		}
+		out, b = append(out, int64(n)), b[1+size:]
+	}
+	return out, nil
+}
+
+// packInts encodes non-negative integers as MessagePack, smallest form.
+func packInts(ns ...int64) []byte {
+	var b []byte
+	for _, n := range ns {
+		u := uint64(n)
+		switch {
+		case u < 0x80:
+			b = append(b, byte(u))
+		case u <= 0xff:
+			b = append(b, 0xcc, byte(u))
+		case u <= 0xffff:
+			b = append(b, 0xcd, byte(u>>8), byte(u))
+		case u <= 0xffffffff:
+			b = append(b, 0xce, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+		default:
+			b = append(b, 0xcf, byte(u>>56), byte(u>>48), byte(u>>40), byte(u>>32), byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+		}
+	}
+	return b
 }
 
 // goHeadroom is docs/budget.md's rule in Go on core's math: the most units
@@ -214,7 +275,8 @@ func TestScriptRetriedBatch(t *testing.T) {
 }
 
 // TestScriptTTL checks each bucket hash expires three windows plus the
-// slack after its window starts, and the retry guard four windows after.
+// slack after the later of its epoch's two windows starts, and the retry
+// guard four windows after.
 func TestScriptTTL(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	m := testMachine(t, 2, 100)
@@ -228,8 +290,9 @@ func TestScriptTTL(t *testing.T) {
 	for d := int64(-1); d <= 1; d++ {
 		ttl, err := rdb.PTTL(ctx, m.BucketKey(m.bucket(key), w+d)).Result()
 		require.NoError(t, err)
-		want := (w+d+3)*testWindow - now + slack
-		assert.InDelta(t, want, ttl.Milliseconds(), 50, "window w%+d expires at its start + 3 windows + slack", d)
+		odd := 2*floorDiv(w+d, 2) + 1
+		want := (odd+3)*testWindow - now + slack
+		assert.InDelta(t, want, ttl.Milliseconds(), 50, "window w%+d's hash (epoch of windows %d and %d) expires at the odd window's start + 3 windows + slack", d, odd-1, odd)
 	}
 	ttl, err := rdb.PTTL(ctx, m.tag(m.group(m.bucket(key)))+":seq:7").Result()
 	require.NoError(t, err)

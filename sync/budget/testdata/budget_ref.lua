@@ -1,0 +1,225 @@
+-- budget.lua: the budget limiter's Redis side (package sync/budget, see
+-- docs/budget.md). One call applies a batch of items of one group (one hash
+-- tag): each item's report (spends, returns, free-slot claims), then its
+-- decision of n units at Redis (n > 0), then its grant (want > 0). The
+-- estimate repeats core.SlidingEstimate / core.SlidingAdmits exactly.
+--
+-- KEYS[1]: the retry guard of (incarnation, group), '{tag}:seq:<inc>'; it
+--          names the group's slot (every key the script touches is
+--          '<prefix>:b<bucket>:<window>' with the same hash tag).
+-- ARGV[1]  now, ms (ignored when ARGV[2] is '1': read from TIME)
+-- ARGV[2]  1 to read now from the server
+-- ARGV[3]  window, ms          ARGV[4] max, units per window
+-- ARGV[5]  P, the PoPs         ARGV[6] c, free credit per PoP and window
+-- ARGV[7]  slack, ms added to every expiry
+-- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
+-- ARGV[10] item count, then per item:
+--   field, bucket, n, want, nclaims, claim windows..., nops, (x, gw, u)...
+--   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
+--   gw = -1 is the PoP's free credit of window x, which also claims its
+--   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
+-- Returns {now, w, retried, then per item: allowed (-1 none, 0, 1), grant,
+-- C_w, C_{w-1}, headroom, retry}: retry is, when headroom is 0, the ms
+-- until one unit would fit if nothing changed (core.SlidingRetryMillis
+-- on E's counts, or the next window when E1 or E2 binds), else 0. A batch
+-- (seq > 0) then lists the group's hot identities of window w as
+-- 'bucket|field' strings: those Redis last saw with under a quarter of the
+-- limit left and free slots of w or w+1 unclaimed, so every PoP gives up
+-- its slots of them (at most 64, kept in the set '<prefix>:hot:<w>').
+
+local now = tonumber(ARGV[1])
+if ARGV[2] == '1' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local W = tonumber(ARGV[3])
+local max = tonumber(ARGV[4])
+local P = tonumber(ARGV[5])
+local c = tonumber(ARGV[6])
+local slack = tonumber(ARGV[7])
+local prefix = ARGV[8]
+local seq = tonumber(ARGV[9])
+local nitems = tonumber(ARGV[10])
+
+local w = math.floor(now / W)
+local elapsed = now - w * W
+
+local retried = 0
+if seq > 0 then
+  local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if seq <= last then
+    retried = 1
+  else
+    redis.call('SET', KEYS[1], seq, 'PX', 4 * W + slack)
+  end
+end
+
+local touched = {}
+
+local function key(b, x)
+  return prefix .. ':b' .. b .. ':' .. x
+end
+
+local function load(b, f, x)
+  local v = redis.call('HGET', key(b, x), f)
+  if not v then
+    return {0, 0, 0}
+  end
+  local a, g, k = string.match(v, '^(%d+):(%d+):(%d+)$')
+  return {tonumber(a), tonumber(g), tonumber(k)}
+end
+
+local function store(b, f, x, s)
+  local k = key(b, x)
+  redis.call('HSET', k, f, string.format('%d:%d:%d', s[1], s[2], s[3]))
+  if not touched[k] then
+    touched[k] = true
+    redis.call('PEXPIRE', k, (x + 3) * W - now + slack)
+  end
+end
+
+local function R(s)
+  return c * math.max(0, P - s[3])
+end
+
+-- headroom: the most units E, E1 and E2 all still admit (docs/budget.md),
+-- and, when that is 0, the ms until one unit fits if nothing changes.
+local function headroom(s)
+  local cw, p1, p2, n1, n2 = s[0], s[-1], s[-2], s[1], s[2]
+  local cur = cw[1] + cw[2] + p1[2] + R(cw)
+  local prev = p1[1] + R(p1) + p2[2]
+  local est
+  if prev == 0 then
+    est = cur
+  else
+    est = cur + prev * (W - elapsed) / W
+  end
+  local h = math.ceil(max + 1 - est) - 1
+  while h > 0 and not (est < max - h + 1) do
+    h = h - 1
+  end
+  local e1 = cw[1] + cw[2] + p1[2] + R(cw) + R(n1)
+  local e2 = cw[2] + R(n1) + R(n2)
+  h = math.min(h, max - e1, max - e2)
+  if h > 0 then
+    return h, 0
+  end
+  if max - e1 < 1 or max - e2 < 1 or prev == 0 then
+    return 0, W - elapsed
+  end
+  local room = max
+  local retry
+  if cur < room then
+    retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - elapsed)
+  else
+    retry = W - elapsed + math.max(0, math.floor(W - room * W / cur) + 1)
+  end
+  return 0, retry
+end
+
+local out = {now, w, retried}
+local i = 11
+for _ = 1, nitems do
+  local f = ARGV[i]
+  local b = ARGV[i + 1]
+  local n = tonumber(ARGV[i + 2])
+  local want = tonumber(ARGV[i + 3])
+  local nclaims = tonumber(ARGV[i + 4])
+  i = i + 5
+  local s = {}
+  for d = -2, 2 do
+    s[d] = load(b, f, w + d)
+  end
+  local dirty = {}
+  local claims = {}
+  for j = 0, nclaims - 1 do
+    claims[#claims + 1] = tonumber(ARGV[i + j])
+  end
+  i = i + nclaims
+  local nops = tonumber(ARGV[i])
+  i = i + 1
+  local ops = {}
+  for j = 0, nops - 1 do
+    ops[#ops + 1] = {tonumber(ARGV[i + 3 * j]), tonumber(ARGV[i + 3 * j + 1]), tonumber(ARGV[i + 3 * j + 2])}
+  end
+  i = i + 3 * nops
+  local allowed, grant = -1, 0
+  if retried == 0 then
+    for _, op in ipairs(ops) do
+      local x, gw, u = op[1], op[2] - w, op[3]
+      if op[2] >= 0 and gw >= -2 and gw <= 0 then
+        s[gw][2] = math.max(0, s[gw][2] - u)
+        dirty[gw] = true
+      end
+      if x >= 0 then
+        local d = math.min(x - w, 0)
+        if d >= -1 then
+          s[d][1] = s[d][1] + u
+          if op[2] == -1 then
+            s[d][3] = s[d][3] + 1
+          end
+          dirty[d] = true
+        end
+      end
+    end
+    for _, x in ipairs(claims) do
+      local d = x - w
+      if d >= -1 and d <= 2 then
+        s[d][3] = s[d][3] + 1
+        dirty[d] = true
+      end
+    end
+    if n > 0 then
+      if n <= headroom(s) then
+        allowed = 1
+        s[0][1] = s[0][1] + n
+        dirty[0] = true
+      else
+        allowed = 0
+      end
+    end
+    if want > 0 then
+      local h = headroom(s)
+      if h >= 4 * P * want then
+        grant = want
+      else
+        grant = math.min(want, math.ceil(h / (4 * P)))
+      end
+      if grant > 0 then
+        s[0][2] = s[0][2] + grant
+        dirty[0] = true
+      end
+    end
+    for d = -2, 2 do
+      if dirty[d] then
+        store(b, f, w + d, s[d])
+      end
+    end
+  end
+  out[#out + 1] = allowed
+  out[#out + 1] = grant
+  out[#out + 1] = s[0][1]
+  out[#out + 1] = s[-1][1]
+  local h, retry = headroom(s)
+  out[#out + 1] = h
+  out[#out + 1] = retry
+  if retried == 0 then
+    local hk = prefix .. ':hot:' .. w
+    if h < max / 4 and (R(s[0]) > 0 or R(s[1]) > 0) then
+      if redis.call('SADD', hk, b .. '|' .. f) == 1 then
+        redis.call('PEXPIRE', hk, 2 * W + slack)
+      end
+    elseif R(s[0]) == 0 and R(s[1]) == 0 then
+      redis.call('SREM', hk, b .. '|' .. f)
+    end
+  end
+end
+if seq > 0 then
+  local hot = redis.call('SMEMBERS', prefix .. ':hot:' .. w)
+  table.sort(hot)
+  local from = (seq * 64) % math.max(1, #hot)
+  for j = 0, math.min(64, #hot) - 1 do
+    out[#out + 1] = hot[(from + j) % #hot + 1]
+  end
+end
+return out
