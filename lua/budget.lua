@@ -26,7 +26,9 @@
 -- (seq > 0) then lists the group's hot identities of window w as
 -- 'bucket|field' strings: those Redis last saw with under a quarter of the
 -- limit left and free slots of w or w+1 unclaimed, so every PoP gives up
--- its slots of them (at most 64, kept in the set '<prefix>:hot:<w>').
+-- its slots of them (kept in the set '<prefix>:hot:<w>'; a reply lists at
+-- most 64, taken from the sorted set at an offset the sequence number
+-- moves, so replies are repeatable and every member comes in turn).
 
 local tonumber, floor, ceil, mmax, mmin = tonumber, math.floor, math.ceil, math.max, math.min
 local mpack, munpack = cmsgpack.pack, cmsgpack.unpack

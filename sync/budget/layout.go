@@ -22,9 +22,9 @@ func (m *Machine) tag(g int) string {
 
 // BucketKey is the Redis key of the hash that holds bucket b's state of
 // window x: windows 2e and 2e+1 share epoch e's hash,
-// "{ns:g<group>}:b<b>:e<e>", whose field per identity is "C:G:K" of window
-// 2e, followed by ":C:G:K" of window 2e+1 when that is not all zero (see
-// lua/budget.lua).
+// "{ns:g<group>}:b<b>:e<e>", whose field per identity holds C, G, K of
+// window 2e, then of window 2e+1 when that is not all zero, as MessagePack
+// integers (see lua/budget.lua).
 func (m *Machine) BucketKey(b int, x int64) string {
 	return m.tag(m.group(b)) + ":b" + strconv.Itoa(b) + ":e" + strconv.FormatInt(floorDiv(x, 2), 10)
 }
