@@ -203,10 +203,9 @@ type errNoCall struct{}
 // balance → free credit → Redis down (or noCall): fallback on the view →
 // known full (Redis' last reply left no headroom: denied here for the
 // wait absorb set), or contested under Config.NoWait → a decision Call to
-// Redis. A request
-// the budget cannot cover goes to Redis rather than being denied on a
-// guess: a local denial without Redis' word is where a client near its
-// limit loses quota (docs/budget.md, "Candidates tried").
+// Redis. A request the budget cannot cover goes to Redis rather than
+// being denied on a guess: a local denial without Redis' word is where a
+// client near its limit loses quota (docs/budget.md, "Candidates tried").
 func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *Call) {
 	x := m.window(now)
 	verdict := func(ok bool, s Source) (Decision, *Call) {
@@ -290,12 +289,12 @@ func (m *Machine) spendGrant(e *entry, x, n int64) bool {
 
 // fallbackAdmits decides n units on the view while Redis is down: the lower
 // bound of C plus what this PoP admitted, under core's sliding rule, and
-// this PoP's own admissions within its share of the limit. The share is
-// the part of the identity's recent units this PoP admitted (its own
-// counts against C as Redis last reported it, between 1/P and 1), so an
-// identity one PoP serves keeps its whole limit there while one spread
-// over P PoPs gets about Max/P at each: without it every PoP would admit
-// up to Max − C during an outage (P times the limit in all).
+// this PoP's own admissions within its share of the limit: Max/P for an
+// identity Redis last called contested whose units Redis knows came from
+// other PoPs too, else the whole limit. PoPs falling back together then
+// admit about the limit between them for an identity they all serve,
+// instead of up to Max − C each, while an identity one PoP serves, or
+// one far from its limit, keeps its whole limit there.
 func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 	x := m.window(now)
 	own := e.own
