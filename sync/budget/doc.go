@@ -9,7 +9,8 @@
 // core.SlidingRetryMillis), the identity's grant balance, this PoP's free
 // credit (Config.FreeCredit units per identity and window), the fallback
 // on the view while Redis is down, and a local denial while Redis' last
-// reply left the identity no headroom. Otherwise Request returns a
+// reply left the identity no headroom (or, with Config.NoWait, once Redis
+// has called it contested). Otherwise Request returns a
 // decision Call: AllowN runs it outside the lock (Exec: lua/budget.lua,
 // EVALSHA then EVAL on NOSCRIPT), which decides at Redis, counts the units
 // into C and tops up the grant, and Machine.Complete applies the reply.
