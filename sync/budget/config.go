@@ -30,10 +30,10 @@ type Config struct {
 	// near its limit is served as pure Redis serves it, at the price of a
 	// round trip for such requests; true (latency first) denies it here
 	// once Redis has said the identity has under a quarter of its limit
-	// left, and lets the next Sync ask a grant: no request waits for a
-	// reachable Redis except those of identities not yet contested, and
-	// clients near their limit lose a few percent of their quota
-	// (docs/budget.md has both measured).
+	// left, and lets the next Sync ask a grant; a calm identity's Sync
+	// then also asks a grant ahead of its next request (Redis work per
+	// identity seen, bought for latency). Clients near their limit lose
+	// a tenth or more of their quota (docs/budget.md has both measured).
 	NoWait bool
 	// SyncInterval is the time between Syncs (Limiter's ticker, and the
 	// demand horizon of a grant); 0 means 100 ms.

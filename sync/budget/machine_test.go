@@ -355,3 +355,22 @@ func TestClaimsSkipUsedSlots(t *testing.T) {
 	assert.ElementsMatch(t, []Op{{X: 1000, GW: GWFree, U: 1}, {X: 1001, GW: GWFree, U: 1}}, it.Ops, "both free units reported, each claiming its slot")
 	assert.Equal(t, []int64{1002}, it.Claims, "contested: only the next window's slot is given up; 1000 and 1001 were used")
 }
+
+// TestNoWaitPrefetches: under NoWait a calm identity's one request makes
+// the next Sync ask a grant (its next unit is in hand before it is asked
+// for: latency bought with Redis work per identity); by default that Sync
+// asks nothing (Redis work follows headroom).
+func TestNoWaitPrefetches(t *testing.T) {
+	for _, noWait := range []bool{false, true} {
+		m := newTestMachine(t, func(c *Config) { c.NoWait = noWait; c.Groups = 1 })
+		m.Request(w0+5, "p", 1) // free credit
+		calls := m.Tick(w0 + 100)
+		if !noWait {
+			assert.Empty(t, calls, "default: a calm identity's one request asks nothing")
+			continue
+		}
+		require.Len(t, calls, 1, "NoWait: the Sync carries the identity")
+		require.Len(t, calls[0].Items, 1)
+		assert.Positive(t, calls[0].Items[0].Want, "NoWait: a grant is asked ahead of the next request")
+	}
+}

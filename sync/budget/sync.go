@@ -160,7 +160,10 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 	}
 	var want int64
 	if !quiet && now >= e.fullUntil {
-		want = m.topUp(e, x, false)
+		// NoWait buys latency with Redis work: a calm identity's top-up
+		// follows the demand since the last Sync, so its next unit is in
+		// hand before it is asked for
+		want = m.topUp(e, x, m.cfg.NoWait)
 	}
 	e.demand = 0
 	if want == 0 && !returns && !e.renounce && !(contested && len(e.ops) > 0) {
