@@ -123,8 +123,10 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		e.fullUntil = 0
 	} else {
 		// Known full: requests the budget cannot cover are denied here
-		// until one unit would fit and this PoP's share of the units the
-		// limit frees has come (refill); Syncs ask no grant until then.
+		// for a wait, and Syncs ask no grant until it ends: the reply's
+		// retry (until one unit would fit), at most a Sync interval when
+		// budget held elsewhere fills the limit, at least refill() when
+		// admissions fill it and this PoP asks over twice its share.
 		back := max(1, it.Retry)
 		switch {
 		case !m.saturated(r, it):
