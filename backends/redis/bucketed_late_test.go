@@ -8,6 +8,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +27,8 @@ func TestBucketedLateRequestCountsInItsWindow(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/slack=%v", lim, slack), func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				opts := []Option{WithBuckets(4), WithPrefix(fmt.Sprintf("late%d%v", i, slack))}
+				prefix := fmt.Sprintf("late%d%v", i, slack)
+				opts := []Option{WithBuckets(4), WithPrefix(prefix)}
 				if !slack {
 					opts = append(opts, WithExpirySlack(0))
 				}
@@ -36,14 +38,18 @@ func TestBucketedLateRequestCountsInItsWindow(t *testing.T) {
 				d, err := l.AllowN(ctx, "late", at(t0), lim.Max)
 				require.NoError(t, err)
 				require.True(t, d.Allowed, "%d units at t0", lim.Max)
+				t1 := core.Millis(time.Now()) // Redis ran the call, and set its expiries, by t1
 				d, err = l.AllowN(ctx, "late", at(t0+1), 1)
 				require.NoError(t, err)
 				require.False(t, d.Allowed, "one more at t0+1ms, on time")
-				// Redis expires the hash by its own clock, which cannot be
-				// injected: wait until the state's end has passed on the wall
-				// clock (a lower bound; a stall only makes the wait longer, and
-				// the slack case holds while the stall stays under the slack).
-				time.Sleep(time.Until(time.UnixMilli(t0 + expectedTTL(lim, t0, lim.Max).Milliseconds() + 50)))
+				// Redis expires keys by its own clock, which cannot be
+				// injected; instead of waiting on the wall clock, do what
+				// Redis would have done by the late call's run instant, 50 ms
+				// after the state's end: delete every key whose absolute
+				// expiry (PEXPIRETIME) falls by then. Without slack the
+				// state's end is at most t1 + its TTL; with the slack (the
+				// client's 3 s timeout) it is that much later.
+				expireBy(t, c, "*"+prefix+"*", t1+expectedTTL(lim, t0, lim.Max).Milliseconds()+50)
 				d, err = l.AllowN(ctx, "late", at(t0+1), 1)
 				require.NoError(t, err)
 				assert.Equal(t, !slack, d.Allowed, "stamped t0+1ms, run 50 ms after its state's end: admitted only without slack")
@@ -114,5 +120,22 @@ func TestBucketedNewestWindowFlag(t *testing.T) {
 		assert.Equal(t, "0", flag(i+1), "%s: the new newest window", a)
 		assert.Equal(t, "1", flag(i), "%s: the previous newest, once a newer one is written", a)
 		assert.Equal(t, itoa64(i+1), c.Get(ctx, BucketMarkerKey(DefaultPrefix, 0, Suffix(a))).Val(), "%s: the marker", a)
+	}
+}
+
+// expireBy deletes every key of c matching pattern whose absolute expiry
+// (PEXPIRETIME, ms) is at or before ms: what Redis' own expiry will have
+// done by that instant. Keys without an expiry stay.
+func expireBy(t *testing.T, c *goredis.Client, pattern string, ms int64) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, pattern).Result()
+	require.NoError(t, err)
+	for _, k := range keys {
+		at, err := c.PExpireTime(ctx, k).Result()
+		require.NoError(t, err)
+		if at >= 0 && at.Milliseconds() <= ms {
+			require.NoError(t, c.Del(ctx, k).Err())
+		}
 	}
 }
