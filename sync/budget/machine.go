@@ -47,6 +47,7 @@ type Stats struct {
 	// batches go in one pipeline, see ExecAll).
 	RoundTrips uint64
 	Visits     uint64 // identities Ticks looked at (planned or swept)
+	Promoted   uint64 // light records made full entries
 }
 
 // Machine is the budget limiter's sans-IO core for one PoP: no goroutines,
@@ -54,9 +55,11 @@ type Stats struct {
 // time it is handed is in ms of the PoP's clock. Build one with NewMachine.
 type Machine struct {
 	cfg    Config
-	w      int64 // window, ms
-	view   map[string]*entry
-	all    []*entry // the view's entries; e.slot is e's index (Tick's sweep walks it)
+	w      int64               // window, ms
+	view   map[string]*entry   // full entries
+	lights [2]map[string]light // light records of windows lightX and lightX−1 (light.go)
+	lightX int64
+	all    []*entry // the full entries; e.slot is e's index (Tick's sweep walks it)
 	dirty  []*entry // entries to plan at the next Tick (e.queued)
 	sweep  int      // the next index of all the sweep visits
 	groups []groupState
@@ -117,7 +120,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	return &Machine{cfg: c, w: c.Limit.WindowMillis(), view: map[string]*entry{}, groups: make([]groupState, c.Groups)}, nil
+	return &Machine{cfg: c, w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups)}, nil
 }
 
 // Config returns the Machine's configuration, defaults filled in.
@@ -126,15 +129,19 @@ func (m *Machine) Config() Config { return m.cfg }
 // Stats returns the Machine's counters.
 func (m *Machine) Stats() Stats { return m.stats }
 
-// Len is the number of identities in the view.
-func (m *Machine) Len() int { return len(m.view) }
+// Len is the number of identities in the view, full entries and light
+// records.
+func (m *Machine) Len() int { return len(m.view) + m.lightLen() }
 
 func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 
+// entry returns key's full entry, promoting its light record or creating
+// it.
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
 		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, headroom: -1, slot: len(m.all)}
+		m.promote(e)
 		m.view[key] = e
 		m.all = append(m.all, e)
 	}
@@ -162,7 +169,13 @@ func (m *Machine) drop(e *entry) {
 // returns the decision Call to make; the caller runs it (Exec) and hands
 // the outcome to Complete, which returns the Decision.
 func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
-	e := m.entry(key)
+	e := m.view[key]
+	if e == nil {
+		if d, ok := m.requestLight(now, key, n); ok {
+			return d, nil
+		}
+		e = m.entry(key)
+	}
 	e.demand += n
 	m.mark(e)
 	return m.decide(now, e, n, nil)

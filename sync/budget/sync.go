@@ -18,6 +18,7 @@ import (
 // quiet balance, let expired grants go and forget idle identities).
 func (m *Machine) Tick(now int64) []*Call {
 	x := m.window(now)
+	m.rollLight(x) // light records two windows old go
 	batches := make([]*Call, len(m.groups))
 	todo := m.dirty
 	m.dirty = nil

@@ -1,0 +1,123 @@
+package budget
+
+import (
+	"math"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// The view has two tiers. Most identities a PoP sees never pass its free
+// credit: one request of at most FreeCredit units per window, nothing to
+// ask Redis, nothing to report (an unreported free unit sits inside Redis'
+// reservation R). Such an identity is a light record: the units of its
+// free request in its last window and in the window before, and the time
+// of the last one, 16 bytes beside its map key. It becomes a full entry
+// (promote) the first time it needs anything else: a second request in a
+// window, a request of more than the free credit, a Redis hot list naming
+// it, a clock behind the tier's window, or Config.NoWait (whose Syncs
+// prefetch a grant for every identity seen, so every identity is full).
+// It is also promoted when two free requests in a row come less than a
+// window apart: its rate then passes the free credit's one request a
+// window, and a full entry's Syncs ask a grant ahead of its requests
+// (topUp) as they would have had it been full from the start. A promoted
+// entry holds what the record implied: the free ops not yet reported, the
+// used slots, its own counts for the fallback, the demand of the request
+// just decided since the one before.
+//
+// Light records live in two maps by window: lights[0] holds those whose
+// last free request fell in window lightX, lights[1] those of lightX−1.
+// When the window moves on, lights[1] is dropped whole: an identity whose
+// last request is two windows old holds nothing a later decision, claim or
+// estimate reads (the state Tick's idle test asks of a full entry), so
+// forgetting light records costs no sweep.
+type light struct {
+	u  uint32 // units of its free request in its last window
+	pu uint32 // units of its free request in the window before (0: none)
+	t  int64  // when its last free request came (ms)
+}
+
+// rollLight brings the light tier to window x (a clock behind it changes
+// nothing).
+func (m *Machine) rollLight(x int64) {
+	switch {
+	case x <= m.lightX:
+		return
+	case x == m.lightX+1:
+		m.lights[1], m.lights[0] = m.lights[0], nil
+	default:
+		m.lights = [2]map[string]light{}
+	}
+	m.lightX = x
+}
+
+// requestLight decides n units of key at now in the light tier: free credit
+// for an identity without a full entry whose free credit of this window is
+// unspent. ok is false when the light tier cannot decide (the caller
+// promotes the identity).
+func (m *Machine) requestLight(now int64, key string, n int64) (d Decision, ok bool) {
+	if m.cfg.NoWait || n <= 0 || n > min(m.cfg.FreeCredit, math.MaxUint32) {
+		return Decision{}, false
+	}
+	x := m.window(now)
+	m.rollLight(x)
+	if x != m.lightX {
+		return Decision{}, false
+	}
+	if _, spent := m.lights[0][key]; spent {
+		return Decision{}, false
+	}
+	rec := light{u: uint32(n), t: now}
+	before, had := m.lights[1][key]
+	if had {
+		delete(m.lights[1], key)
+		rec.pu = before.u
+	}
+	if m.lights[0] == nil {
+		m.lights[0] = map[string]light{}
+	}
+	m.lights[0][key] = rec
+	m.stats.Decisions[SrcFree]++
+	if had && now-before.t < m.w {
+		// faster than one request a window: a full entry's Syncs follow
+		// its rate from here (its demand: n since the request before)
+		e := m.entry(key)
+		e.lastPlan, e.demand = before.t, n
+		m.mark(e)
+	}
+	return Decision{Allowed: true, Source: SrcFree}, true
+}
+
+// promote moves key's light record, if any, into e, a new full entry: the
+// slots its free requests used, their ops (not reported yet), its own
+// counts and a demand rate of its last window's units.
+func (m *Machine) promote(e *entry) {
+	var rec light
+	var last int64
+	switch {
+	case has(m.lights[0], e.key):
+		rec, last = m.lights[0][e.key], m.lightX
+		delete(m.lights[0], e.key)
+	case has(m.lights[1], e.key):
+		rec, last = m.lights[1][e.key], m.lightX-1
+		delete(m.lights[1], e.key)
+	default:
+		return
+	}
+	m.stats.Promoted++
+	e.claimed, e.usedFree = last, last
+	e.own = core.WindowState{Index: last, Cur: int64(rec.u), Prev: int64(rec.pu)}
+	if rec.pu > 0 {
+		e.usedFree1 = last - 1
+		e.ops = append(e.ops, Op{X: last - 1, GW: GWFree, U: int64(rec.pu)})
+	}
+	e.ops = append(e.ops, Op{X: last, GW: GWFree, U: int64(rec.u)})
+	e.rate = float64(rec.u) / float64(m.w)
+}
+
+func has(l map[string]light, key string) bool {
+	_, ok := l[key]
+	return ok
+}
+
+// lightLen is the number of light records.
+func (m *Machine) lightLen() int { return len(m.lights[0]) + len(m.lights[1]) }
