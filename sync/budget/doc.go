@@ -4,7 +4,10 @@
 // figures).
 //
 // How a request flows: Limiter.AllowN locks the Machine and calls
-// Machine.Request, whose one decision function (Machine.decide) tries in
+// Machine.Request. An identity seen only through free credit is a light
+// record (light.go) whose request requestLight admits from this PoP's free
+// credit; any other is a full entry, promoted from its record when it
+// needs more, and Machine.decide, the one decision function, tries in
 // order the cached deny-until (from Redis' count C alone, via
 // core.SlidingRetryMillis), the identity's grant balance, this PoP's free
 // credit (Config.FreeCredit units per identity and window), the fallback
