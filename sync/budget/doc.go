@@ -5,7 +5,7 @@
 //
 // How a request flows: Limiter.AllowN locks the Machine and calls
 // Machine.Request. An identity seen only through free credit is a light
-// record (light.go) whose request requestLight admits from this PoP's free
+// record (light.go) whose request decide admits from this PoP's free
 // credit; any other is a full entry, promoted from its record when it
 // needs more, and Machine.decide, the one decision function, tries in
 // order the cached deny-until (from Redis' count C alone, via

@@ -50,21 +50,21 @@ func (m *Machine) rollLight(x int64) {
 	m.lightX = x
 }
 
-// requestLight decides n units of key at now in the light tier: free credit
-// for an identity without a full entry whose free credit of this window is
-// unspent. ok is false when the light tier cannot decide (the caller
-// promotes the identity).
-func (m *Machine) requestLight(now int64, key string, n int64) (d Decision, ok bool) {
+// freeLight reports whether the light tier admits n units of key at now
+// from this PoP's free credit, recording it: key has no full entry (the
+// caller's test) and its free credit of this window is unspent. False
+// means the tier cannot decide and the caller promotes the identity.
+func (m *Machine) freeLight(now int64, key string, n int64) bool {
 	if m.cfg.NoWait || n <= 0 || n > min(m.cfg.FreeCredit, math.MaxUint32) {
-		return Decision{}, false
+		return false
 	}
 	x := m.window(now)
 	m.rollLight(x)
 	if x != m.lightX {
-		return Decision{}, false
+		return false
 	}
 	if _, spent := m.lights[0][key]; spent {
-		return Decision{}, false
+		return false
 	}
 	rec := light{u: uint32(n), t: now}
 	before, had := m.lights[1][key]
@@ -76,7 +76,6 @@ func (m *Machine) requestLight(now int64, key string, n int64) (d Decision, ok b
 		m.lights[0] = map[string]light{}
 	}
 	m.lights[0][key] = rec
-	m.stats.Decisions[SrcFree]++
 	if had && now-before.t < m.w {
 		// faster than one request a window: a full entry's Syncs follow
 		// its rate from here (its demand: n since the request before)
@@ -84,7 +83,7 @@ func (m *Machine) requestLight(now int64, key string, n int64) (d Decision, ok b
 		e.lastPlan, e.demand = before.t, n
 		m.mark(e)
 	}
-	return Decision{Allowed: true, Source: SrcFree}, true
+	return true
 }
 
 // promote moves key's light record, if any, into e, a new full entry: the

@@ -170,15 +170,11 @@ func (m *Machine) drop(e *entry) {
 // the outcome to Complete, which returns the Decision.
 func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 	e := m.view[key]
-	if e == nil {
-		if d, ok := m.requestLight(now, key, n); ok {
-			return d, nil
-		}
-		e = m.entry(key)
+	if e != nil {
+		e.demand += n
+		m.mark(e)
 	}
-	e.demand += n
-	m.mark(e)
-	return m.decide(now, e, n, nil)
+	return m.decide(now, key, e, n, nil)
 }
 
 // Complete applies the outcome of decision Call c at now (the reply's
@@ -203,7 +199,7 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 
 // decideNoCall is decide for a request that may not ask Redis again.
 func (m *Machine) decideNoCall(now int64, e *entry, n int64) Decision {
-	d, c := m.decide(now, e, n, errNoCall{})
+	d, c := m.decide(now, e.key, e, n, errNoCall{})
 	if c != nil {
 		panic("budget: decide planned a call it was told not to")
 	}
@@ -212,14 +208,25 @@ func (m *Machine) decideNoCall(now int64, e *entry, n int64) Decision {
 
 type errNoCall struct{}
 
-// decide is the Machine's one decision function: cached deny-until → grant
-// balance → free credit → Redis down (or noCall): fallback on the view →
+// decide is the Machine's one decision function: for an identity without a
+// full entry (e nil), the light tier's free credit (freeLight), else it is
+// made full (promoted) and goes on; cached deny-until → grant balance →
+// free credit → Redis down (or noCall): fallback on the view →
 // known full (Redis' last reply left no headroom: denied here for the
 // wait absorb set), or contested under Config.NoWait → a decision Call to
 // Redis. A request the budget cannot cover goes to Redis rather than
 // being denied on a guess: a local denial without Redis' word is where a
 // client near its limit loses quota (docs/budget.md, "Candidates tried").
-func (m *Machine) decide(now int64, e *entry, n int64, noCall any) (Decision, *Call) {
+func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (Decision, *Call) {
+	if e == nil {
+		if m.freeLight(now, key, n) {
+			m.stats.Decisions[SrcFree]++
+			return Decision{Allowed: true, Source: SrcFree}, nil
+		}
+		e = m.entry(key)
+		e.demand += n
+		m.mark(e)
+	}
 	x := m.window(now)
 	verdict := func(ok bool, s Source) (Decision, *Call) {
 		m.stats.Decisions[s]++
