@@ -4,10 +4,11 @@
 // figures).
 //
 // How a request flows: Limiter.AllowN locks the Machine and calls
-// Machine.Request. An identity seen only through free credit is a light
-// record (light.go) whose request decide admits from this PoP's free
-// credit; any other is a full entry, promoted from its record when it
-// needs more, and Machine.decide, the one decision function, tries in
+// Machine.Request, which hands it to Machine.decide, the one decision
+// function. An identity seen only through free credit is a light record
+// (light.go), admitted from this PoP's free credit (freeLight); any other
+// is a full entry, promoted from its record when it needs more, for which
+// decide tries in
 // order the cached deny-until (from Redis' count C alone, via
 // core.SlidingRetryMillis), the identity's grant balance, this PoP's free
 // credit (Config.FreeCredit units per identity and window), the fallback
