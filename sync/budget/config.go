@@ -21,7 +21,7 @@ type Config struct {
 	PoPs        int        // the deployment's number of PoPs, P (required, ≥ 1)
 	FreeCredit  int64      // c: units a PoP admits of an identity per window unasked; 0 means 1
 	Namespace   string     // key prefix; "" means "el"
-	Buckets     int        // identity buckets (≈ 100 identities each); 0 means 1024
+	Buckets     int        // identity buckets, one Redis hash per bucket and two windows: size for ≈ 100 identities with Redis state each (only identities past their free credit have any); 0 means 1024
 	Groups      int        // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client (New)
 	FailClosed  bool       // deny what the budget cannot cover while Redis is down
 	// NoWait is the one policy choice: false (the zero value, accuracy
