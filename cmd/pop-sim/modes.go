@@ -81,18 +81,24 @@ func (o *options) plan() (once, swept []string) {
 
 // modes lists the modes -mode names, in report order: "all" adds the
 // variants (redis-servertime) only when the clocks are skewed, since
-// without skew they equal a mode already in the table.
+// without skew they equal a mode already in the table, and the budget
+// limiter on the honest network outside sweeps (it runs on no other
+// network, and a sweep's parameters do not configure it).
 func (o *options) modes() []string {
-	switch {
-	case o.modeList != nil:
+	if o.modeList != nil {
 		return o.modeList
-	case o.clockSkew > 0:
-		return append(slices.Clone(engine.Modes), engine.Variants...)
 	}
-	return engine.Modes
+	all := slices.Clone(engine.Modes)
+	if o.clockSkew > 0 {
+		all = append(all, engine.Variants...)
+	}
+	if o.net.network == "honest" && o.sweep == "" {
+		all = append(all, engine.HonestModes...)
+	}
+	return all
 }
 
 // knownModes is every mode -mode accepts besides "all".
 func knownModes() []string {
-	return append(append(slices.Clone(engine.Modes), engine.Variants...), engine.Experimental...)
+	return slices.Concat(engine.Modes, engine.Variants, engine.HonestModes, engine.Experimental)
 }

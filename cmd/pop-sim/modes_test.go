@@ -111,3 +111,23 @@ func TestSweepTableNamesEachPointsMode(t *testing.T) {
 		assert.True(t, strings.Contains(out, row), "no row %q in:\n%s", row, out)
 	}
 }
+
+// TestAllRunsBudgetOnTheHonestNetwork: -mode all runs the budget limiter
+// after the hybrids on the honest network, not on the ideal one (it has no
+// runner there) nor in a sweep (the swept parameters do not configure it).
+func TestAllRunsBudgetOnTheHonestNetwork(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"-network", "ideal"}, false},
+		{[]string{"-sweep", "margin=0,0.1"}, false},
+		{[]string{"-mode", "redis,hybrid"}, false},
+	} {
+		o, err := parseFlags(c.args)
+		require.NoError(t, err, "%v", c.args)
+		once, _ := o.plan()
+		assert.Equal(t, c.want, slices.Contains(once, "budget"), "%v: modes run once %v", c.args, once)
+	}
+}

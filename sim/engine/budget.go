@@ -12,14 +12,16 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// The budget mode (sync/budget) runs on the honest network only.
-// budget-nowait is the same with budget.Config.NoWait (latency first).
+// The budget mode (sync/budget) runs on the honest network only, and with
+// -mode all there; budget-nowait is the same with budget.Config.NoWait
+// (latency first), asked for by name.
 func init() {
 	runners["budget"] = nil
 	honestRunners["budget"] = func(ctx context.Context, e *Env) (*outcome, error) { return runBudgetHonest(ctx, e, false) }
 	runners["budget-nowait"] = nil
 	honestRunners["budget-nowait"] = func(ctx context.Context, e *Env) (*outcome, error) { return runBudgetHonest(ctx, e, true) }
-	Experimental = append(Experimental, "budget", "budget-nowait")
+	HonestModes = append(HonestModes, "budget")
+	Experimental = append(Experimental, "budget-nowait")
 }
 
 // budgetSim is one run of the budget mode on the honest network: one

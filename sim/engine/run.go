@@ -36,6 +36,10 @@ var Modes = []string{"redis", "local", "hybrid", "hybrid-nogossip"}
 // the PoPs' clocks are skewed.
 var Variants = []string{"redis-servertime"}
 
+// HonestModes lists the modes "all" runs after Modes on the honest
+// network only (outside sweeps): budget (sync/budget).
+var HonestModes []string
+
 // Experimental lists the modes "all" does not run, asked for by name:
 // hybrid-escrow (hybrid.Config.Escrow, honest network only).
 var Experimental = []string{"hybrid-escrow"}
