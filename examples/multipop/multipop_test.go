@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgelimit/edgelimit/internal/freeport"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,15 +32,18 @@ func TestThreePoPsHoldTheLimit(t *testing.T) {
 	}
 	redis := redistest.Start(t)
 	const limit, window = 40, 2 * time.Second
-	natsURL := fmt.Sprintf("nats://127.0.0.1:%d", port(t))
-	start(t, bin, "nats", "-port", strings.TrimPrefix(natsURL, "nats://127.0.0.1:"))
+	// Every process picks its own port (-1 for NATS, 0 for a PoP) and
+	// names it in its ready line: ports chosen here and bound later could
+	// be taken in between, by another test or by a sibling given the same
+	// free port.
+	_, natsURL := startReady(t, bin, "nats", "-port", "-1")
 	var targets []string
 	var pops []*exec.Cmd
 	for i := 1; i <= 3; i++ {
-		p := port(t)
-		pops = append(pops, start(t, bin, "pop", "-name", fmt.Sprint("pop", i), "-port", fmt.Sprint(p),
-			"-redis", redis.Addr, "-nats", natsURL, "-limit", fmt.Sprint(limit), "-window", window.String()))
-		targets = append(targets, fmt.Sprintf("http://127.0.0.1:%d/", p))
+		pop, url := startReady(t, bin, "pop", "-name", fmt.Sprint("pop", i), "-port", "0",
+			"-redis", redis.Addr, "-nats", natsURL, "-limit", fmt.Sprint(limit), "-window", window.String())
+		pops = append(pops, pop)
+		targets = append(targets, url)
 	}
 	o := loadOptions{targets: targets, limit: limit, window: window, duration: 7 * time.Second,
 		attackRate: 90, calm: 10, calmEvery: 500 * time.Millisecond, tolerance: 1.25}
@@ -69,25 +73,35 @@ func TestRunScriptParses(t *testing.T) {
 	require.NoError(t, err, "bash -n run.sh: %v\n%s", err, out)
 }
 
-func port(t *testing.T) int {
+// startReady runs bin with args until the test ends (SIGTERM, then wait)
+// and returns the address its "... ready on ADDR ..." line names, once it
+// has printed it; its output goes on to the test's stderr. The test fails
+// if the process ends its output without that line.
+func startReady(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	p, err := freeport.Get()
+	r, w, err := os.Pipe()
 	require.NoError(t, err)
-	return p
-}
-
-// start runs bin with args until the test ends (SIGTERM, then wait).
-func start(t *testing.T, bin string, args ...string) *exec.Cmd {
-	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	err := cmd.Start()
+	cmd.Stdout, cmd.Stderr = w, os.Stderr
+	err = cmd.Start()
+	_ = w.Close() // the child holds its own copy
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			_ = cmd.Wait()
 		}
+		_ = r.Close()
 	})
-	return cmd
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(os.Stderr, line)
+		if _, rest, ok := strings.Cut(line, " ready on "); ok && len(strings.Fields(rest)) > 0 {
+			go func() { _, _ = io.Copy(os.Stderr, r) }()
+			return cmd, strings.Fields(rest)[0]
+		}
+	}
+	require.FailNow(t, fmt.Sprintf("%s %v ended its output without a ready line (%v)", bin, args, sc.Err()))
+	return nil, ""
 }
