@@ -41,7 +41,11 @@ func scriptFlushRun(t *testing.T, c goredis.UniversalClient, flush func() error)
 	for i, opts := range [][]Option{nil, {WithPipelining(50*time.Microsecond, 16)}} {
 		for _, a := range []core.Algorithm{core.SlidingWindow, core.FixedWindow, core.SlidingLog} {
 			lim := core.Limit{Max: 10_000, Window: time.Hour, Algorithm: a}
-			l := newLimiter(t, c, lim, append(opts, WithPrefix(fmt.Sprint("sf", i)))...)
+			// a timeout only a hang reaches: the claim is that SCRIPT FLUSH
+			// fails no decision, and on a loaded machine a call between two
+			// flushes can take longer than DefaultTimeout (CI under load: one
+			// decision of 600 hit the 1 s default)
+			l := newLimiter(t, c, lim, append(opts, WithPrefix(fmt.Sprint("sf", i)), WithTimeout(30*time.Second))...)
 			var wg sync.WaitGroup
 			var failed atomic.Int64
 			var firstErr atomic.Value
