@@ -131,6 +131,15 @@ func TestNATSRestartedMidRun(t *testing.T) {
 	}
 	e.nats.Restart()
 	waitFor(t, "reconnect", func() bool { return a.cfg.NATS.IsConnected() && b.cfg.NATS.IsConnected() })
+	// A reconnected client sends its subscriptions again, then its
+	// buffered messages; a round trip on each connection proves the server
+	// has b's subscription before a's next gossip, which is published once
+	// (under load it could otherwise reach the server first and be lost).
+	for _, n := range []*Node{a, b} {
+		if err := n.cfg.NATS.Flush(); err != nil {
+			t.Fatalf("flush after reconnect: %v", err)
+		}
+	}
 	for i := 0; i < 5; i++ {
 		mustAllow(t, a, "k", now)
 	}
