@@ -152,8 +152,14 @@ func (m *Machine) refill() int64 {
 // units this PoP admitted in Redis' window of r and the one before,
 // against C of those windows (Redis' count). A PoP that admitted a
 // fraction s of them waits window / (Max × s) ms, the time the limit takes
-// to free one unit for its share: refill() when it holds 1/P of them,
-// one unit's time (window / Max) when it holds them all.
+// to free one unit for its share, and at least two units' time: refill()
+// when it holds 1/P of them, two units' time (2 × window / Max) from half
+// of them on. Waiting refill() whatever the share denied an identity
+// served at one PoP for P units' time; the previous window's weight
+// decays meanwhile, and the requests after the gap passed in a burst the
+// sliding estimate allows but an exact log counts past the limit (the
+// floor of two units keeps such a PoP from asking Redis at every unit
+// freed). With no admissions here or at Redis to compare, refill().
 func (m *Machine) refillFor(e *entry, r *Result, it ItemResult) int64 {
 	own := e.own
 	own.Roll(r.Window)
@@ -163,7 +169,7 @@ func (m *Machine) refillFor(e *entry, r *Result, it ItemResult) int64 {
 	}
 	share := min(1, float64(mine)/float64(all))
 	unit := float64(m.w) / float64(m.cfg.Limit.Max)
-	return min(m.refill(), max(1, int64(math.Ceil(unit/share))))
+	return min(m.refill(), max(1, int64(math.Ceil(unit*max(2, 1/share)))))
 }
 
 // greedy reports whether e asks at this PoP more than twice this PoP's

@@ -12,11 +12,11 @@ import (
 
 // TestFullWaitFollowsShare: once the admissions Redis knows of fill the
 // limit, a greedy PoP waits the time the limit takes to free one unit for
-// its share of the identity's admissions (window / (Max × share)), not
-// refill() whatever the share: an identity served here alone waits one
-// unit's time, as pure Redis' next request would find one unit freed,
-// instead of P units' time, a gap after which the decayed previous window
-// lets a burst through that the exact log counts against the limit.
+// its share of the identity's admissions (window / (Max × share)), at
+// least two units' time and at most refill(): an identity served here
+// alone waits two units' time instead of P units' time, a gap after which
+// the decayed previous window lets a burst through that the exact log
+// counts against the limit.
 func TestFullWaitFollowsShare(t *testing.T) {
 	const pops, max = 8, 100
 	unit := int64(testWindow / max) // ms the limit takes to free one unit
@@ -24,12 +24,12 @@ func TestFullWaitFollowsShare(t *testing.T) {
 		own, cw int64 // units admitted here, and C at Redis, in the window
 		wait    int64 // ms denied here after the full reply
 	}{
-		{own: 96, cw: 96, wait: unit},        // every unit admitted here
+		{own: 96, cw: 96, wait: 2 * unit},    // every unit admitted here: the floor of two units
+		{own: 99, cw: 96, wait: 2 * unit},    // more here than Redis counted (spends unreported): the whole share
 		{own: 48, cw: 96, wait: 2 * unit},    // half of them
+		{own: 32, cw: 96, wait: 3 * unit},    // a third
 		{own: 12, cw: 96, wait: pops * unit}, // 1/P of them: refill()
 		{own: 3, cw: 96, wait: pops * unit},  // under 1/P: never past refill()
-		{own: 32, cw: 96, wait: 3 * unit},    // a third
-		{own: 99, cw: 96, wait: unit},        // more here than Redis counted (spends unreported): the whole share
 	} {
 		t.Run(fmt.Sprintf("%d of %d here", tc.own, tc.cw), func(t *testing.T) {
 			m := newTestMachine(t, func(c *Config) {
