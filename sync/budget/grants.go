@@ -159,12 +159,22 @@ func (m *Machine) refill() int64 {
 // decays meanwhile, and the requests after the gap passed in a burst the
 // sliding estimate allows but an exact log counts past the limit (the
 // floor of two units keeps such a PoP from asking Redis at every unit
-// freed). With no admissions here or at Redis to compare, refill().
+// freed). With no admissions here or at Redis to compare, refill(); a
+// reply of window x landing after this PoP admitted a unit in x+1 waits
+// two units' time when this PoP admitted all of window x (refill() there
+// made every window boundary a gap of P units' time for an identity
+// served at one PoP), else refill() (comparing window x alone, a spread
+// identity's share read high on pop-sim's spread-attack).
 func (m *Machine) refillFor(e *entry, r *Result, it ItemResult) int64 {
 	own := e.own
 	own.Roll(r.Window)
 	mine, all := own.Cur+own.Prev, it.CW+it.CPrev
-	if own.Index != r.Window || mine <= 0 || all <= 0 {
+	if own.Index == r.Window+1 && own.Prev >= it.CW {
+		// a reply of the window before landed after this PoP admitted
+		// a unit in the next, and this PoP admitted all of that window
+		mine, all = 1, 1
+	}
+	if own.Index > r.Window+1 || mine <= 0 || all <= 0 {
 		return m.refill()
 	}
 	share := min(1, float64(mine)/float64(all))

@@ -60,3 +60,38 @@ func TestFullWaitFollowsShare(t *testing.T) {
 		})
 	}
 }
+
+// TestFullWaitAcrossBoundary: a full reply of window x that lands after
+// this PoP admitted a unit in window x+1 still waits by this PoP's share
+// of window x (two units' time for an identity served here alone), not
+// refill().
+func TestFullWaitAcrossBoundary(t *testing.T) {
+	const pops, max = 8, 100
+	unit := int64(testWindow / max)
+	m := newTestMachine(t, func(c *Config) {
+		c.Limit, c.PoPs = core.PerWindow(max, testWindow*time.Millisecond), pops
+	})
+	end := int64(w0 + testWindow) // window 1001 starts
+	d, c := m.Request(w0, "k", 1)
+	require.Nil(t, c, "the first unit is free credit")
+	require.True(t, d.Allowed, "the first unit is free credit")
+	for i := int64(1); i < 96; i++ {
+		_, c := m.Request(w0+i, "k", 1)
+		require.NotNil(t, c, "unit %d: Redis decides", i)
+		require.True(t, m.Complete(w0+i, c, &Result{Now: w0 + i, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: i + 1, Headroom: 20}}}, nil).Allowed, "unit %d admitted", i)
+	}
+	_, last := m.Request(end-2, "k", 1) // decided at Redis in window 1000
+	require.NotNil(t, last, "the request at the end of window 1000 goes to Redis")
+	d, c = m.Request(end, "k", 1) // window 1001: free credit, admitted here before the reply lands
+	require.Nil(t, c, "window 1001's first unit is free credit")
+	require.True(t, d.Allowed, "window 1001's first unit is free credit")
+	at := end + 1
+	require.False(t, m.Complete(at, last, &Result{Now: end - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 96, Headroom: 0, Retry: 1}}}, nil).Allowed, "Redis denied it")
+	wait := 2 * unit
+	require.Less(t, wait, m.refill(), "the test wants the share to bind, not refill()")
+	d, c = m.Request(end-1+wait-1, "k", 1)
+	assert.Nil(t, c, "no Call before two units' time from Redis' reply instant")
+	assert.Equal(t, SrcFull, d.Source, "denied here during the wait")
+	_, c = m.Request(end-1+wait, "k", 1)
+	assert.NotNil(t, c, "Redis is asked again two units' time after the reply (a share of window 1000 alone), not refill() = %d ms", m.refill())
+}
