@@ -125,7 +125,7 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		// Known full: requests the budget cannot cover are denied here
 		// for a wait, and Syncs ask no grant until it ends: the reply's
 		// retry (until one unit would fit), at most a Sync interval when
-		// budget held elsewhere fills the limit, at least refill() when
+		// budget held elsewhere fills the limit, at least refillFor() when
 		// admissions fill it and this PoP asks over twice its share.
 		back := max(1, it.Retry)
 		switch {
@@ -134,7 +134,7 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 			// admissions: it comes back within a Sync or two
 			back = min(back, m.cfg.SyncInterval.Milliseconds())
 		case m.greedy(e):
-			back = max(back, m.refill())
+			back = max(back, m.refillFor(e, r, it))
 		}
 		e.fullUntil = max(e.fullUntil, r.Now+back)
 	}
@@ -146,6 +146,40 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 // again, so together they ask about once per unit freed, not once per Sync.
 func (m *Machine) refill() int64 {
 	return int64(m.cfg.PoPs) * m.w / m.cfg.Limit.Max
+}
+
+// refillFor is refill() scaled to this PoP's share of e's admissions: the
+// units this PoP admitted in Redis' window of r and the one before,
+// against C of those windows (Redis' count). A PoP that admitted a
+// fraction s of them waits window / (Max × s) ms, the time the limit takes
+// to free one unit for its share, and at least two units' time: refill()
+// when it holds 1/P of them, two units' time (2 × window / Max) from half
+// of them on. Waiting refill() whatever the share denied an identity
+// served at one PoP for P units' time; the previous window's weight
+// decays meanwhile, and the requests after the gap passed in a burst the
+// sliding estimate allows but an exact log counts past the limit (the
+// floor of two units keeps such a PoP from asking Redis at every unit
+// freed). With no admissions here or at Redis to compare, refill(); a
+// reply of window x landing after this PoP admitted a unit in x+1 waits
+// two units' time when this PoP admitted all of window x (refill() there
+// made every window boundary a gap of P units' time for an identity
+// served at one PoP), else refill() (comparing window x alone, a spread
+// identity's share read high on pop-sim's spread-attack).
+func (m *Machine) refillFor(e *entry, r *Result, it ItemResult) int64 {
+	own := e.own
+	own.Roll(r.Window)
+	mine, all := own.Cur+own.Prev, it.CW+it.CPrev
+	if own.Index == r.Window+1 && own.Prev >= it.CW {
+		// a reply of the window before landed after this PoP admitted
+		// a unit in the next, and this PoP admitted all of that window
+		mine, all = 1, 1
+	}
+	if own.Index > r.Window+1 || mine <= 0 || all <= 0 {
+		return m.refill()
+	}
+	share := min(1, float64(mine)/float64(all))
+	unit := float64(m.w) / float64(m.cfg.Limit.Max)
+	return min(m.refill(), max(1, int64(math.Ceil(unit*max(2, 1/share)))))
 }
 
 // greedy reports whether e asks at this PoP more than twice this PoP's

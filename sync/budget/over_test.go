@@ -1,0 +1,97 @@
+package budget
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFullWaitFollowsShare: once the admissions Redis knows of fill the
+// limit, a greedy PoP waits the time the limit takes to free one unit for
+// its share of the identity's admissions (window / (Max × share)), at
+// least two units' time and at most refill(): an identity served here
+// alone waits two units' time instead of P units' time, a gap after which
+// the decayed previous window lets a burst through that the exact log
+// counts against the limit.
+func TestFullWaitFollowsShare(t *testing.T) {
+	const pops, max = 8, 100
+	unit := int64(testWindow / max) // ms the limit takes to free one unit
+	for _, tc := range []struct {
+		own, cw int64 // units admitted here, and C at Redis, in the window
+		wait    int64 // ms denied here after the full reply
+	}{
+		{own: 96, cw: 96, wait: 2 * unit},    // every unit admitted here: the floor of two units
+		{own: 99, cw: 96, wait: 2 * unit},    // more here than Redis counted (spends unreported): the whole share
+		{own: 48, cw: 96, wait: 2 * unit},    // half of them
+		{own: 32, cw: 96, wait: 3 * unit},    // a third
+		{own: 12, cw: 96, wait: pops * unit}, // 1/P of them: refill()
+		{own: 3, cw: 96, wait: pops * unit},  // under 1/P: never past refill()
+	} {
+		t.Run(fmt.Sprintf("%d of %d here", tc.own, tc.cw), func(t *testing.T) {
+			m := newTestMachine(t, func(c *Config) {
+				c.Limit, c.PoPs = core.PerWindow(max, testWindow*time.Millisecond), pops
+			})
+			require.Equal(t, pops*unit, m.refill(), "refill() is P × window / Max")
+			d, c := m.Request(w0, "k", 1)
+			require.Nil(t, c, "the first unit is free credit")
+			require.Equal(t, SrcFree, d.Source, "the first unit is free credit")
+			for i := int64(1); i < tc.own; i++ {
+				_, c := m.Request(w0+i, "k", 1)
+				require.NotNil(t, c, "unit %d: no grant, no free credit: Redis decides", i)
+				d := m.Complete(w0+i, c, &Result{Now: w0 + i, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: i + 1, Headroom: 20}}}, nil)
+				require.True(t, d.Allowed, "unit %d: Redis admitted it", i)
+			}
+			_, c = m.Request(w0+tc.own, "k", 1)
+			require.NotNil(t, c, "the request after %d units goes to Redis", tc.own)
+			at := w0 + tc.own + 1
+			require.Greater(t, tc.cw, int64(max-pops), "C alone fills the limit (saturated), so the greedy wait applies")
+			d = m.Complete(at, c, &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: tc.cw, Headroom: 0, Retry: 1}}}, nil)
+			require.False(t, d.Allowed, "Redis denied it")
+			wait := tc.wait
+			d, c = m.Request(at+wait-1, "k", 1)
+			assert.Nil(t, c, "%d of %d units here: no Call %d ms after the full reply (wait %d ms)", tc.own, tc.cw, wait-1, wait)
+			assert.Equal(t, SrcFull, d.Source, "%d of %d units here: denied here during the wait", tc.own, tc.cw)
+			_, c = m.Request(at+wait, "k", 1)
+			assert.NotNil(t, c, "%d of %d units here: Redis is asked again %d ms after the full reply", tc.own, tc.cw, wait)
+		})
+	}
+}
+
+// TestFullWaitAcrossBoundary: a full reply of window x that lands after
+// this PoP admitted a unit in window x+1 still waits by this PoP's share
+// of window x (two units' time for an identity served here alone), not
+// refill().
+func TestFullWaitAcrossBoundary(t *testing.T) {
+	const pops, max = 8, 100
+	unit := int64(testWindow / max)
+	m := newTestMachine(t, func(c *Config) {
+		c.Limit, c.PoPs = core.PerWindow(max, testWindow*time.Millisecond), pops
+	})
+	end := int64(w0 + testWindow) // window 1001 starts
+	d, c := m.Request(w0, "k", 1)
+	require.Nil(t, c, "the first unit is free credit")
+	require.True(t, d.Allowed, "the first unit is free credit")
+	for i := int64(1); i < 96; i++ {
+		_, c := m.Request(w0+i, "k", 1)
+		require.NotNil(t, c, "unit %d: Redis decides", i)
+		require.True(t, m.Complete(w0+i, c, &Result{Now: w0 + i, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: i + 1, Headroom: 20}}}, nil).Allowed, "unit %d admitted", i)
+	}
+	_, last := m.Request(end-2, "k", 1) // decided at Redis in window 1000
+	require.NotNil(t, last, "the request at the end of window 1000 goes to Redis")
+	d, c = m.Request(end, "k", 1) // window 1001: free credit, admitted here before the reply lands
+	require.Nil(t, c, "window 1001's first unit is free credit")
+	require.True(t, d.Allowed, "window 1001's first unit is free credit")
+	at := end + 1
+	require.False(t, m.Complete(at, last, &Result{Now: end - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 96, Headroom: 0, Retry: 1}}}, nil).Allowed, "Redis denied it")
+	wait := 2 * unit
+	require.Less(t, wait, m.refill(), "the test wants the share to bind, not refill()")
+	d, c = m.Request(end-1+wait-1, "k", 1)
+	assert.Nil(t, c, "no Call before two units' time from Redis' reply instant")
+	assert.Equal(t, SrcFull, d.Source, "denied here during the wait")
+	_, c = m.Request(end-1+wait, "k", 1)
+	assert.NotNil(t, c, "Redis is asked again two units' time after the reply (a share of window 1000 alone), not refill() = %d ms", m.refill())
+}
