@@ -1,6 +1,7 @@
 // Command pop-sim is edgelimit's multi-PoP simulator. It plays one
 // deterministic traffic scenario through several limiter modes — pure Redis,
-// each PoP alone, and the local-first hybrid with and without gossip — on a
+// each PoP alone, the local-first hybrid with and without gossip, and (on
+// the honest network) the budget limiter — on a
 // real Redis and a real NATS, in virtual time, and reports the global
 // accuracy each mode loses against the exact admitted log and the Redis
 // round trips it saves, and, against the reference (the exact log deciding

@@ -82,7 +82,7 @@ func (u *usageError) Error() string { return "usage requested" }
 // with its default.
 func usage(fs *flag.FlagSet) error {
 	var b bytes.Buffer
-	b.WriteString("usage: pop-sim [flags]\n\nPlays one traffic scenario through pure Redis, each PoP alone and the local-first\nhybrid, on a real Redis and NATS in virtual time, and reports accuracy against\nround trips saved. Flags:\n\n")
+	b.WriteString("usage: pop-sim [flags]\n\nPlays one traffic scenario through pure Redis, each PoP alone, the local-first\nhybrid and the budget limiter, on a real Redis and NATS in virtual time, and\nreports accuracy against round trips saved. Flags:\n\n")
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
 	return &usageError{text: b.String()}
