@@ -28,32 +28,17 @@ func countBudgetKeys(ctx context.Context, rdb *goredis.Client, ns string) (keyCo
 	seed := maphash.MakeSeed()
 	keys, ids := map[uint64]struct{}{}, map[uint64]struct{}{}
 	var c keyCount
-	var cursor uint64
-	for {
-		page, next, err := rdb.Scan(ctx, cursor, budgetPattern(ns), scanCount).Result()
-		if err != nil {
-			return c, err
-		}
+	err := scanFresh(ctx, rdb, budgetPattern(ns), seed, keys, func(fresh []string) error {
 		var buckets []string
-		for _, k := range page {
-			h := maphash.String(seed, k)
-			if _, seen := keys[h]; seen {
-				continue
-			}
-			keys[h] = struct{}{}
+		for _, k := range fresh {
 			if budgetBucket.MatchString(k) {
 				buckets = append(buckets, k)
 			}
 		}
-		if err := countBucketFields(ctx, rdb, buckets, seed, ids, &c); err != nil {
-			return c, err
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
-	}
+		return countBucketFields(ctx, rdb, buckets, seed, ids, &c)
+	})
 	c.keys, c.identities = int64(len(keys)), int64(len(ids))
-	return c, nil
+	return c, err
 }
 
 // countBucketFields adds the bucket hashes among keys, their fields, and

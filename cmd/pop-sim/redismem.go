@@ -89,33 +89,44 @@ func countKeys(ctx context.Context, rdb *goredis.Client, pattern string) (keyCou
 	seed := maphash.MakeSeed()
 	keys, ids := map[uint64]struct{}{}, map[uint64]struct{}{}
 	var c keyCount
-	var cursor uint64
-	for {
-		page, next, err := rdb.Scan(ctx, cursor, pattern, scanCount).Result()
-		if err != nil {
-			return c, err
-		}
-		var fresh []string
-		for _, k := range page {
-			h := maphash.String(seed, k)
-			if _, seen := keys[h]; seen {
-				continue
-			}
-			keys[h] = struct{}{}
-			fresh = append(fresh, k)
+	err := scanFresh(ctx, rdb, pattern, seed, keys, func(fresh []string) error {
+		for _, k := range fresh {
 			if end := strings.LastIndexByte(k, '}'); end > 0 {
 				ids[maphash.String(seed, k[:end+1])] = struct{}{}
 			}
 		}
-		if err := countFields(ctx, rdb, fresh, &c); err != nil {
-			return c, err
+		return countFields(ctx, rdb, fresh, &c)
+	})
+	c.keys, c.identities = int64(len(keys)), int64(len(ids))
+	return c, err
+}
+
+// scanFresh SCANs the keys matching pattern and hands each page's keys not
+// seen before to fn, recording them in seen by their hash under seed (a
+// SCAN may return a key twice). It stops at the first error.
+func scanFresh(ctx context.Context, rdb *goredis.Client, pattern string, seed maphash.Seed, seen map[uint64]struct{}, fn func(fresh []string) error) error {
+	var cursor uint64
+	for {
+		page, next, err := rdb.Scan(ctx, cursor, pattern, scanCount).Result()
+		if err != nil {
+			return err
+		}
+		var fresh []string
+		for _, k := range page {
+			h := maphash.String(seed, k)
+			if _, dup := seen[h]; dup {
+				continue
+			}
+			seen[h] = struct{}{}
+			fresh = append(fresh, k)
+		}
+		if err := fn(fresh); err != nil {
+			return err
 		}
 		if cursor = next; cursor == 0 {
-			break
+			return nil
 		}
 	}
-	c.keys, c.identities = int64(len(keys)), int64(len(ids))
-	return c, nil
 }
 
 // countFields adds the hashes among keys and their fields to c, in one
