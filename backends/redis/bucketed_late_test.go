@@ -34,7 +34,7 @@ func TestBucketedLateRequestCountsInItsWindow(t *testing.T) {
 				}
 				l, err := New(c, lim, opts...)
 				require.NoError(t, err)
-				t0 := core.Millis(time.Now())
+				t0 := onTimeStamp(lim)
 				d, err := l.AllowN(ctx, "late", at(t0), lim.Max)
 				require.NoError(t, err)
 				require.True(t, d.Allowed, "%d units at t0", lim.Max)
