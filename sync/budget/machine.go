@@ -3,6 +3,7 @@ package budget
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/edgelimit/edgelimit/core"
 )
@@ -192,7 +193,7 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 	d := Decision{Allowed: it.Allowed == 1, Source: SrcRedis}
 	m.stats.Decisions[SrcRedis]++
 	if d.Allowed {
-		e.own.DecideSliding(m.cfg.Limit, now, c.req.n, true)
+		m.countOwn(e, r.Now, c.req.n) // in the window Redis counted it in, not the reply's arrival's
 	}
 	return d
 }
@@ -231,7 +232,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	verdict := func(ok bool, s Source) (Decision, *Call) {
 		m.stats.Decisions[s]++
 		if ok {
-			e.own.DecideSliding(m.cfg.Limit, now, n, true)
+			m.countOwn(e, now, n)
 		}
 		return Decision{Allowed: ok, Source: s}, nil
 	}
@@ -307,33 +308,105 @@ func (m *Machine) spendGrant(e *entry, x, n int64) bool {
 	return true
 }
 
-// fallbackAdmits decides n units on the view while Redis is down: the lower
-// bound of C plus what this PoP admitted, under core's sliding rule, and
-// this PoP's own admissions within its share of the limit: Max/P for an
-// identity Redis last called contested whose units Redis knows came from
-// other PoPs too, else the whole limit. PoPs falling back together then
-// admit about the limit between them for an identity they all serve,
-// instead of up to Max − C each, while an identity one PoP serves, or
-// one far from its limit, keeps its whole limit there.
+// fallbackAdmits decides n units on the view while Redis is down: Redis'
+// last lower bound of C plus what this PoP admitted that no reply has
+// counted yet (unreported), under core's sliding rule, and this PoP's own
+// admissions within its share of the limit: for an identity Redis last
+// called contested whose units Redis knows came from other PoPs too, the
+// units this PoP reported against C in Redis' last window (so the PoPs'
+// shares sum to at most 1), else the whole limit. PoPs falling back
+// together then admit about the limit between them for an identity they
+// all serve, each in proportion to what it served, instead of up to
+// Max − C each, while an identity one PoP serves, or one far from its
+// limit, keeps its whole limit there. Adding all of this PoP's own
+// admissions to C instead counted the reported ones twice: an identity
+// one PoP served near its limit was denied for most of an outage and
+// then, Redis back, admitted in a burst the exact log counts past the
+// limit (docs/budget.md, Rules, has the three mistakes this replaced).
 func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 	x := m.window(now)
 	own := e.own
 	own.Roll(x)
 	elapsed := now - x*m.w
-	cur, prev := own.Cur, own.Prev
+	cur, prev := m.unreported(e, x), m.unreported(e, x-1)
 	switch e.lowW {
 	case x:
 		cur, prev = cur+e.lowC, prev+e.lowPrev
 	case x - 1:
 		prev += e.lowC
 	}
+	cur, prev = max(cur, own.Cur), max(prev, own.Prev) // each a lower bound of the truth
 	if !core.SlidingAdmits(core.SlidingEstimate(cur, prev, elapsed, m.w), m.cfg.Limit.Max, n) {
 		return false
 	}
 	share := 1.0
-	if seen := e.lowC + e.lowPrev; m.contested(e) && e.own.Cur+e.own.Prev < seen {
-		share = 1 / float64(m.cfg.PoPs) // near its limit, and served elsewhere too
+	if mineC := ownIn(e.own, e.lowW) - m.unreported(e, e.lowW); m.contested(e) && mineC < e.lowC {
+		// near its limit, and served elsewhere too: this PoP's share of
+		// the units Redis counted (its reported ones against C; with its
+		// unreported ones too, the shares of a burst's PoPs summed past 1)
+		share = float64(max(0, mineC)) / float64(e.lowC)
 	}
 	mine := core.SlidingEstimate(own.Cur, own.Prev, elapsed, m.w)
 	return mine+float64(n) <= share*float64(m.cfg.Limit.Max)
+}
+
+// countOwn counts n units admitted here at t into e.own, in t's window
+// (the one before e.own's current one included). Counting through
+// core's DecideSliding dropped the units its own sliding rule would have
+// denied, and counting a Redis decision at its reply's arrival put it in
+// the next window when the reply crossed a boundary: either made an
+// identity served here alone look served elsewhere too.
+func (m *Machine) countOwn(e *entry, t, n int64) {
+	switch x := m.window(t); {
+	case x >= e.own.Index:
+		e.own.Roll(x)
+		e.own.Cur += n
+	case x == e.own.Index-1:
+		e.own.Prev += n
+	}
+}
+
+// ownIn is the units s counts in window y: this PoP's admissions there.
+// Comparing it with C of the same window tells whether Redis knows units
+// other PoPs admitted (the sums of two windows compared windows that need
+// not be the same ones: an identity served here alone, once this PoP's
+// counts had moved to a window Redis' last reply had not, read as served
+// elsewhere, and the fallback denied it for the whole outage).
+func ownIn(s core.WindowState, y int64) int64 {
+	switch s.Index {
+	case y:
+		return s.Cur
+	case y + 1:
+		return s.Prev
+	}
+	return 0
+}
+
+// unreported is the units this PoP admitted of e in window y that no reply
+// has counted: e's ops not yet in a batch, and its item's ops in its
+// group's batch whose reply has not come (in flight, or to be sent again).
+// A batch Redis applied whose reply was lost is counted here too: an
+// over-estimate of at most that batch.
+func (m *Machine) unreported(e *entry, y int64) int64 {
+	var u int64
+	count := func(ops []Op) {
+		for _, o := range ops {
+			if o.X == y {
+				u += o.U
+			}
+		}
+	}
+	count(e.ops)
+	if e.inBatch {
+		gs := &m.groups[m.group(e.bucket)]
+		for _, c := range []*Call{gs.inflight, gs.retry} {
+			if c == nil {
+				continue
+			}
+			if i, ok := slices.BinarySearchFunc(c.Items, e.key, func(it Item, k string) int { return cmpString(it.Key, k) }); ok {
+				count(c.Items[i].Ops)
+			}
+		}
+	}
+	return u
 }

@@ -173,11 +173,56 @@ func TestOutageFallback(t *testing.T) {
 	assert.Equal(t, Decision{Source: SrcFallback}, d, "FailClosed denies what the budget cannot cover")
 }
 
+// TestOutageAfterAFullWindow: an identity one PoP served at its limit in
+// window 1000, every unit reported, meets an outage halfway through window
+// 1001: the fallback admits what the sliding rule leaves (half the
+// previous window's weight gone: 5 of 10), counting each unit Redis knows
+// once. Adding all of this PoP's own admissions to C (the reported ones
+// counted twice) admits one.
+func TestOutageAfterAFullWindow(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.PoPs = 1 })
+	var c *Call
+	for i := range 10 {
+		var d Decision
+		d, c = m.Request(w0+int64(i), "f", 1)
+		if c != nil {
+			d = m.Complete(w0+int64(i), c, &Result{Now: w0 + int64(i), Window: 1000, Items: []ItemResult{{Allowed: 1, CW: int64(i), Headroom: 10 - int64(i)}}}, nil)
+		}
+		require.True(t, d.Allowed, "unit %d of 10 in window 1000", i+1)
+	}
+	// the Sync reports the free unit; Redis now counts all ten
+	for _, b := range m.Tick(w0 + 100) {
+		items := make([]ItemResult, len(b.Items))
+		for i := range items {
+			items[i] = ItemResult{Allowed: -1, CW: 10, Headroom: 0, Retry: testWindow}
+		}
+		m.Finish(b, &Result{Now: w0 + 101, Window: 1000, Items: items}, nil)
+	}
+	half := int64(w0 + testWindow + testWindow/2)
+	admitted := 0
+	for i := range 20 {
+		d, c := m.Request(half+int64(i), "f", 1)
+		if c != nil {
+			d = m.Complete(half+int64(i), c, nil, errors.New("refused"))
+		}
+		if d.Allowed {
+			admitted++
+		}
+	}
+	assert.Equal(t, 5, admitted, "half way through the next window, Redis down: the sliding rule leaves 5 of 10")
+}
+
 // TestOutageShare: during an outage an identity Redis last called
 // contested, whose units came from other PoPs too, is admitted here only
-// within an equal share of the limit (Max/P), while one this PoP alone
-// serves keeps the whole limit less what Redis counted: P PoPs falling
-// back at once then admit about the limit between them, not P times it.
+// within this PoP's share of the units Redis counted (its reported units
+// against C: 2 of 8 is a quarter of the limit, 2 of 20 a tenth), while one
+// this PoP alone serves keeps the whole limit less what Redis counted: P
+// PoPs falling back at once then admit about the limit between them, in
+// proportion to what each served, not P times it. With an equal share
+// (Max/P) a PoP serving two of eight units got a quarter here too, but
+// one serving half of an identity two PoPs share was denied the whole
+// outage; with this PoP's unreported units in its share, a burst's PoPs
+// held more than the limit between them (their shares summed past 1).
 func TestOutageShare(t *testing.T) {
 	down := func(m *Machine, at int64, key string) bool {
 		d, c := m.Request(at, key, 1)
@@ -189,16 +234,27 @@ func TestOutageShare(t *testing.T) {
 	cfg := func(c *Config) { c.Limit = core.PerWindow(40, testWindow*time.Millisecond); c.PoPs = 4 }
 	for name, tc := range map[string]struct {
 		cw, admitted int64
+		unreported   bool // the free unit is not reported before the outage
 	}{
-		"served elsewhere too": {cw: 20, admitted: 40 / 4}, // contested, most of C from other PoPs: Max/P here
-		"this PoP's alone":     {cw: 2, admitted: 40 - 2},  // every unit Redis knows came from here: C + own ≤ Max (own counts them again: conservative)
+		"a quarter here":      {cw: 8, admitted: 40 / 4},                   // contested, 2 of the 8 units Redis counted from here
+		"a tenth here":        {cw: 20, admitted: 40 / 10},                 // 2 of 20
+		"this PoP's alone":    {cw: 2, admitted: 40},                       // every unit Redis counted came from here: C + unreported = the truth, so exactly Max
+		"unreported no share": {cw: 8, admitted: 40 / 8, unreported: true}, // 1 of 8 reported: an eighth
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := newTestMachine(t, cfg)
 			m.Request(w0, "s", 1) // free credit: one unit here
 			_, c := m.Request(w0+1, "s", 1)
 			require.NotNil(t, c)
-			m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, Headroom: 5}}}, nil)
+			if tc.unreported {
+				m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, Headroom: 5}}}, nil)
+			} else {
+				m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw - 1, Headroom: 5}}}, nil)
+				// the Sync reports the free unit: both of this PoP's units are in C
+				batches := m.Tick(w0 + 3)
+				require.Len(t, batches, 1, "one batch reports the free unit")
+				m.Finish(batches[0], &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: -1, CW: tc.cw, Headroom: 5}}}, nil)
+			}
 			var admitted int64 = 2
 			for i := range 100 {
 				if down(m, w0+10+int64(i), "s") {
