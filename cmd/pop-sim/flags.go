@@ -22,6 +22,7 @@ type options struct {
 	exposure     bool    // -exposure: hybrid.Config.PoPs = -pops
 	calm         float64 // -calm: hybrid.Config.CalmShare
 	owners       bool    // -owners: hybrid.Config.Owners
+	worst        int     // -worst: engine.Env.Worst
 	rttMin       time.Duration
 	rttMax       time.Duration
 	redisAddr    string // one host:port, or a comma-separated list of Redis Cluster nodes
@@ -68,6 +69,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
 	fs.Float64Var(&o.calm, "calm", 0, "hybrid (with gossip, not escrow): keep identities at most this share of the limit out of Redis, gossip only (hybrid.Config.CalmShare)")
 	fs.BoolVar(&o.owners, "owners", false, "hybrid (not escrow, which has it): a PoP that alone sends an identity decides it within the margin as its sole holder, no round trip (hybrid.Config.Owners)")
+	fs.IntVar(&o.worst, "worst", 0, "list each mode's N most over-admitted identities second by second beside the reference's verdicts (in -json too: \"worst\")")
 	fs.BoolVar(&o.exposure, "exposure", false, "hybrid: rate-aware exposure, a PoP's own units Redis has not acknowledged count once per other PoP against the margin (hybrid.Config.PoPs = -pops)")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
 	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
@@ -192,6 +194,8 @@ func (o *options) validateKnobs() error {
 		return errors.New("-plot and -csv need -sweep")
 	case o.parallel < 1:
 		return errors.New("parallel must be at least 1")
+	case o.worst < 0:
+		return errors.New("worst must not be negative")
 	}
 	return nil
 }

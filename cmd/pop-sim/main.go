@@ -31,6 +31,7 @@
 //	go run ./cmd/pop-sim -redis-outage 20s+5s -partition 3@30s+2s -crash 5@40s -gossip-loss 0.05
 //	go run ./cmd/pop-sim -mode hybrid-escrow  # escrowed allowances (experimental; not in "all")
 //	go run ./cmd/pop-sim -clock-skew 2s -redis-clock  # the hybrid on Redis' clock
+//	go run ./cmd/pop-sim -mode redis,budget -redis-outage 20s+5s -worst 3  # each mode's 3 most over-admitted identities, second by second
 //
 // It starts a private redis-server (with -redis-cluster, a private
 // 3-master Redis Cluster) and an embedded NATS server unless -redis-addr

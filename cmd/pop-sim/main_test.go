@@ -61,6 +61,7 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-network", "ideal", "-redis-clock"},
 		{"-parallel", "0"},
 		{"-owners", "-calm", "0.5"},
+		{"-worst", "-1"},
 	} {
 		code, out, errOut := popSim(t, args...)
 		assert.False(t, code != 2 || out != "", "%v: exit %d, stdout %q; want 2 and nothing", args, code, out)

@@ -180,7 +180,7 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	}
 	e := engine.NewEnv(tr, net)
 	e.SyncInterval, e.Margin, e.Exposure, e.CalmShare = o.syncInterval, o.margin, o.exposure, o.calm
-	e.Owners = o.owners
+	e.Owners, e.Worst = o.owners, o.worst
 	e.RedisAddr, e.NATSURL, e.Namespace = srv.redisAddr, srv.natsURL, namespace(mode)
 	e.RedisCluster = o.clustered()
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)

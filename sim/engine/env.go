@@ -50,8 +50,12 @@ type Env struct {
 	// within the margin as its sole holder (escrow has sole holders
 	// already).
 	Owners bool
-	keys   []string
-	ref    []bool // the reference's decisions (reference), once computed
+	// Worst is how many of the most over-admitted identities each Result
+	// lists with their traffic second by second (Result.Worst); 0 lists
+	// none.
+	Worst int
+	keys  []string
+	ref   []bool // the reference's decisions (reference), once computed
 }
 
 // epoch is the simulated wall clock's origin: 2026-01-01T00:00:00Z.

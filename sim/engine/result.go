@@ -52,6 +52,9 @@ type Result struct {
 	Budget  *BudgetStats  `json:"budget,omitempty"`
 	Classes []ClassResult `json:"classes,omitempty"`
 	Faults  []FaultCost   `json:"faults,omitempty"`
+	// Worst lists the Env.Worst identities with the highest peaks, worst
+	// first; nil when Env.Worst is 0.
+	Worst []WorstIdentity `json:"worst,omitempty"`
 }
 
 // RedisLoad is what one mode cost the Redis server while it ran: its
@@ -104,7 +107,8 @@ func (e *Env) score(mode string, o *outcome) Result {
 		MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission,
 		Felt: feltOf(felt.Result()), RedisRoundTrips: o.roundTrips, NATSMessages: o.natsMsgs, NATSBytes: o.natsBytes,
 		AddedLatencyP50Ms: p50, AddedLatencyP99Ms: p99, LostHits: o.lost,
-		Classes: by.classResults(e, j, felt), Faults: by.faultCosts(), Budget: o.budget}
+		Classes: by.classResults(e, j, felt), Faults: by.faultCosts(), Budget: o.budget,
+		Worst: e.worst(o, ref, e.Worst)}
 	if o.view != nil {
 		r.Memory = NewMemory()
 		r.Memory.View = o.view

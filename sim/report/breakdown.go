@@ -61,3 +61,27 @@ func count(n int64) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// writeWorst writes each result's worst identities (engine.Result.Worst):
+// a title line per identity, then its seconds as an aligned table.
+func writeWorst(w io.Writer, rs []engine.Result, limit int64) error {
+	for _, r := range rs {
+		for _, wi := range r.Worst {
+			class := ""
+			if wi.Class != "" {
+				class = " (" + wi.Class + ")"
+			}
+			fmt.Fprintf(w, "%s: identity %d%s admitted %d units (%.2f× the limit) in the window ending %.3f s\n",
+				r.Mode, wi.ID, class, wi.Peak, float64(wi.Peak)/float64(limit), float64(wi.PeakEndMs)/1000)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "second\tunits\tadmitted\treference\twaited\tPoPs\t")
+			for _, s := range wi.Seconds {
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Second, s.Units, s.Admitted, s.Reference, s.Waited, s.PoPs)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -44,3 +44,23 @@ func TestMemorySection(t *testing.T) {
 	require.NoError(t, writeMemory(&b, rs[1:2]))
 	assert.Zero(t, b.Len(), "a run without memory printed %q", b.String())
 }
+
+// TestWorstSection: each listed identity gets a title line (mode, identity,
+// class, peak and its multiple of the limit, the span's end) and its
+// seconds as aligned rows; results without Worst print nothing.
+func TestWorstSection(t *testing.T) {
+	rs := []engine.Result{{Mode: "redis"}, {Mode: "budget", Worst: []engine.WorstIdentity{{ID: 7, Class: "near", Peak: 137, PeakEndMs: 35_040,
+		Seconds: []engine.WorstSecond{{Second: 24, Units: 9, Admitted: 0, Reference: 9, PoPs: 1}, {Second: 25, Units: 19, Admitted: 17, Reference: 19, Waited: 3, PoPs: 2}}}}}}
+	var b bytes.Buffer
+	require.NoError(t, writeWorst(&b, rs, 100))
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	require.Len(t, lines, 4, "a title, a header and two seconds:\n%s", b.String())
+	assert.Equal(t, "budget: identity 7 (near) admitted 137 units (1.37× the limit) in the window ending 35.040 s", lines[0])
+	assert.Equal(t, []string{"second", "units", "admitted", "reference", "waited", "PoPs"}, strings.Fields(lines[1]))
+	assert.Equal(t, []string{"24", "9", "0", "9", "0", "1"}, strings.Fields(lines[2]))
+	assert.Equal(t, []string{"25", "19", "17", "19", "3", "2"}, strings.Fields(lines[3]))
+	assert.Equal(t, len(lines[1]), len(lines[2]), "rows aligned with the header")
+	b.Reset()
+	require.NoError(t, writeWorst(&b, rs[:1], 100))
+	assert.Zero(t, b.Len(), "no Worst, no section: %q", b.String())
+}

@@ -76,6 +76,9 @@ func WriteTable(w io.Writer, rep Report) error {
 	if err := writeMemory(w, rep.Results); err != nil {
 		return err
 	}
+	if err := writeWorst(w, rep.Results, rep.Limit); err != nil {
+		return err
+	}
 	writeRun(w, rep.Run)
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "note: "+n)
