@@ -14,7 +14,8 @@
 -- ARGV[5]  P, the PoPs         ARGV[6] c, free credit per PoP and window
 -- ARGV[7]  slack, ms added to every expiry
 -- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
--- ARGV[10] item count, then per item:
+-- ARGV[10] gmin, the least headroom a grant is made at
+-- ARGV[11] item count, then per item:
 --   field, bucket, n, want, nclaims, claim windows..., nops, (x, gw, u)...
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
@@ -45,7 +46,8 @@ local c = tonumber(ARGV[6])
 local slack = tonumber(ARGV[7])
 local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
-local nitems = tonumber(ARGV[10])
+local gmin = tonumber(ARGV[10])
+local nitems = tonumber(ARGV[11])
 
 local w = floor(now / W)
 local elapsed = now - w * W
@@ -81,7 +83,7 @@ local ids = {}      -- 'bucket|field' -> state
 local bl = {}       -- buckets in order of first mention
 local bf = {}       -- bucket -> its states in order of first mention
 local itS, itArg = {}, {} -- per item: its state, its ARGV index
-local i = 11
+local i = 12
 for n = 1, nitems do
   local f, b = ARGV[i], ARGV[i + 1]
   local id = b .. '|' .. f
@@ -232,12 +234,13 @@ for n = 1, nitems do
     end
     if want > 0 then
       h = h or headroom(s)
-      -- a quarter of an equal share of the headroom per ask: budget held
-      -- where no request comes is what denies a request elsewhere, so the
-      -- last units stay at Redis to be decided where the requests are
+      -- a quarter of an equal share of the headroom per ask, and none
+      -- below gmin: budget held where no request comes is what denies a
+      -- request elsewhere, so the last units stay at Redis to be decided
+      -- where the requests are
       if h >= 4 * P * want then
         grant = want
-      else
+      elseif h >= gmin then
         grant = mmin(want, ceil(h / (4 * P)))
       end
       if grant > 0 then

@@ -177,7 +177,7 @@ func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 		server, now = "1", 0
 	}
 	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
-		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, len(c.Items)}
+		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, m.grantFloor(), len(c.Items)}
 	for _, it := range c.Items {
 		args = append(args, it.Key, it.Bucket, it.N, it.Want, len(it.Claims))
 		for _, x := range it.Claims {

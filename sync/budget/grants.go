@@ -45,6 +45,21 @@ func (m *Machine) horizon() float64 {
 	return 4 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
 }
 
+// grantFloor is the least headroom at which Redis grants (the script's
+// gmin): P under the default policy, so a saturated identity's last units
+// stay at Redis and go to the requests where they come (a one-unit grant
+// per PoP with demand held about P units Redis counted while they waited
+// for that PoP's next request, and denied requests elsewhere meanwhile:
+// near-limit clients were served 96.6% of pure Redis' quota); 1 under
+// NoWait, whose PoPs deny here what no grant covers, so a grant is worth
+// its wait.
+func (m *Machine) grantFloor() int64 {
+	if m.cfg.NoWait {
+		return 1
+	}
+	return int64(m.cfg.PoPs)
+}
+
 // topUp is the grant e should ask for at window x: its demand rate over the
 // horizon (a window while e is far from its limit, m.horizon() once
 // contested), at most a quarter of the limit, minus its live balance. The

@@ -13,7 +13,8 @@
 -- ARGV[5]  P, the PoPs         ARGV[6] c, free credit per PoP and window
 -- ARGV[7]  slack, ms added to every expiry
 -- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
--- ARGV[10] item count, then per item:
+-- ARGV[10] gmin, the least headroom a grant is made at
+-- ARGV[11] item count, then per item:
 --   field, bucket, n, want, nclaims, claim windows..., nops, (x, gw, u)...
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
@@ -39,7 +40,8 @@ local c = tonumber(ARGV[6])
 local slack = tonumber(ARGV[7])
 local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
-local nitems = tonumber(ARGV[10])
+local gmin = tonumber(ARGV[10])
+local nitems = tonumber(ARGV[11])
 
 local w = math.floor(now / W)
 local elapsed = now - w * W
@@ -118,7 +120,7 @@ local function headroom(s)
 end
 
 local out = {now, w, retried}
-local i = 11
+local i = 12
 for _ = 1, nitems do
   local f = ARGV[i]
   local b = ARGV[i + 1]
@@ -182,7 +184,7 @@ for _ = 1, nitems do
       local h = headroom(s)
       if h >= 4 * P * want then
         grant = want
-      else
+      elseif h >= gmin then
         grant = math.min(want, math.ceil(h / (4 * P)))
       end
       if grant > 0 then
