@@ -14,9 +14,9 @@
 -- ARGV[5]  P, the PoPs         ARGV[6] c, free credit per PoP and window
 -- ARGV[7]  slack, ms added to every expiry
 -- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
--- ARGV[10] gmin, the least headroom a grant is made at
--- ARGV[11] item count, then per item:
---   field, bucket, n, want, nclaims, claim windows..., nops, (x, gw, u)...
+-- ARGV[10] item count, then per item:
+--   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
+--   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
@@ -46,8 +46,7 @@ local c = tonumber(ARGV[6])
 local slack = tonumber(ARGV[7])
 local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
-local gmin = tonumber(ARGV[10])
-local nitems = tonumber(ARGV[11])
+local nitems = tonumber(ARGV[10])
 
 local w = floor(now / W)
 local elapsed = now - w * W
@@ -83,7 +82,7 @@ local ids = {}      -- 'bucket|field' -> state
 local bl = {}       -- buckets in order of first mention
 local bf = {}       -- bucket -> its states in order of first mention
 local itS, itArg = {}, {} -- per item: its state, its ARGV index
-local i = 12
+local i = 11
 for n = 1, nitems do
   local f, b = ARGV[i], ARGV[i + 1]
   local id = b .. '|' .. f
@@ -101,7 +100,7 @@ for n = 1, nitems do
     fl[#fl + 1] = s
   end
   itS[n], itArg[n] = s, i
-  i = i + 5 + tonumber(ARGV[i + 4])
+  i = i + 6 + tonumber(ARGV[i + 5])
   i = i + 1 + 3 * tonumber(ARGV[i])
 end
 
@@ -187,11 +186,11 @@ local out = {now, w, retried}
 local q = 3
 for n = 1, nitems do
   local s, a = itS[n], itArg[n]
-  local nn, want, nclaims = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local nn, want, gmin, nclaims = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
   local allowed, grant = -1, 0
   local h, retry
   if retried == 0 then
-    local o = a + 6 + nclaims
+    local o = a + 7 + nclaims
     for _ = 1, tonumber(ARGV[o - 1]) do
       local x, gwa, u = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
       o = o + 3
@@ -213,7 +212,7 @@ for n = 1, nitems do
         end
       end
     end
-    for j = a + 5, a + 4 + nclaims do
+    for j = a + 6, a + 5 + nclaims do
       local d = tonumber(ARGV[j]) - w
       if d >= -1 and d <= 2 then
         local k = 3 * (d + 3) + 3

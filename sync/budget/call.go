@@ -24,12 +24,15 @@ const (
 )
 
 // Item is one identity's part of a Call: its report (Ops, free-slot Claims),
-// a decision of N units at Redis (N > 0) and a grant request of Want units.
+// a decision of N units at Redis (N > 0) and a grant request of Want units,
+// granted only while Redis' headroom is at least Floor (0 means 1; see
+// Machine.grantFloor).
 type Item struct {
 	Key    string
 	Bucket int
 	N      int64
 	Want   int64
+	Floor  int64
 	Claims []int64
 	Ops    []Op
 }
@@ -177,9 +180,9 @@ func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 		server, now = "1", 0
 	}
 	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
-		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, m.grantFloor(), len(c.Items)}
+		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, len(c.Items)}
 	for _, it := range c.Items {
-		args = append(args, it.Key, it.Bucket, it.N, it.Want, len(it.Claims))
+		args = append(args, it.Key, it.Bucket, it.N, it.Want, max(1, it.Floor), len(it.Claims))
 		for _, x := range it.Claims {
 			args = append(args, x)
 		}

@@ -45,19 +45,29 @@ func (m *Machine) horizon() float64 {
 	return 4 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
 }
 
-// grantFloor is the least headroom at which Redis grants (the script's
-// gmin): P under the default policy, so a saturated identity's last units
-// stay at Redis and go to the requests where they come (a one-unit grant
-// per PoP with demand held about P units Redis counted while they waited
-// for that PoP's next request, and denied requests elsewhere meanwhile:
-// near-limit clients were served 96.6% of pure Redis' quota); 1 under
-// NoWait, whose PoPs deny here what no grant covers, so a grant is worth
-// its wait.
-func (m *Machine) grantFloor() int64 {
-	if m.cfg.NoWait {
+// grantFloor is the least headroom at which Redis grants e's top-up (its
+// item's Floor, the script's gmin): P under the default policy, so a
+// saturated identity's last units stay at Redis and go to the requests
+// where they come (a one-unit grant per PoP with demand held about P units
+// Redis counted while they waited for that PoP's next request, and denied
+// requests elsewhere meanwhile: near-limit clients were served 96.6% of
+// pure Redis' quota); 1 when every unit Redis counted of e in its last
+// window came from this PoP (a grant here denies no request elsewhere:
+// pinned identities saved 78.9% of round trips with it, 71.2% without),
+// and 1 under NoWait, whose PoPs deny here what no grant covers, so a
+// grant is worth its wait.
+func (m *Machine) grantFloor(e *entry) int64 {
+	if m.cfg.NoWait || m.sole(e) {
 		return 1
 	}
 	return int64(m.cfg.PoPs)
+}
+
+// sole reports whether every unit Redis counted of e in its last window
+// (C, at least one) is one this PoP reported. A second PoP's units there
+// end it at the next reply.
+func (m *Machine) sole(e *entry) bool {
+	return e.lowC > 0 && ownIn(e.own, e.lowW)-m.unreported(e, e.lowW) >= e.lowC
 }
 
 // topUp is the grant e should ask for at window x: its demand rate over the

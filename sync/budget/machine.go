@@ -265,7 +265,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		// one top-up in flight per identity: the replies of a burst's
 		// Calls land after it, and a grant each would hold budget where
 		// no request comes
-		it.Want = m.topUp(e, x, true)
+		it.Want, it.Floor = m.topUp(e, x, true), m.grantFloor(e)
 	}
 	// No claims here: a decision Call has no sequence number, and one
 	// sent twice (a retry racing its original) would count a slot twice

@@ -95,3 +95,52 @@ func TestFullWaitAcrossBoundary(t *testing.T) {
 	_, c = m.Request(end-1+wait, "k", 1)
 	assert.NotNil(t, c, "Redis is asked again two units' time after the reply (a share of window 1000 alone), not refill() = %d ms", m.refill())
 }
+
+// TestGrantFloor: a request's decision Call asks its top-up with the
+// grant floor P while other PoPs' units are in Redis' count, 1 once every
+// unit Redis counted in its last window was reported by this PoP (a grant
+// here then denies no request elsewhere), and 1 under NoWait. A floor of
+// P for a sole identity cost pinned identities 7.7 points of round trips;
+// a floor of 1 for a shared one held a unit per PoP the requests elsewhere
+// needed.
+func TestGrantFloor(t *testing.T) {
+	ask := func(m *Machine, at int64) *Call {
+		t.Helper()
+		_, c := m.Request(at, "g", 1)
+		require.NotNil(t, c, "at %d: no grant or free credit covers it: a decision Call", at)
+		return c
+	}
+	for name, tc := range map[string]struct {
+		noWait   bool
+		cw       int64 // Redis' count after this PoP's two units
+		wantLast int64 // the floor of the Call after that reply
+	}{
+		"shared":        {cw: 5, wantLast: 4},
+		"sole":          {cw: 2, wantLast: 1},
+		"shared NoWait": {noWait: true, cw: 5, wantLast: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := newTestMachine(t, func(c *Config) {
+				c.PoPs = 4
+				c.Limit = core.PerWindow(40, testWindow*time.Millisecond)
+				c.NoWait = tc.noWait
+			})
+			m.Request(w0, "g", 1) // free credit
+			c := ask(m, w0+1)
+			first := int64(4)
+			if tc.noWait {
+				first = 1
+			}
+			assert.Equal(t, first, c.Items[0].Floor, "nothing known of Redis' count yet: the policy's floor")
+			m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw - 1, Headroom: 20}}}, nil)
+			b := m.Tick(w0 + 3) // reports the free unit
+			require.Len(t, b, 1)
+			m.Finish(b[0], &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: -1, CW: tc.cw, Headroom: 20}}}, nil)
+			for _, g := range m.view["g"].grants {
+				require.Zero(t, g.bal, "no grant was made: the next request asks Redis")
+			}
+			c = ask(m, w0+5)
+			assert.Equal(t, tc.wantLast, c.Items[0].Floor, "Redis counts %d units, 2 of them this PoP's", tc.cw)
+		})
+	}
+}

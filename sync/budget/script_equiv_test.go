@@ -132,7 +132,7 @@ func matchReference(t *testing.T, unit int64) {
 		win := func() int64 { return w - 3 + rng.Int64N(7) }
 		if rng.IntN(5) == 0 { // a decision
 			k := inGroup()
-			c.Items = []Item{{Key: k, Bucket: cur.bucket(k), N: 1 + rng.Int64N(3*unit), Want: rng.Int64N(3 * unit)}}
+			c.Items = []Item{{Key: k, Bucket: cur.bucket(k), N: 1 + rng.Int64N(3*unit), Want: rng.Int64N(3 * unit), Floor: rng.Int64N(int64(pops+2) * unit)}}
 		} else {
 			switch r := rng.IntN(10); {
 			case r == 0 && p.seq[g] > 0: // a retry
@@ -146,7 +146,7 @@ func matchReference(t *testing.T, unit int64) {
 			}
 			for range 1 + rng.IntN(6) {
 				k := inGroup()
-				it := Item{Key: k, Bucket: cur.bucket(k), Want: rng.Int64N(6 * unit)}
+				it := Item{Key: k, Bucket: cur.bucket(k), Want: rng.Int64N(6 * unit), Floor: rng.Int64N(int64(pops+2) * unit)}
 				if rng.IntN(8) == 0 {
 					it.N = 1 + rng.Int64N(2*unit)
 				}

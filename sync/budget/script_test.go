@@ -185,48 +185,43 @@ func b2i(b bool) int64 {
 // TestScriptGrantsWithinHeadroom asks for more than there is, from many
 // PoPs' items, and checks every grant keeps E, E1 and E2 within the limit,
 // that a small headroom is shared (no item takes it all), and that no
-// grant is made below the Machine's grant floor: P under the default
-// policy (the last units stay at Redis for the requests), 1 under NoWait.
+// grant is made below the item's Floor (P: the last units stay at Redis
+// for the requests; 1: down to the last unit).
 func TestScriptGrantsWithinHeadroom(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	const pops, max = 4, 40
-	for _, noWait := range []bool{false, true} {
+	for _, floor := range []int64{pops, 1} {
 		m, err := NewMachine(Config{PoP: "p", Incarnation: 7, Limit: core.PerWindow(max, testWindow*time.Millisecond), PoPs: pops, Buckets: 4, Groups: 2,
-			NoWait: noWait, Namespace: fmt.Sprint("gw", noWait)})
+			Namespace: fmt.Sprint("gw", floor)})
 		require.NoError(t, err, "a valid config")
-		floor := int64(pops)
-		if noWait {
-			floor = 1
-		}
-		require.Equal(t, floor, m.grantFloor(), "NoWait %v: the grant floor", noWait)
 		w := int64(500)
 		now := w*testWindow + 2500
 		key := "hot"
 		var total, last int64
 		for range 200 { // each ask takes at least one unit while there is headroom
 			before := goHeadroom(states(t, rdb, m, key, w), pops, 1, max, now-w*testWindow, testWindow)
-			r := call(t, rdb, m, 0, now, Item{Key: key, Bucket: m.bucket(key), Want: 15})
+			r := call(t, rdb, m, 0, now, Item{Key: key, Bucket: m.bucket(key), Want: 15, Floor: floor})
 			g := r.Items[0].Grant
 			last = before
-			assert.LessOrEqual(t, g, before, "NoWait %v: a grant of %d never passes the headroom %d before it", noWait, g, before)
+			assert.LessOrEqual(t, g, before, "floor %d: a grant of %d never passes the headroom %d before it", floor, g, before)
 			switch {
 			case before < floor:
-				assert.Zero(t, g, "NoWait %v: no grant below the floor %d (headroom %d)", noWait, floor, before)
+				assert.Zero(t, g, "floor %d: no grant below the floor %d (headroom %d)", floor, floor, before)
 			case before < 4*pops*15:
-				assert.Equal(t, min(15, int64(math.Ceil(float64(before)/(4*pops)))), g, "NoWait %v: a headroom of %d below 4 × P × want is shared: a quarter of an equal share per ask", noWait, before)
+				assert.Equal(t, min(15, int64(math.Ceil(float64(before)/(4*pops)))), g, "floor %d: a headroom of %d below 4 × P × want is shared: a quarter of an equal share per ask", floor, before)
 			}
 			if g == 0 {
 				break
 			}
 			total += g
 			after := goHeadroom(states(t, rdb, m, key, w), pops, 1, max, now-w*testWindow, testWindow)
-			assert.Equal(t, before-g, after, "NoWait %v: the grant is counted in G_w", noWait)
+			assert.Equal(t, before-g, after, "floor %d: the grant is counted in G_w", floor)
 		}
 		st := states(t, rdb, m, key, w)
-		assert.Equal(t, total, st[0].G, "NoWait %v: G_w holds every grant", noWait)
+		assert.Equal(t, total, st[0].G, "floor %d: G_w holds every grant", floor)
 		// Free credit reserved: R_w and R_{w+1} = P each, R_{w+2} = P: E1 = G + 2P.
-		assert.Equal(t, int64(max-2*pops), total+last, "NoWait %v: grants stop when E1 = G_w + R_w + R_{w+1} comes within the floor of the limit", noWait)
-		assert.Less(t, last, floor, "NoWait %v: the headroom left, %d, is below the floor", noWait, last)
+		assert.Equal(t, int64(max-2*pops), total+last, "floor %d: grants stop when E1 = G_w + R_w + R_{w+1} comes within the floor of the limit", floor)
+		assert.Less(t, last, floor, "floor %d: the headroom left, %d, is below the floor", floor, last)
 	}
 }
 

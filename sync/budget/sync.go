@@ -171,7 +171,7 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 		return Item{}, false
 	}
 	e.renounce = false
-	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Ops: e.ops, Claims: m.claims(e, x)}
+	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Floor: m.grantFloor(e), Ops: e.ops, Claims: m.claims(e, x)}
 	e.ops = nil
 	return it, true
 }

@@ -13,9 +13,9 @@
 -- ARGV[5]  P, the PoPs         ARGV[6] c, free credit per PoP and window
 -- ARGV[7]  slack, ms added to every expiry
 -- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
--- ARGV[10] gmin, the least headroom a grant is made at
--- ARGV[11] item count, then per item:
---   field, bucket, n, want, nclaims, claim windows..., nops, (x, gw, u)...
+-- ARGV[10] item count, then per item:
+--   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
+--   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
@@ -40,8 +40,7 @@ local c = tonumber(ARGV[6])
 local slack = tonumber(ARGV[7])
 local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
-local gmin = tonumber(ARGV[10])
-local nitems = tonumber(ARGV[11])
+local nitems = tonumber(ARGV[10])
 
 local w = math.floor(now / W)
 local elapsed = now - w * W
@@ -120,14 +119,15 @@ local function headroom(s)
 end
 
 local out = {now, w, retried}
-local i = 12
+local i = 11
 for _ = 1, nitems do
   local f = ARGV[i]
   local b = ARGV[i + 1]
   local n = tonumber(ARGV[i + 2])
   local want = tonumber(ARGV[i + 3])
-  local nclaims = tonumber(ARGV[i + 4])
-  i = i + 5
+  local gmin = tonumber(ARGV[i + 4])
+  local nclaims = tonumber(ARGV[i + 5])
+  i = i + 6
   local s = {}
   for d = -2, 2 do
     s[d] = load(b, f, w + d)
