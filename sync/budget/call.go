@@ -53,14 +53,16 @@ type ItemResult struct {
 
 // Result is a Call's reply: Redis' now (ms) and window, whether the batch
 // was a retry Redis had already applied, one ItemResult per Item, and (a
-// batch's reply only) the group's hot identities, whose free slots every
-// PoP gives up.
+// batch's reply only) the group's hot identities the caller's cursor had
+// not reached, whose free slots every PoP gives up, with the cursor past
+// them (HotCursor: the order of the last one listed, in Redis' window).
 type Result struct {
-	Now     int64
-	Window  int64
-	Retried bool
-	Items   []ItemResult
-	Hot     []HotKey
+	Now       int64
+	Window    int64
+	Retried   bool
+	HotCursor int64
+	Items     []ItemResult
+	Hot       []HotKey
 }
 
 // HotKey names a hot identity: its key and bucket.
@@ -79,7 +81,8 @@ type Call struct {
 	Now   int64
 	Items []Item
 
-	req *pending // the request a decision Call answers
+	req            *pending // the request a decision Call answers
+	hotWin, hotCur int64    // the group's hot cursor when the batch was sent
 }
 
 // Decision reports whether the Call is a decision (one request waits on it).
@@ -141,7 +144,7 @@ func parse(v []any, items int) (*Result, error) {
 	bad := func(what string) error {
 		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), items, what)}
 	}
-	n := 3 + 6*items
+	n := 4 + 6*items
 	if len(v) < n {
 		return nil, bad("too short")
 	}
@@ -153,9 +156,9 @@ func parse(v []any, items int) (*Result, error) {
 		}
 		ints[i] = x
 	}
-	r := &Result{Now: ints[0], Window: ints[1], Retried: ints[2] == 1, Items: make([]ItemResult, items)}
+	r := &Result{Now: ints[0], Window: ints[1], Retried: ints[2] == 1, HotCursor: ints[3], Items: make([]ItemResult, items)}
 	for i := range r.Items {
-		o := ints[3+6*i:]
+		o := ints[4+6*i:]
 		r.Items[i] = ItemResult{Allowed: o[0], Grant: o[1], CW: o[2], CPrev: o[3], Headroom: o[4], Retry: o[5]}
 	}
 	for _, h := range v[n:] {
@@ -180,7 +183,7 @@ func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 		server, now = "1", 0
 	}
 	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
-		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, len(c.Items)}
+		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, c.hotWin, c.hotCur, len(c.Items)}
 	for _, it := range c.Items {
 		args = append(args, it.Key, it.Bucket, it.N, it.Want, max(1, it.Floor), len(it.Claims))
 		for _, x := range it.Claims {

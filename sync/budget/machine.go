@@ -68,12 +68,15 @@ type Machine struct {
 	stats  Stats
 }
 
-// groupState is one group's Sync pipeline: its last sequence number, and
-// the batch in flight or to be sent again (its reply never came).
+// groupState is one group's Sync pipeline: its last sequence number, the
+// batch in flight or to be sent again (its reply never came), and its hot
+// cursor: the last hot identity's order Redis listed to this PoP in window
+// hotWin (see lua/budget.lua).
 type groupState struct {
-	seq      uint64
-	inflight *Call
-	retry    *Call
+	seq            uint64
+	inflight       *Call
+	retry          *Call
+	hotWin, hotCur int64
 }
 
 // pending is the request a decision Call answers.

@@ -363,3 +363,91 @@ func TestExecAllAfterScriptFlush(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptHotCursor: a group's hot identities are listed in the order
+// they became hot, at most 256 per reply, after the caller's cursor when
+// it is of Redis' window, and each reply returns the cursor past what it
+// listed: two replies list 300 hot identities exactly once between them,
+// a third lists none, a cursor of another window lists from the start,
+// and an identity that leaves and becomes hot again is listed again
+// after the cursor. (A rotating 64 of the set per reply, the layout
+// before, lists 64 here and the rest only Syncs later.)
+func TestScriptHotCursor(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	m, err := NewMachine(Config{PoP: "p", Incarnation: 7, Limit: core.PerWindow(20, testWindow*time.Millisecond), PoPs: 2, Buckets: 4, Groups: 1})
+	require.NoError(t, err)
+	w := int64(400)
+	now := w*testWindow + 50
+	var items []Item
+	for i := range 300 {
+		k := fmt.Sprintf("h%03d", i)
+		writeState(t, rdb, m, k, w, cgk{C: 14}) // under a quarter of the limit left, slots unclaimed
+		items = append(items, Item{Key: k, Bucket: m.bucket(k)})
+	}
+	exec := func(seq uint64, win, cur int64, its ...Item) *Result {
+		t.Helper()
+		r, err := Exec(context.Background(), rdb, m, &Call{Group: 0, Seq: seq, Items: its, hotWin: win, hotCur: cur}, now)
+		require.NoError(t, err, "batch %d", seq)
+		return r
+	}
+	calm := Item{Key: "calm", Bucket: m.bucket("calm")}
+	first := exec(1, 0, 0, items...)
+	require.Len(t, first.Hot, 256, "a reply lists at most 256")
+	assert.Equal(t, int64(256), first.HotCursor, "the cursor past the 256th")
+	second := exec(2, w, first.HotCursor, calm)
+	assert.Len(t, second.Hot, 44, "the rest after the cursor")
+	assert.Equal(t, int64(300), second.HotCursor)
+	seen := map[string]int{}
+	for _, h := range append(first.Hot, second.Hot...) {
+		seen[h.Key]++
+	}
+	assert.Len(t, seen, 300, "every hot identity listed")
+	for k, n := range seen {
+		assert.Equal(t, 1, n, "%s listed %d times across the two replies", k, n)
+	}
+	third := exec(3, w, second.HotCursor, calm)
+	assert.Empty(t, third.Hot, "nothing past the cursor")
+	assert.Equal(t, int64(300), third.HotCursor, "the cursor stays")
+	stale := exec(4, w-1, 300, calm)
+	assert.Len(t, stale.Hot, 256, "a cursor of another window: listed from the start")
+	// h000 leaves (both PoPs give up their slots of w and w+1), then
+	// becomes hot again: listed after the cursor, with a new order.
+	gone := Item{Key: "h000", Bucket: m.bucket("h000"), Claims: []int64{w, w + 1}}
+	exec(5, w, 300, gone, gone)
+	writeState(t, rdb, m, "h000", w+1, cgk{}) // K of w+1 back to 0: a slot unclaimed again
+	writeState(t, rdb, m, "h000", w, cgk{C: 14})
+	back := exec(6, w, 300, Item{Key: "h000", Bucket: m.bucket("h000")})
+	assert.Equal(t, []HotKey{{Key: "h000", Bucket: m.bucket("h000")}}, back.Hot, "hot again: listed after the cursor")
+	assert.Equal(t, int64(301), back.HotCursor)
+	d, err := Exec(context.Background(), rdb, m, &Call{Group: 0, Items: []Item{{Key: "h001", Bucket: m.bucket("h001"), N: 1}}, hotWin: w}, now)
+	require.NoError(t, err)
+	assert.Empty(t, d.Hot, "a decision's reply lists nothing")
+}
+
+// TestHotCursorFollowsReplies: a batch carries its group's hot cursor,
+// and a batch reply moves it forward (a reply of an older window, or an
+// older cursor of the same window, does not move it back).
+func TestHotCursorFollowsReplies(t *testing.T) {
+	m := newTestMachine(t, nil)
+	tick := func(at int64) *Call {
+		t.Helper()
+		_, c := m.Request(at, "c", 2) // more than the free credit: an entry with demand
+		require.NotNil(t, c)
+		m.Complete(at, c, &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 8}}}, nil)
+		m.Request(at, "c", 2)
+		b := m.Tick(at + 1)
+		require.Len(t, b, 1, "a batch at %d", at+1)
+		return b[0]
+	}
+	b := tick(w0)
+	assert.Equal(t, [2]int64{0, 0}, [2]int64{b.hotWin, b.hotCur}, "no reply yet: no cursor")
+	m.Finish(b, &Result{Now: w0 + 2, Window: 1000, HotCursor: 7, Items: make([]ItemResult, len(b.Items))}, nil)
+	b = tick(w0 + 10)
+	assert.Equal(t, [2]int64{1000, 7}, [2]int64{b.hotWin, b.hotCur}, "the reply's cursor")
+	m.Finish(b, &Result{Now: w0 + 12, Window: 999, HotCursor: 90, Items: make([]ItemResult, len(b.Items))}, nil)
+	b = tick(w0 + 20)
+	assert.Equal(t, [2]int64{1000, 7}, [2]int64{b.hotWin, b.hotCur}, "an older window's reply does not move it")
+	m.Finish(b, &Result{Now: w0 + 22, Window: 1000, HotCursor: 3, Items: make([]ItemResult, len(b.Items))}, nil)
+	b = tick(w0 + 30)
+	assert.Equal(t, [2]int64{1000, 7}, [2]int64{b.hotWin, b.hotCur}, "an older cursor does not move it back")
+}

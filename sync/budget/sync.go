@@ -92,6 +92,7 @@ func (m *Machine) Tick(now int64) []*Call {
 		default:
 			continue
 		}
+		gs.inflight.hotWin, gs.inflight.hotCur = gs.hotWin, gs.hotCur
 		m.stats.Calls++
 		m.stats.Items += uint64(len(gs.inflight.Items))
 		out = append(out, gs.inflight)
@@ -205,6 +206,9 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 	}
 	m.down = false
 	x := m.window(r.Now)
+	if r.Window > gs.hotWin || (r.Window == gs.hotWin && r.HotCursor > gs.hotCur) {
+		gs.hotWin, gs.hotCur = r.Window, r.HotCursor
+	}
 	// Redis lists the hot identities in its set's order: apply them in the
 	// keys' order, so the view (and the sweep's walk of it) does not
 	// depend on it.

@@ -13,20 +13,23 @@
 -- ARGV[5]  P, the PoPs         ARGV[6] c, free credit per PoP and window
 -- ARGV[7]  slack, ms added to every expiry
 -- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
--- ARGV[10] item count, then per item:
+-- ARGV[10] hot cursor's window ARGV[11] hot cursor
+-- ARGV[12] item count, then per item:
 --   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
--- Returns {now, w, retried, then per item: allowed (-1 none, 0, 1), grant,
+-- Returns {now, w, retried, hot cursor, then per item: allowed (-1 none, 0, 1), grant,
 -- C_w, C_{w-1}, headroom, retry}: retry is, when headroom is 0, the ms
 -- until one unit would fit if nothing changed (core.SlidingRetryMillis
 -- on E's counts, or the next window when E1 or E2 binds), else 0. A batch
 -- (seq > 0) then lists the group's hot identities of window w as
 -- 'bucket|field' strings: those Redis last saw with under a quarter of the
 -- limit left and free slots of w or w+1 unclaimed, so every PoP gives up
--- its slots of them (at most 64, kept in the set '<prefix>:hot:<w>').
+-- its slots of them (kept in the sorted set '<prefix>:hz:<w>', scored by
+-- the order each became hot in; at most 256 after the cursor, with the
+-- new cursor, as lua/budget.lua).
 
 local now = tonumber(ARGV[1])
 if ARGV[2] == '1' then
@@ -40,7 +43,7 @@ local c = tonumber(ARGV[6])
 local slack = tonumber(ARGV[7])
 local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
-local nitems = tonumber(ARGV[10])
+local nitems = tonumber(ARGV[12])
 
 local w = math.floor(now / W)
 local elapsed = now - w * W
@@ -118,8 +121,9 @@ local function headroom(s)
   return 0, retry
 end
 
-local out = {now, w, retried}
-local i = 11
+local out = {now, w, retried, 0}
+local hotOps, hotOrder = {}, {}
+local i = 13
 for _ = 1, nitems do
   local f = ARGV[i]
   local b = ARGV[i + 1]
@@ -206,22 +210,40 @@ for _ = 1, nitems do
   out[#out + 1] = h
   out[#out + 1] = retry
   if retried == 0 then
-    local hk = prefix .. ':hot:' .. w
+    local m, op = b .. '|' .. f, nil
     if h < max / 4 and (R(s[0]) > 0 or R(s[1]) > 0) then
-      if redis.call('SADD', hk, b .. '|' .. f) == 1 then
-        redis.call('PEXPIRE', hk, 2 * W + slack)
-      end
+      op = true
     elseif R(s[0]) == 0 and R(s[1]) == 0 then
-      redis.call('SREM', hk, b .. '|' .. f)
+      op = false
+    end
+    if op ~= nil then
+      if hotOps[m] == nil then
+        hotOrder[#hotOrder + 1] = m
+      end
+      hotOps[m] = op
     end
   end
 end
-if seq > 0 then
-  local hot = redis.call('SMEMBERS', prefix .. ':hot:' .. w)
-  table.sort(hot)
-  local from = (seq * 64) % math.max(1, #hot)
-  for j = 0, math.min(64, #hot) - 1 do
-    out[#out + 1] = hot[(from + j) % #hot + 1]
+local hk = prefix .. ':hz:' .. w
+for _, m in ipairs(hotOrder) do
+  if not hotOps[m] then
+    redis.call('ZREM', hk, m)
+  elseif not redis.call('ZSCORE', hk, m) then
+    redis.call('ZADD', hk, redis.call('INCR', hk .. ':n'), m)
+    redis.call('PEXPIRE', hk, 2 * W + slack)
+    redis.call('PEXPIRE', hk .. ':n', 2 * W + slack)
   end
 end
+local cursor = 0
+if tonumber(ARGV[10]) == w then
+  cursor = tonumber(ARGV[11])
+end
+if seq > 0 then
+  local hot = redis.call('ZRANGEBYSCORE', hk, '(' .. cursor, '+inf', 'WITHSCORES', 'LIMIT', 0, 256)
+  for j = 1, #hot, 2 do
+    out[#out + 1] = hot[j]
+    cursor = tonumber(hot[j + 1])
+  end
+end
+out[4] = cursor
 return out
