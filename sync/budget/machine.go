@@ -317,7 +317,8 @@ func (m *Machine) spendGrant(e *entry, x, n int64) bool {
 // admissions within its share of the limit: for an identity Redis last
 // called contested whose units Redis knows came from other PoPs too, the
 // units this PoP reported against C in Redis' last window (so the PoPs'
-// shares sum to at most 1), else the whole limit. PoPs falling back
+// shares sum to at most 1; an equal share, Max/P, once that count is older
+// than the previous window), else the whole limit. PoPs falling back
 // together then admit about the limit between them for an identity they
 // all serve, each in proportion to what it served, instead of up to
 // Max − C each, while an identity one PoP serves, or one far from its
@@ -343,7 +344,15 @@ func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 		return false
 	}
 	share := 1.0
-	if mineC := ownIn(e.own, e.lowW) - m.unreported(e, e.lowW); m.contested(e) && mineC < e.lowC {
+	switch mineC := ownIn(e.own, e.lowW) - m.unreported(e, e.lowW); {
+	case !m.contested(e):
+	case e.lowW < x-1:
+		// Redis' last count is older than the previous window, and so
+		// are this PoP's counts it could be compared with: an equal
+		// share (this PoP's counts of that window are gone, and read as
+		// 0 they denied a contested identity for the rest of the outage)
+		share = 1 / float64(m.cfg.PoPs)
+	case mineC < e.lowC:
 		// near its limit, and served elsewhere too: this PoP's share of
 		// the units Redis counted (its reported ones against C; with its
 		// unreported ones too, the shares of a burst's PoPs summed past 1)

@@ -430,3 +430,29 @@ func TestNoWaitPrefetches(t *testing.T) {
 		assert.Positive(t, calls[0].Items[0].Want, "NoWait: a grant is asked ahead of the next request")
 	}
 }
+
+// TestOutageLongerThanAWindow: an outage that reaches two windows past
+// Redis' last count of a contested identity admits it here within an
+// equal share, Max/P, per window: that count, and this PoP's counts of
+// its window, are too old to share by. Reading this PoP's counts of that
+// window as 0 once they rolled away gave a share of 0: one unit, then
+// nothing for the rest of the outage.
+func TestOutageLongerThanAWindow(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.Limit = core.PerWindow(40, testWindow*time.Millisecond); c.PoPs = 4 })
+	m.Request(w0, "s", 1) // free credit
+	_, c := m.Request(w0+1, "s", 1)
+	require.NotNil(t, c)
+	m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 8, Headroom: 5}}}, nil) // contested, 1 of 8 reported here
+	admitted := 0
+	start := int64(w0 + 2*testWindow + testWindow/2) // halfway through window 1002
+	for i := range 100 {
+		d, c := m.Request(start+int64(i), "s", 1)
+		if c != nil {
+			d = m.Complete(start+int64(i), c, nil, errors.New("refused"))
+		}
+		if d.Allowed {
+			admitted++
+		}
+	}
+	assert.Equal(t, 40/4, admitted, "window 1002, Redis' last count from window 1000: Max/P here")
+}
