@@ -11,7 +11,7 @@ import (
 )
 
 var identities = flag.Int("identities", 20_000,
-	"identities for TestMemoryPerIdentity (the brief's figure: -args -identities=100000)")
+	"identities for TestMemoryPerIdentity (the article-scale figure: -args -identities=100000)")
 
 // TestMemoryPerIdentity measures used_memory grown per identity over
 // -identities identities (default 20,000; 5,000 with -short): our one-key
