@@ -55,17 +55,18 @@ type Stats struct {
 // no clock, no I/O, not safe for concurrent use (Limiter wraps it). Every
 // time it is handed is in ms of the PoP's clock. Build one with NewMachine.
 type Machine struct {
-	cfg    Config
-	w      int64               // window, ms
-	view   map[string]*entry   // full entries
-	lights [2]map[string]light // light records of windows lightX and lightX−1 (light.go)
-	lightX int64
-	all    []*entry // the full entries; e.slot is e's index (Tick's sweep walks it)
-	dirty  []*entry // entries to plan at the next Tick (e.queued)
-	sweep  int      // the next index of all the sweep visits
-	groups []groupState
-	down   bool // the last call failed; cleared by the next that succeeds
-	stats  Stats
+	cfg        Config
+	w          int64               // window, ms
+	view       map[string]*entry   // full entries
+	lights     [2]map[string]light // light records of windows lightX and lightX−1 (light.go)
+	lightX     int64
+	all        []*entry // the full entries; e.slot is e's index (Tick's sweep walks it)
+	dirty      []*entry // entries to plan at the next Tick (e.queued)
+	sweep      int      // the next index of all the sweep visits
+	groups     []groupState
+	down       bool  // the last call failed; cleared by the next that succeeds
+	graceUntil int64 // after an outage, contested identities stay on the fallback until then (recovered)
+	stats      Stats
 }
 
 // groupState is one group's Sync pipeline: its last sequence number, the
@@ -190,7 +191,7 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 		m.down = true
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}
-	m.down = false
+	m.recovered(now)
 	e, it := c.req.e, r.Items[0]
 	m.absorb(e, r, it)
 	d := Decision{Allowed: it.Allowed == 1, Source: SrcRedis}
@@ -250,7 +251,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		e.addOp(Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
-	if m.down || noCall != nil {
+	if m.down || noCall != nil || (now < m.graceUntil && m.contested(e) && !m.cfg.FailClosed) {
 		if m.cfg.FailClosed {
 			return verdict(false, SrcFallback)
 		}

@@ -456,3 +456,47 @@ func TestOutageLongerThanAWindow(t *testing.T) {
 	}
 	assert.Equal(t, 40/4, admitted, "window 1002, Redis' last count from window 1000: Max/P here")
 }
+
+// TestGraceAfterOutage: once Redis answers again after an outage, a
+// contested identity stays on the fallback for a Sync interval and two
+// round trips (the other PoPs' reports of their outage admissions land
+// meanwhile), a calm one goes to Redis at once, and after the grace the
+// contested one goes to Redis again; under FailClosed there is no grace.
+// Without it the contested identity's first decisions at Redis raced
+// those reports.
+func TestGraceAfterOutage(t *testing.T) {
+	for _, failClosed := range []bool{false, true} {
+		m := newTestMachine(t, func(c *Config) {
+			c.Limit = core.PerWindow(40, testWindow*time.Millisecond)
+			c.PoPs = 4
+			c.FailClosed = failClosed
+		})
+		m.Request(w0, "s", 1) // free credit
+		_, c := m.Request(w0+1, "s", 1)
+		require.NotNil(t, c)
+		m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 8, Headroom: 5}}}, nil) // contested
+		_, c = m.Request(w0+3, "s", 1)
+		require.NotNil(t, c, "FailClosed %v: contested with headroom: Redis decides", failClosed)
+		m.Complete(w0+4, c, nil, errors.New("refused")) // the outage starts
+		b := m.Tick(w0 + 100)
+		require.NotEmpty(t, b, "FailClosed %v: a batch goes out (the report, or a probe)", failClosed)
+		items := make([]ItemResult, len(b[0].Items))
+		for i := range items {
+			items[i] = ItemResult{Allowed: -1, CW: 9, Headroom: 5}
+		}
+		m.Finish(b[0], &Result{Now: w0 + 100, Window: 1000, Items: items}, nil) // Redis is back
+		grace := (m.Config().SyncInterval + 2*m.Config().RTT).Milliseconds()
+		d, c := m.Request(w0+101, "s", 1)
+		if failClosed {
+			assert.NotNil(t, c, "FailClosed: no grace, the contested identity goes to Redis")
+		} else {
+			assert.Nil(t, c, "in the grace a contested identity asks no Redis")
+			assert.Equal(t, SrcFallback, d.Source, "in the grace: decided on the view")
+		}
+		m.Request(w0+102, "k", 1) // a calm identity's free unit
+		_, c = m.Request(w0+103, "k", 1)
+		assert.NotNil(t, c, "FailClosed %v: a calm identity goes to Redis in the grace", failClosed)
+		_, c = m.Request(w0+100+grace, "s", 1)
+		assert.NotNil(t, c, "FailClosed %v: after the grace the contested identity goes to Redis", failClosed)
+	}
+}

@@ -204,7 +204,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		gs.retry = c
 		return
 	}
-	m.down = false
+	m.recovered(c.Now)
 	x := m.window(r.Now)
 	if r.Window > gs.hotWin || (r.Window == gs.hotWin && r.HotCursor > gs.hotCur) {
 		gs.hotWin, gs.hotCur = r.Window, r.HotCursor
@@ -229,6 +229,21 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		e.inBatch = false
 		m.absorb(e, r, r.Items[i])
 	}
+}
+
+// recovered notes a successful call at now (this PoP's clock). After an
+// outage, contested identities stay on the fallback (their share of the
+// view) for a Sync interval and two round trips more: every PoP's batch
+// reporting its outage admissions lands within that, and a contested
+// identity's first decisions at Redis raced them (an attacker served at
+// all 8 PoPs got 29 units in the second Redis came back; mixed with a
+// 5 s outage 1.22× the limit, 1.18× with the grace). Under FailClosed
+// there is no fallback to stay on.
+func (m *Machine) recovered(now int64) {
+	if m.down {
+		m.graceUntil = now + (m.cfg.SyncInterval + 2*m.cfg.RTT).Milliseconds()
+	}
+	m.down = false
 }
 
 func cmpString(a, b string) int {
