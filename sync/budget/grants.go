@@ -65,9 +65,16 @@ func (m *Machine) grantFloor(e *entry) int64 {
 
 // sole reports whether every unit Redis counted of e in its last window
 // (C, at least one) is one this PoP reported. A second PoP's units there
-// end it at the next reply.
+// end it at the next reply. The grant floor and the outage fallback's
+// share both read it.
 func (m *Machine) sole(e *entry) bool {
-	return e.lowC > 0 && ownIn(e.own, e.lowW)-m.unreported(e, e.lowW) >= e.lowC
+	return e.lowC > 0 && m.reported(e) >= e.lowC
+}
+
+// reported is the units this PoP admitted of e in Redis' last window (lowW)
+// that a reply has counted: its own count there less the unreported.
+func (m *Machine) reported(e *entry) int64 {
+	return ownIn(e.own, e.lowW) - m.unreported(e, e.lowW)
 }
 
 // topUp is the grant e should ask for at window x: its demand rate over the

@@ -345,7 +345,7 @@ func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 		return false
 	}
 	share := 1.0
-	switch mineC := ownIn(e.own, e.lowW) - m.unreported(e, e.lowW); {
+	switch {
 	case !m.contested(e):
 	case e.lowW < x-1:
 		// Redis' last count is older than the previous window, and so
@@ -353,11 +353,11 @@ func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 		// share (this PoP's counts of that window are gone, and read as
 		// 0 they denied a contested identity for the rest of the outage)
 		share = 1 / float64(m.cfg.PoPs)
-	case mineC < e.lowC:
+	case e.lowC > 0 && !m.sole(e):
 		// near its limit, and served elsewhere too: this PoP's share of
 		// the units Redis counted (its reported ones against C; with its
 		// unreported ones too, the shares of a burst's PoPs summed past 1)
-		share = float64(max(0, mineC)) / float64(e.lowC)
+		share = float64(max(0, m.reported(e))) / float64(e.lowC)
 	}
 	mine := core.SlidingEstimate(own.Cur, own.Prev, elapsed, m.w)
 	return mine+float64(n) <= share*float64(m.cfg.Limit.Max)

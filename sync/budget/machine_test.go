@@ -149,20 +149,28 @@ func TestSyncPlan(t *testing.T) {
 	assert.Zero(t, next[0].Items[0].Want, "no demand, no top-up")
 }
 
-// TestOutageFallback: with Redis down one PoP admits at most Max units of
-// an identity per window, counting each admission; FailClosed denies.
-func TestOutageFallback(t *testing.T) {
-	m := newTestMachine(t, nil)
+// admittedWhileDown makes n one-unit requests of key, one a ms from from
+// on, each decision Call refused (Redis down), and returns how many were
+// admitted.
+func admittedWhileDown(m *Machine, key string, from int64, n int) int {
 	admitted := 0
-	for i := range 30 {
-		d, c := m.Request(w0+int64(i), "o", 1)
+	for i := range n {
+		d, c := m.Request(from+int64(i), key, 1)
 		if c != nil {
-			d = m.Complete(w0+int64(i), c, nil, errors.New("refused"))
+			d = m.Complete(from+int64(i), c, nil, errors.New("refused"))
 		}
 		if d.Allowed {
 			admitted++
 		}
 	}
+	return admitted
+}
+
+// TestOutageFallback: with Redis down one PoP admits at most Max units of
+// an identity per window, counting each admission; FailClosed denies.
+func TestOutageFallback(t *testing.T) {
+	m := newTestMachine(t, nil)
+	admitted := admittedWhileDown(m, "o", w0, 30)
 	assert.Equal(t, 10, admitted, "Max units of the window while Redis is down")
 	mc := newTestMachine(t, func(c *Config) { c.FailClosed = true })
 	_, c := mc.Request(w0, "o", 1) // free
@@ -199,16 +207,7 @@ func TestOutageAfterAFullWindow(t *testing.T) {
 		m.Finish(b, &Result{Now: w0 + 101, Window: 1000, Items: items}, nil)
 	}
 	half := int64(w0 + testWindow + testWindow/2)
-	admitted := 0
-	for i := range 20 {
-		d, c := m.Request(half+int64(i), "f", 1)
-		if c != nil {
-			d = m.Complete(half+int64(i), c, nil, errors.New("refused"))
-		}
-		if d.Allowed {
-			admitted++
-		}
-	}
+	admitted := admittedWhileDown(m, "f", half, 20)
 	assert.Equal(t, 5, admitted, "half way through the next window, Redis down: the sliding rule leaves 5 of 10")
 }
 
@@ -224,13 +223,6 @@ func TestOutageAfterAFullWindow(t *testing.T) {
 // outage; with this PoP's unreported units in its share, a burst's PoPs
 // held more than the limit between them (their shares summed past 1).
 func TestOutageShare(t *testing.T) {
-	down := func(m *Machine, at int64, key string) bool {
-		d, c := m.Request(at, key, 1)
-		if c != nil {
-			d = m.Complete(at, c, nil, errors.New("refused"))
-		}
-		return d.Allowed
-	}
 	cfg := func(c *Config) { c.Limit = core.PerWindow(40, testWindow*time.Millisecond); c.PoPs = 4 }
 	for name, tc := range map[string]struct {
 		cw, admitted int64
@@ -255,12 +247,7 @@ func TestOutageShare(t *testing.T) {
 				require.Len(t, batches, 1, "one batch reports the free unit")
 				m.Finish(batches[0], &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: -1, CW: tc.cw, Headroom: 5}}}, nil)
 			}
-			var admitted int64 = 2
-			for i := range 100 {
-				if down(m, w0+10+int64(i), "s") {
-					admitted++
-				}
-			}
+			admitted := 2 + int64(admittedWhileDown(m, "s", w0+10, 100))
 			assert.Equal(t, tc.admitted, admitted, "units admitted here in the window, the outage's included")
 		})
 	}
@@ -443,17 +430,8 @@ func TestOutageLongerThanAWindow(t *testing.T) {
 	_, c := m.Request(w0+1, "s", 1)
 	require.NotNil(t, c)
 	m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 8, Headroom: 5}}}, nil) // contested, 1 of 8 reported here
-	admitted := 0
-	start := int64(w0 + 2*testWindow + testWindow/2) // halfway through window 1002
-	for i := range 100 {
-		d, c := m.Request(start+int64(i), "s", 1)
-		if c != nil {
-			d = m.Complete(start+int64(i), c, nil, errors.New("refused"))
-		}
-		if d.Allowed {
-			admitted++
-		}
-	}
+	start := int64(w0 + 2*testWindow + testWindow/2)                                                                    // halfway through window 1002
+	admitted := admittedWhileDown(m, "s", start, 100)
 	assert.Equal(t, 40/4, admitted, "window 1002, Redis' last count from window 1000: Max/P here")
 }
 
@@ -499,4 +477,23 @@ func TestGraceAfterOutage(t *testing.T) {
 		_, c = m.Request(w0+100+grace, "s", 1)
 		assert.NotNil(t, c, "FailClosed %v: after the grace the contested identity goes to Redis", failClosed)
 	}
+}
+
+// TestOutageShareNothingCounted: a contested identity of which Redis'
+// last reply counted nothing in its window (C 0, the previous window
+// nearly full) keeps the whole limit in an outage, under the sliding
+// rule: half way through the window, 9 of 10 in the previous one weigh
+// just under 4.5, and a unit fits while the estimate stays under the
+// limit (core.SlidingAdmits), so the free unit and 5 fallback units do. A
+// share of C taken with C at 0 divides by zero and denies every fallback
+// unit (1 admitted: the free one).
+func TestOutageShareNothingCounted(t *testing.T) {
+	m := newTestMachine(t, nil) // limit 10, 2 PoPs
+	start := int64(w0 + testWindow)
+	_, c := m.Request(start, "z", 2) // over the free credit: Redis decides
+	require.NotNil(t, c)
+	m.Complete(start+1, c, &Result{Now: start + 1, Window: 1001, Items: []ItemResult{{Allowed: 0, CW: 0, CPrev: 9, Headroom: 1}}}, nil) // contested, nothing counted in 1001
+	half := start + testWindow/2
+	admitted := admittedWhileDown(m, "z", half, 20)
+	assert.Equal(t, 6, admitted, "the free unit and 5 on the fallback: 4.5 + 5 < 10, 4.5 + 6 is not")
 }
