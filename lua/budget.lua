@@ -4,7 +4,9 @@
 -- decision of n units at Redis (n > 0), then its grant (want > 0). The
 -- estimate repeats core.SlidingEstimate / core.SlidingAdmits exactly.
 --
--- KEYS[1]: the retry guard of (incarnation, group), '{tag}:seq:<inc>'; it
+-- KEYS[1]: the retry guard of (incarnation, group): '{tag}:seq:<inc>' for
+--          a batch, '{tag}:dseq:<inc>' for a decision call that carries
+--          claims (a sent-twice claim would free another PoP's slot); it
 --          names the group's slot (every key the script touches is
 --          '<prefix>:b<bucket>:e<epoch>' or '<prefix>:hot:<window>' with
 --          the same hash tag; see Layout below).
@@ -13,19 +15,25 @@
 -- ARGV[3]  window, ms          ARGV[4] max, units per window
 -- ARGV[5]  P, the PoPs         ARGV[6] c, free credit per PoP and window
 -- ARGV[7]  slack, ms added to every expiry
--- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
--- ARGV[10] hot cursor's window ARGV[11] hot cursor: the last hot order this
---          PoP's group listed of that window (0: none)
+-- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard; a call Redis
+--          has seen a seq at least as high of is a retry, applied no more)
+-- ARGV[10] hot cursor's window (-1: a decision call, which lists none)
+-- ARGV[11] hot cursor: the last hot order this PoP's group listed of that
+--          window (0: none)
 -- ARGV[12] item count, then per item:
 --   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
---   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
+--   slot (K_x + 1, with u = 0 a slot given up unused); gw = -2 is a
+--   fallback admission (C_x only); gw = -3 forgets C of every window (a
+--   Reset: G and K stay, budget PoPs may still spend). An item that asks
+--   nothing (n, want, claims and ops all 0: a peek) writes nothing.
 -- Returns {now, w, retried, hot cursor, then per item: allowed (-1 none, 0, 1), grant,
--- C_w, C_{w-1}, headroom, retry}: retry is, when headroom is 0, the ms
--- until one unit would fit if nothing changed (core.SlidingRetryMillis
--- on E's counts, or the next window when E1 or E2 binds), else 0. A batch
+-- C_w, C_{w-1}, headroom, retry}: retry is, for a denied decision, the ms
+-- until its n units would fit if nothing changed, else, when headroom is
+-- 0, until one unit would (the time E's estimate takes to fall that far,
+-- and at least the next window when E1 or E2 binds), else 0. A batch
 -- (seq > 0) then lists the group's hot identities of window w as
 -- 'bucket|field' strings: those Redis last saw with under a quarter of the
 -- limit left and free slots of w or w+1 unclaimed, so every PoP gives up
@@ -153,9 +161,14 @@ for _, b in ipairs(bl) do
 end
 
 -- headroom: the most units E, E1 and E2 all still admit (docs/budget.md),
--- and, when that is 0, the ms until one unit fits if nothing changes.
+-- E and E1 alone for a decision (dec: units counted in w weigh nothing at
+-- the start of w + 2, which E2 guards against grants spent in w + 1),
+-- and, when that is under need, the ms until need units fit if nothing
+-- changes: when E binds, the time the sliding estimate takes to fall to
+-- max − need (core.SlidingRetryMillis); when E1 or E2 binds (budget
+-- reserved for the next windows), at least the next window.
 -- R_x = c * max(0, P - K_x).
-local function headroom(s)
+local function headroom(s, need, dec)
   local rw = c * mmax(0, P - s[12])
   local r1 = c * mmax(0, P - s[15])
   local cur = s[10] + s[11] + s[8] + rw
@@ -172,21 +185,26 @@ local function headroom(s)
   end
   local e1 = cur + r1
   local e2 = s[11] + r1 + c * mmax(0, P - s[18])
-  h = mmin(h, max - e1, max - e2)
-  if h > 0 then
+  if dec then
+    e2 = 0 -- E2 is of the window after next, which no unit counted in w weighs in
+  end
+  h = mmax(0, mmin(h, max - e1, max - e2))
+  if h >= need then
     return h, 0
   end
-  if max - e1 < 1 or max - e2 < 1 or prev == 0 then
-    return 0, W - elapsed
+  local room = max - need + 1
+  local retry = 0
+  if est >= room then
+    if prev > 0 and cur < room then
+      retry = mmax(0, floor(W - (room - cur) * W / prev) + 1 - elapsed)
+    else
+      retry = W - elapsed + mmax(0, floor(W - room * W / cur) + 1)
+    end
   end
-  local room = max
-  local retry
-  if cur < room then
-    retry = mmax(0, floor(W - (room - cur) * W / prev) + 1 - elapsed)
-  else
-    retry = W - elapsed + mmax(0, floor(W - room * W / cur) + 1)
+  if max - e1 < need or max - e2 < need then
+    retry = mmax(retry, W - elapsed)
   end
-  return 0, retry
+  return h, retry
 end
 
 local hotOps, hotOrder = {}, {} -- member -> true (add) / false (remove)
@@ -203,7 +221,15 @@ for n = 1, nitems do
       local x, gwa, u = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
       o = o + 3
       local gw = gwa - w
-      if gwa >= 0 and gw >= -2 and gw <= 0 then
+      if gwa == -3 then
+        for d = -3, 3 do
+          local j = 3 * (d + 3) + 1
+          if s[j] ~= 0 then
+            s[j] = 0
+            s[25 + d] = true
+          end
+        end
+      elseif gwa >= 0 and gw >= -2 and gw <= 0 then
         local j = 3 * (gw + 3) + 2
         s[j] = mmax(0, s[j] - u)
         s[25 + gw] = true
@@ -229,18 +255,16 @@ for n = 1, nitems do
       end
     end
     if nn > 0 then
-      h = headroom(s)
-      if nn <= h then
+      if nn <= headroom(s, 1, true) then
         allowed = 1
         s[10] = s[10] + nn
         s[25] = true
-        h = nil
       else
         allowed = 0
       end
     end
     if want > 0 then
-      h = h or headroom(s)
+      h = h or headroom(s, 1)
       -- a quarter of an equal share of the headroom per ask, and none
       -- below gmin: budget held where no request comes is what denies a
       -- request elsewhere, so the last units stay at Redis to be decided
@@ -257,14 +281,18 @@ for n = 1, nitems do
       end
     end
   end
-  if not h or h == 0 then
-    h, retry = headroom(s)
+  if allowed == 0 then
+    local _
+    _, retry = headroom(s, nn, true)
+    h = headroom(s, 1)
+  elseif not h or h == 0 then
+    h, retry = headroom(s, 1)
   else
     retry = 0
   end
   out[q + 1], out[q + 2], out[q + 3], out[q + 4], out[q + 5], out[q + 6] = allowed, grant, s[10], s[7], h, retry
   q = q + 6
-  if retried == 0 then
+  if retried == 0 and (nn > 0 or want > 0 or nclaims > 0 or tonumber(ARGV[a + 6 + nclaims]) > 0) then
     local op
     local r0, r1 = c * mmax(0, P - s[12]), c * mmax(0, P - s[15])
     if h < max / 4 and (r0 > 0 or r1 > 0) then
@@ -329,7 +357,7 @@ local cursor = 0
 if tonumber(ARGV[10]) == w then
   cursor = tonumber(ARGV[11])
 end
-if seq > 0 then
+if seq > 0 and tonumber(ARGV[10]) >= 0 then
   local hot = redis.call('ZRANGEBYSCORE', hk, '(' .. cursor, '+inf', 'WITHSCORES', 'LIMIT', 0, 256)
   for j = 1, #hot, 2 do
     out[#out + 1] = hot[j]

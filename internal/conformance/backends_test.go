@@ -11,6 +11,7 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/conformance"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/edgelimit/edgelimit/sync/hybrid"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -45,6 +46,10 @@ func TestConformance(t *testing.T) {
 		{Name: "redis-cluster-pipelined", New: onCluster(cc, func(l core.Limit) (core.Limiter, error) {
 			return redis.New(cc, l, redis.WithPipelining(100_000, 32), hangOnly)
 		}), Stored: clusterSize(cc)},
+		{Name: "budget", Algorithms: []core.Algorithm{core.SlidingWindow},
+			New: onRedis(c, budgetPoP(c)), Stored: dbsize(c)},
+		{Name: "budget-cluster", Algorithms: []core.Algorithm{core.SlidingWindow},
+			New: onCluster(cc, budgetPoP(cc)), Stored: clusterSize(cc)},
 		{Name: "hybrid-local-first", Algorithms: []core.Algorithm{core.SlidingWindow},
 			New: onRedis(c, hybridNode(c, 0)), Stored: dbsize(c)},
 		{Name: "hybrid-margin-0.3", Algorithms: []core.Algorithm{core.SlidingWindow},
@@ -98,5 +103,16 @@ func hybridNode(c goredis.UniversalClient, margin float64) func(core.Limit) (cor
 	return func(l core.Limit) (core.Limiter, error) {
 		pops++
 		return hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", pops), Limit: l, Redis: c, Margin: margin})
+	}
+}
+
+// budgetPoP builds a lone PoP of the budget limiter (PoPs 1: its free
+// credit and grants are all the budget there is, so it must decide as pure
+// Redis does). Its clock stands at the suite's epoch + 1 s, where the
+// suite resets a key: a Reset forgets the windows around the clock.
+func budgetPoP(c goredis.UniversalClient) func(core.Limit) (core.Limiter, error) {
+	return func(l core.Limit) (core.Limiter, error) {
+		pops++
+		return budget.New(budget.Config{PoP: fmt.Sprintf("pop%d", pops), Limit: l, PoPs: 1}, c, core.NewManualClock(conformance.Epoch.Add(time.Second)))
 	}
 }

@@ -63,7 +63,12 @@ var cases = []testCase{
 
 // epoch is a window-aligned instant for every window used here (a multiple
 // of 24 h), so "end of window 0" means what it says.
-var epoch = time.Unix(1_700_006_400, 0)
+var epoch = Epoch
+
+// Epoch is the window-aligned instant the cases' times count from (a
+// multiple of 24 h): a backend whose Reset acts on the windows around its
+// clock sets that clock here.
+var Epoch = time.Unix(1_700_006_400, 0)
 
 var ctx = context.Background()
 

@@ -21,6 +21,7 @@ type Op struct{ X, GW, U int64 }
 const (
 	GWFree     = -1
 	GWFallback = -2
+	GWReset    = -3 // forget C of every window of the identity (Machine.Reset)
 )
 
 // Item is one identity's part of a Call: its report (Ops, free-slot Claims),
@@ -72,7 +73,9 @@ type HotKey struct {
 }
 
 // Call is one script call a Machine wants made: a Sync batch of one group
-// (Seq > 0) or a decision (Seq 0, one Item with N > 0). Now is the caller's
+// (Seq > 0), a decision (one Item; Seq > 0 when it carries claims, in a
+// sequence of its own), a peek (one Item asking nothing) or a reset (one
+// Item whose ops forget the identity's counts). Now is the caller's
 // clock (ms) when the call is planned; the executor may send it or read
 // Redis' clock instead. Build none by hand: Machines plan them.
 type Call struct {
@@ -82,11 +85,13 @@ type Call struct {
 	Items []Item
 
 	req            *pending // the request a decision Call answers
+	guard          string   // its sequence's guard: "" (a batch's, 'seq'), "dseq" (decisions' reports) or "rseq" (Resets)
+	redo           bool     // a decision's report sent again by Tick (its reply never came)
 	hotWin, hotCur int64    // the group's hot cursor when the batch was sent
 }
 
 // Decision reports whether the Call is a decision (one request waits on it).
-func (c *Call) Decision() bool { return c.Seq == 0 }
+func (c *Call) Decision() bool { return c.req != nil }
 
 var script = redis.NewScript(mustSource("budget"))
 
@@ -177,7 +182,11 @@ func parse(v []any, items int) (*Result, error) {
 func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 	cfg := &m.cfg
 	tag := m.tag(c.Group)
-	keys := []string{tag + ":seq:" + strconv.FormatUint(cfg.Incarnation, 16)}
+	guard := c.guard // each kind of guarded Call has its own sequence
+	if guard == "" {
+		guard = "seq"
+	}
+	keys := []string{tag + ":" + guard + ":" + strconv.FormatUint(cfg.Incarnation, 16)}
 	server := "0"
 	if now < 0 {
 		server, now = "1", 0

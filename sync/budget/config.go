@@ -9,7 +9,10 @@ import (
 )
 
 // ErrConfig is wrapped by every error New and NewMachine return for a
-// Config they refuse; test with errors.Is.
+// Config they refuse; test with errors.Is. A refused Limit's error also
+// matches core.ErrInvalid (core.Limit.Validate's error, or
+// core.ErrBadAlgorithm for an algorithm other than the sliding window
+// counter).
 var ErrConfig = errors.New("budget: invalid config")
 
 // Config configures a Machine (and a Limiter). The zero value is not valid:
@@ -51,8 +54,10 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.PoP == "":
 		return c, fmt.Errorf("%w: PoP is empty", ErrConfig)
-	case c.Limit.Max <= 0 || c.Limit.WindowMillis() <= 0:
-		return c, fmt.Errorf("%w: Limit %+v needs Max > 0 and a window of at least 1 ms", ErrConfig, c.Limit)
+	case c.Limit.Validate() != nil:
+		return c, fmt.Errorf("%w: Limit %+v: %w", ErrConfig, c.Limit, c.Limit.Validate())
+	case c.Limit.Algorithm != core.SlidingWindow:
+		return c, fmt.Errorf("%w: Limit %+v: the budget limiter runs the sliding window counter only: %w", ErrConfig, c.Limit, core.ErrBadAlgorithm)
 	case c.PoPs < 1:
 		return c, fmt.Errorf("%w: PoPs is %d, want the deployment's number of PoPs (≥ 1)", ErrConfig, c.PoPs)
 	case c.FreeCredit < 0 || c.Buckets < 0 || c.Groups < 0 || c.SyncInterval < 0 || c.RTT < 0 || c.ExpirySlack < 0:

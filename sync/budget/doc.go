@@ -15,9 +15,18 @@
 // on the view while Redis is down, and a local denial while Redis' last
 // reply left the identity no headroom (or, with Config.NoWait, once Redis
 // has called it contested). Otherwise Request returns a
-// decision Call: AllowN runs it outside the lock (Exec: lua/budget.lua,
-// EVALSHA then EVAL on NOSCRIPT), which decides at Redis, counts the units
+// decision Call: the free slot and the grant balance pay what they can of
+// the request and Redis is asked for the rest; the Call also carries this
+// PoP's report of the identity (its unreported spends, its free slot of
+// the next window given up) when no other such Call is in flight. AllowN
+// runs it outside the lock (Exec: lua/budget.lua, EVALSHA then EVAL on
+// NOSCRIPT), which applies the report, decides at Redis, counts the units
 // into C and tops up the grant, and Machine.Complete applies the reply.
+// Machine.Describe then tells the Decision in core's terms (Remaining,
+// RetryAfter, ResetAfter). Limiter implements core.Limiter: Peek asks
+// Redis with a Call that writes nothing (Machine.Peek, PeekDone), Reset
+// forgets Redis' counts of an identity and this PoP's view of it
+// (Machine.Reset).
 // Every SyncInterval the loop started by Limiter.Start calls Limiter.Sync:
 // Machine.Tick plans one batch per group of identities (spends, returns,
 // free-slot claims, grant requests), Exec runs each, Machine.Finish
@@ -35,7 +44,10 @@
 //
 // Counting: a Sync batch carries a sequence number per (incarnation,
 // group); Redis applies it at most once, so a retried batch changes
-// nothing (TestScriptRetriedBatch).
+// nothing (TestScriptRetriedBatch). A decision Call carrying a report has
+// a number of a second sequence, one such Call in flight at a time, and
+// the report of one whose reply never came is sent again under its number
+// (TestDecisionReportAppliedOnce); a Reset has a third.
 //
 // Crash loss: a crashed PoP's unreported admissions are inside G or R at
 // Redis already; nothing it admitted is missing from the accounting. A

@@ -12,7 +12,8 @@ import (
 
 // A PoP's limiter: 100 requests per 10 s per identity, in a deployment of
 // 8 PoPs. The first unit of a window is this PoP's free credit; the next
-// one is decided at Redis, whose reply also grants budget for the demand.
+// one is decided at Redis, whose reply also grants budget for the demand,
+// which serves the third here.
 func Example() {
 	srv, err := redisproc.Start() // a private redis-server; production passes its own client
 	if err != nil {
@@ -34,10 +35,10 @@ func Example() {
 	ctx := context.Background()
 	for range 3 {
 		d, err := lim.Allow(ctx, "user:42")
-		fmt.Println(d.Allowed, d.Source, err)
+		fmt.Println(d.Allowed, d.Source, d.Remaining, err)
 	}
 	// Output:
-	// true free <nil>
-	// true redis <nil>
-	// true grant <nil>
+	// true local 99 <nil>
+	// true redis 98 <nil>
+	// true local 97 <nil>
 }

@@ -14,9 +14,9 @@ import (
 // its free credit in every window. A slot
 // free credit used is not among them: the op reporting the use claims it,
 // so Redis never sees the claim without the units.
-func (m *Machine) claims(e *entry, x int64) []int64 {
+func (m *Machine) claims(e *entry, x int64, giveUpNext bool) []int64 {
 	through := e.claimed
-	if m.contested(e) || e.renounce {
+	if giveUpNext || m.contested(e) || e.renounce {
 		through = max(through, x+1)
 	}
 	var out []int64
@@ -132,6 +132,7 @@ func (e *entry) addOp(op Op) {
 // absorb applies Redis' answer about e: the grant, the lower bound of C,
 // and a deny-until when C alone already denies a unit.
 func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
+	e.heard = max(e.heard, r.Now)
 	if it.Grant > 0 {
 		i := 0
 		if e.grants[1].win == r.Window || (e.grants[0].win != r.Window && e.grants[1].win < e.grants[0].win) {

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,8 +33,14 @@ func TestLimiterRejectsBadInput(t *testing.T) {
 		{"negative weight", "k", -1},
 		{"weight above the limit", "k", 11},
 	} {
-		_, err := l.AllowN(ctx, c.key, c.n)
+		_, err := l.AllowN(ctx, c.key, clock.Now(), c.n)
 		assert.ErrorIs(t, err, core.ErrInvalid, "%s: want an error matching core.ErrInvalid", c.name)
+	}
+	for _, key := range []string{"", strings.Repeat("x", core.MaxKeyLen+1)} {
+		_, err := l.Peek(ctx, key, clock.Now())
+		assert.ErrorIs(t, err, core.ErrInvalid, "Peek of a key of %d bytes: want an error matching core.ErrInvalid", len(key))
+		err = l.Reset(ctx, key)
+		assert.ErrorIs(t, err, core.ErrInvalid, "Reset of a key of %d bytes: want an error matching core.ErrInvalid", len(key))
 	}
 	assert.Zero(t, l.m.Len(), "bad input must create no view entry")
 	require.NoError(t, l.Sync(ctx))

@@ -43,16 +43,17 @@ func TestLightTier(t *testing.T) {
 	require.NotNil(t, e, "promoted to a full entry")
 	assert.Equal(t, uint64(1), m.Stats().Promoted)
 	assert.Equal(t, ids-1, m.lightLen(), "the other records stay light")
-	assert.ElementsMatch(t, []Op{{X: 1000, GW: GWFree, U: 1}, {X: 1001, GW: GWFree, U: 1}}, e.ops,
-		"both free units, unreported, move to the entry")
+	assert.ElementsMatch(t, []Op{{X: 1000, GW: GWFree, U: 1}, {X: 1001, GW: GWFree, U: 1}}, c.Items[0].Ops,
+		"both free units, unreported, move to the entry and go with its decision Call")
 	assert.Equal(t, core.WindowState{Index: 1001, Cur: 1, Prev: 1}, e.own, "own counts for the fallback")
+	assert.Equal(t, []int64{1002}, c.Items[0].Claims, "the decision Call gives up the next window's slot; the used slots 1000 and 1001 are not claimed apart")
 	m.Complete(w0+testWindow+650, c, &Result{Now: w0 + testWindow + 650, Window: 1001, Items: []ItemResult{{Allowed: 1, CW: 3, Headroom: 1}}}, nil)
 	calls := m.Tick(w0 + testWindow + 700)
 	require.Len(t, calls, 1)
 	require.Len(t, calls[0].Items, 1, "only the promoted, contested identity is sent")
 	it := calls[0].Items[0]
-	assert.ElementsMatch(t, []Op{{X: 1000, GW: GWFree, U: 1}, {X: 1001, GW: GWFree, U: 1}}, it.Ops, "its free units reported, each claiming its slot")
-	assert.Equal(t, []int64{1002}, it.Claims, "the used slots 1000 and 1001 are not claimed again")
+	assert.Empty(t, it.Ops, "its free units were reported with the decision Call")
+	assert.Empty(t, it.Claims, "the used slots 1000 and 1001 are not claimed again, and 1002's was given up")
 
 	// Two windows after their last request the records are gone.
 	m.Tick(w0 + 2*testWindow + 100)

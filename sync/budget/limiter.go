@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+var _ core.Limiter = (*Limiter)(nil)
+
 // ErrClosed is returned by a Limiter's methods after Close.
 var ErrClosed = errors.New("budget: limiter closed")
 
@@ -22,13 +24,14 @@ var ErrClosed = errors.New("budget: limiter closed")
 // window of the Limiter's clock when it sends the call, so the PoPs'
 // clocks must agree to well within a window (see docs/budget.md, bounds).
 type Limiter struct {
-	mu     sync.Mutex
-	m      *Machine
-	rdb    redis.UniversalClient
-	clock  core.Clock
-	closed bool
-	stop   chan struct{}
-	done   chan struct{}
+	mu      sync.Mutex
+	resetMu sync.Mutex // one Reset's Call at a time, so their sequence numbers arrive in order
+	m       *Machine
+	rdb     redis.UniversalClient
+	clock   core.Clock
+	closed  bool
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 // New returns a Limiter for cfg on rdb, with a random incarnation when
@@ -61,31 +64,65 @@ func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, err
 	return &Limiter{m: m, rdb: rdb, clock: clock}, nil
 }
 
-// Allow decides one unit of key: AllowN(ctx, key, 1).
-func (l *Limiter) Allow(ctx context.Context, key string) (Decision, error) {
-	return l.AllowN(ctx, key, 1)
+// Allow decides one unit of key now (the Limiter's clock): AllowN(ctx,
+// key, now, 1).
+func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) {
+	return l.AllowN(ctx, key, l.clock.Now(), 1)
 }
 
-// AllowN decides n units of key. A request the budget covers returns at
-// once; one it does not is decided at Redis (one round trip, without the
-// lock held). A failed call is decided on the view (see Machine.decide)
-// and its error, wrapping core.ErrUnavailable, returned beside the
-// Decision. After Close it returns ErrClosed. A bad key (core.ValidateKey)
-// or a weight outside 1..Limit.Max returns an error matching
-// core.ErrInvalid, and nothing is counted, planned or sent.
-func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, error) {
+// AllowN decides n units of key at now. A request the budget covers
+// returns at once; one it does not is decided at Redis (one round trip,
+// without the lock held). A failed call is decided on the view (see
+// Machine.decide) and its error, wrapping core.ErrUnavailable, returned
+// beside the Decision. Machine.Describe says what the Decision's
+// Remaining, RetryAfter, ResetAfter and Staleness hold. After Close it
+// returns ErrClosed. A bad key (core.ValidateKey) or a weight outside
+// 1..Limit.Max returns an error matching core.ErrInvalid, and nothing is
+// counted, planned or sent.
+func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
-		return Decision{}, err
+		return core.Decision{}, err
 	}
 	if err := l.m.Config().Limit.CheckWeight(n); err != nil {
-		return Decision{}, err
+		return core.Decision{}, err
 	}
+	t := core.Millis(now)
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return Decision{}, ErrClosed
+		return core.Decision{}, ErrClosed
 	}
-	d, c := l.m.Request(core.Millis(l.clock.Now()), key, n)
+	d, c := l.m.Request(t, key, n)
+	if c == nil {
+		defer l.mu.Unlock()
+		return l.m.Describe(t, key, n, d), nil
+	}
+	l.mu.Unlock()
+	r, err := Exec(ctx, l.rdb, l.m, c, c.Now)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d = l.m.Complete(t, c, r, err)
+	return l.m.Describe(t, key, n, d), err
+}
+
+// Peek reports the decision one unit of key would get at now, counting
+// nothing: one round trip to Redis (a script call that writes nothing)
+// unless the deny cache already denies key. Remaining is Redis' headroom
+// plus what this PoP holds (Machine.PeekDone). A failed call returns the
+// view's answer and an error wrapping core.ErrUnavailable; a bad key an
+// error matching core.ErrInvalid, with nothing sent; after Close,
+// ErrClosed.
+func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
+	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	t := core.Millis(now)
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return core.Decision{}, ErrClosed
+	}
+	d, c := l.m.Peek(t, key)
 	l.mu.Unlock()
 	if c == nil {
 		return d, nil
@@ -93,8 +130,34 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, er
 	r, err := Exec(ctx, l.rdb, l.m, c, c.Now)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.m.Complete(core.Millis(l.clock.Now()), c, r, err), err
+	return l.m.PeekDone(t, c, r, err), err
 }
+
+// Reset forgets what was counted of key at Redis and in this PoP's view
+// (Machine.Reset has what stays accounted), one round trip. Resets run
+// one at a time. A failed call returns an error wrapping
+// core.ErrUnavailable (Redis may or may not have applied it: Reset
+// again); a bad key an error matching core.ErrInvalid, with nothing
+// sent; after Close, ErrClosed.
+func (l *Limiter) Reset(ctx context.Context, key string) error {
+	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	l.resetMu.Lock()
+	defer l.resetMu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	c := l.m.Reset(core.Millis(l.clock.Now()), key)
+	l.mu.Unlock()
+	_, err := Exec(ctx, l.rdb, l.m, c, c.Now)
+	return err
+}
+
+// Limit returns the limit enforced.
+func (l *Limiter) Limit() core.Limit { return l.m.Config().Limit }
 
 // Sync runs one Sync now: the Machine's batches (Tick) are sent in one
 // pipeline (ExecAll) without the lock held, and their outcomes applied

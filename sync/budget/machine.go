@@ -64,8 +64,13 @@ type Machine struct {
 	dirty      []*entry // entries to plan at the next Tick (e.queued)
 	sweep      int      // the next index of all the sweep visits
 	groups     []groupState
-	down       bool  // the last call failed; cleared by the next that succeeds
-	graceUntil int64 // after an outage, contested identities stay on the fallback until then (recovered)
+	down       bool   // the last call failed; cleared by the next that succeeds
+	graceUntil int64  // after an outage, contested identities stay on the fallback until then (recovered)
+	dseq       uint64 // the last decision Call that carried a report (its guard's sequence)
+	dcall      *Call  // that Call, while in flight
+	dredo      *Call  // its report, to be sent again by Tick (the reply never came)
+	dredoOut   bool   // dredo is in flight
+	rseq       uint64 // the last Reset's Call (its guard's sequence)
 	stats      Stats
 }
 
@@ -82,8 +87,11 @@ type groupState struct {
 
 // pending is the request a decision Call answers.
 type pending struct {
-	e *entry
-	n int64
+	e    *entry
+	n    int64
+	x    int64        // the request's window
+	slot int64        // units of this PoP's free slot of x the request takes (0: none)
+	took [2]grantSlot // units of its grants the request takes, by grant window
 }
 
 // grantSlot is a grant balance and Redis' window it was granted in.
@@ -105,6 +113,8 @@ type entry struct {
 	own        core.WindowState // units admitted here, by window, for the fallback
 	denyUntil  int64
 	fullUntil  int64
+	retryAt    int64   // when Redis said the last request it denied here would fit
+	heard      int64   // Redis' time of its last reply about e (0: none)
 	demand     int64   // units asked since the last Sync
 	rate       float64 // units asked per ms, averaged over about a window
 	lastPlan   int64   // when the last Sync planned e (ms; 0: never)
@@ -187,17 +197,35 @@ func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 // err is not nil, a verdict on the view as it is now (see decide).
 func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 	c.req.e.asking--
+	if c == m.dcall {
+		m.dcall = nil
+		if err != nil || r == nil {
+			// Redis may have applied the report: Tick sends it again
+			// under the same sequence number, which Redis applies at
+			// most once
+			it := c.Items[0]
+			m.dredo = &Call{Group: c.Group, Seq: c.Seq, Now: c.Now, hotWin: -1, guard: c.guard, redo: true,
+				Items: []Item{{Key: it.Key, Bucket: it.Bucket, Claims: it.Claims, Ops: it.Ops}}}
+		}
+	}
 	if err != nil || r == nil {
 		m.down = true
+		m.settle(c, false)
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}
 	m.recovered(now)
 	e, it := c.req.e, r.Items[0]
 	m.absorb(e, r, it)
+	// A retried Call (the original ran, its reply was lost) decided
+	// nothing this PoP can see: denied.
 	d := Decision{Allowed: it.Allowed == 1, Source: SrcRedis}
 	m.stats.Decisions[SrcRedis]++
+	m.settle(c, d.Allowed)
+	e.retryAt = 0
 	if d.Allowed {
 		m.countOwn(e, r.Now, c.req.n) // in the window Redis counted it in, not the reply's arrival's
+	} else if it.Retry > 0 {
+		e.retryAt = r.Now + it.Retry
 	}
 	return d
 }
@@ -251,6 +279,13 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		e.addOp(Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
+	if c := m.cfg.FreeCredit; x > e.claimed && m.balance(e, x)+c >= n {
+		// the free slot and the grant together cover it
+		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
+		e.addOp(Op{X: x, GW: GWFree, U: c})
+		m.spendGrant(e, x, n-c)
+		return verdict(true, SrcGrant)
+	}
 	if m.down || noCall != nil || (now < m.graceUntil && m.contested(e) && !m.cfg.FailClosed) {
 		if m.cfg.FailClosed {
 			return verdict(false, SrcFallback)
@@ -264,18 +299,42 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	if now < e.fullUntil || (m.cfg.NoWait && m.contested(e)) {
 		return verdict(false, SrcFull)
 	}
-	it := Item{Key: e.key, Bucket: e.bucket, N: n}
+	req := &pending{e: e, n: n, x: x}
+	if x > e.claimed {
+		// this PoP's free slot of x is unused but the request is larger:
+		// it pays c of the units, Redis decides the rest (Complete
+		// reports the slot used, or gives it up unused on a denial)
+		req.slot = m.cfg.FreeCredit
+		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
+	}
+	// so does the grant balance, held for the request until Redis answers
+	// (a lone PoP's last units may sit in both: asking Redis for all n
+	// denied a request they cover together)
+	req.took = m.takeGrant(e, x, n-req.slot)
+	it := Item{Key: e.key, Bucket: e.bucket, N: n - req.slot - req.took[0].bal - req.took[1].bal}
 	if e.asking == 0 {
 		// one top-up in flight per identity: the replies of a burst's
 		// Calls land after it, and a grant each would hold budget where
 		// no request comes
 		it.Want, it.Floor = m.topUp(e, x, true), m.grantFloor(e)
 	}
-	// No claims here: a decision Call has no sequence number, and one
-	// sent twice (a retry racing its original) would count a slot twice
-	// at Redis, freeing another PoP's reserved free credit. Slots go with
-	// the next Sync's batch, which Redis applies at most once.
-	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: &pending{e: e, n: n}}
+	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: req, hotWin: -1}
+	if m.dcall == nil && m.dredo == nil && (x+1 > e.sentClaims || len(e.ops) > 0) {
+		// The request asks Redis, and reports with it: this PoP gives up
+		// its free slot of the next window (and claims the slots it
+		// consumed), so the units Redis reserved for it are Redis' to
+		// decide now, and its unreported spends go along, so Redis counts
+		// them in their window rather than as a grant still to spend (a
+		// lone PoP is then exact to the unit). A claim or spend applied
+		// twice (a retry racing its original) would free budget that is
+		// not free, so such a Call has a sequence number of its own guard
+		// ('dseq'), and one is in flight at a time, which keeps them in
+		// order; a failed one's report is sent again (dredo).
+		c.Items[0].Claims, c.Items[0].Ops = m.claims(e, x, true), e.ops
+		e.ops = nil
+		m.dseq++
+		c.Seq, c.guard, m.dcall = m.dseq, "dseq", c
+	}
 	e.asking++
 	m.stats.Calls++
 	m.stats.Items++
@@ -283,16 +342,73 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	return Decision{}, c
 }
 
-// spendGrant takes n units from e's live grants (granted in window x−1 or
-// x, the older first) when they hold that many, recording the spend.
-func (m *Machine) spendGrant(e *entry, x, n int64) bool {
+// settle reports the free slot and grant units decision Call c's request
+// took: used (its units admitted: the slot claimed with them, the grant's
+// spent) or not (the slot given up unused, claimed with no units, so
+// Redis decides them again; the grant's units back in its balance if the
+// grant is still live).
+func (m *Machine) settle(c *Call, used bool) {
+	p := c.req
+	if p.slot > 0 {
+		u := int64(0)
+		if used {
+			u = p.slot
+		}
+		p.e.addOp(Op{X: p.x, GW: GWFree, U: u})
+		m.mark(p.e)
+	}
+	for _, t := range p.took {
+		switch {
+		case t.bal == 0:
+		case used:
+			p.e.addOp(Op{X: p.x, GW: t.win, U: t.bal})
+		default:
+			for i := range p.e.grants {
+				if p.e.grants[i].win == t.win {
+					p.e.grants[i].bal += t.bal
+				}
+			}
+		}
+	}
+}
+
+// balance is e's live grant balance in window x (grants of x−1 and x).
+func (m *Machine) balance(e *entry, x int64) int64 {
 	var have int64
 	for _, g := range e.grants {
 		if g.bal > 0 && (g.win == x || g.win == x-1) {
 			have += g.bal
 		}
 	}
-	if have < n {
+	return have
+}
+
+// takeGrant takes up to n units from e's live grants in window x, the
+// older first, recording no spend (settle does), and returns what it took
+// of each.
+func (m *Machine) takeGrant(e *entry, x, n int64) [2]grantSlot {
+	var took [2]grantSlot
+	order := []int{0, 1}
+	if e.grants[1].win < e.grants[0].win {
+		order = []int{1, 0}
+	}
+	for j, i := range order {
+		g := &e.grants[i]
+		if n == 0 || g.bal == 0 || (g.win != x && g.win != x-1) {
+			continue
+		}
+		u := min(n, g.bal)
+		g.bal -= u
+		n -= u
+		took[j] = grantSlot{win: g.win, bal: u}
+	}
+	return took
+}
+
+// spendGrant takes n units from e's live grants (granted in window x−1 or
+// x, the older first) when they hold that many, recording the spend.
+func (m *Machine) spendGrant(e *entry, x, n int64) bool {
+	if m.balance(e, x) < n {
 		return false
 	}
 	order := []int{0, 1}
@@ -333,34 +449,49 @@ func (m *Machine) fallbackAdmits(now int64, e *entry, n int64) bool {
 	own := e.own
 	own.Roll(x)
 	elapsed := now - x*m.w
-	cur, prev := m.unreported(e, x), m.unreported(e, x-1)
+	cur, prev := m.viewCounts(e, x)
+	if !core.SlidingAdmits(core.SlidingEstimate(cur, prev, elapsed, m.w), m.cfg.Limit.Max, n) {
+		return false
+	}
+	share := 1.0
+	switch {
+	case e.lowW < x-1:
+		// Redis' last count is older than the previous window, and so
+		// are this PoP's counts it could be compared with: an equal
+		// share for a contested identity (this PoP's counts of that
+		// window are gone, and read as 0 they denied a contested
+		// identity for the rest of the outage)
+		if m.contested(e) {
+			share = 1 / float64(m.cfg.PoPs)
+		}
+	case e.lowC > 0 && !m.sole(e):
+		// served elsewhere too: this PoP's share of the units Redis had
+		// accounted for at its last word (its reported ones against C
+		// plus what was granted or reserved, Max less the headroom: with
+		// C alone, a PoP whose last reply was early in a burst took a
+		// third of the limit against a C of 30 that was 99 by then; with
+		// its unreported units too, the shares of a burst's PoPs summed
+		// past 1)
+		share = float64(max(0, m.reported(e))) / float64(max(e.lowC, m.cfg.Limit.Max-max(0, e.headroom)))
+	}
+	mine := core.SlidingEstimate(own.Cur, own.Prev, elapsed, m.w)
+	return mine+float64(n) <= share*float64(m.cfg.Limit.Max)
+}
+
+// viewCounts is the view's lower bounds of the units all PoPs admitted of
+// e in window x and in the one before: Redis' last counts plus this PoP's
+// unreported units, or this PoP's own counts when larger.
+func (m *Machine) viewCounts(e *entry, x int64) (cur, prev int64) {
+	own := e.own
+	own.Roll(x)
+	cur, prev = m.unreported(e, x), m.unreported(e, x-1)
 	switch e.lowW {
 	case x:
 		cur, prev = cur+e.lowC, prev+e.lowPrev
 	case x - 1:
 		prev += e.lowC
 	}
-	cur, prev = max(cur, own.Cur), max(prev, own.Prev) // each a lower bound of the truth
-	if !core.SlidingAdmits(core.SlidingEstimate(cur, prev, elapsed, m.w), m.cfg.Limit.Max, n) {
-		return false
-	}
-	share := 1.0
-	switch {
-	case !m.contested(e):
-	case e.lowW < x-1:
-		// Redis' last count is older than the previous window, and so
-		// are this PoP's counts it could be compared with: an equal
-		// share (this PoP's counts of that window are gone, and read as
-		// 0 they denied a contested identity for the rest of the outage)
-		share = 1 / float64(m.cfg.PoPs)
-	case e.lowC > 0 && !m.sole(e):
-		// near its limit, and served elsewhere too: this PoP's share of
-		// the units Redis counted (its reported ones against C; with its
-		// unreported ones too, the shares of a burst's PoPs summed past 1)
-		share = float64(max(0, m.reported(e))) / float64(e.lowC)
-	}
-	mine := core.SlidingEstimate(own.Cur, own.Prev, elapsed, m.w)
-	return mine+float64(n) <= share*float64(m.cfg.Limit.Max)
+	return max(cur, own.Cur), max(prev, own.Prev)
 }
 
 // countOwn counts n units admitted here at t into e.own, in t's window
@@ -410,6 +541,11 @@ func (m *Machine) unreported(e *entry, y int64) int64 {
 		}
 	}
 	count(e.ops)
+	for _, c := range []*Call{m.dcall, m.dredo} {
+		if c != nil && c.Items[0].Key == e.key {
+			count(c.Items[0].Ops)
+		}
+	}
 	if e.inBatch {
 		gs := &m.groups[m.group(e.bucket)]
 		for _, c := range []*Call{gs.inflight, gs.retry} {

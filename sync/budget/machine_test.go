@@ -47,8 +47,10 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestFreeCreditThenRedis: the first unit of a window is free, the second
-// asks Redis; Redis' verdict and grant are applied, the grant serves the
-// next request, and the free slot of the next window was given up.
+// asks Redis with a Call that gives up the previous and next windows'
+// slots (guarded by its own sequence number); Redis' verdict and grant are
+// applied, the grant serves the next request, and the next window's first
+// unit, its slot given up, asks Redis.
 func TestFreeCreditThenRedis(t *testing.T) {
 	m := newTestMachine(t, nil)
 	d, c := m.Request(w0+10, "a", 1)
@@ -57,10 +59,11 @@ func TestFreeCreditThenRedis(t *testing.T) {
 	d, c = m.Request(w0+20, "a", 1)
 	require.NotNil(t, c, "the second unit of the window has no budget: a decision Call")
 	assert.Equal(t, Decision{}, d, "no verdict while the Call is out")
-	assert.True(t, c.Decision(), "a decision Call has no sequence number")
+	assert.True(t, c.Decision(), "a decision Call")
+	assert.Equal(t, uint64(1), c.Seq, "the first decision Call carrying claims: sequence 1 of its guard")
 	it := c.Items[0]
 	assert.Equal(t, int64(1), it.N, "the Call decides the request's units")
-	assert.Empty(t, it.Claims, "a decision Call gives up no slot (it has no sequence number: sent twice it would count a slot twice); Syncs do")
+	assert.Equal(t, []int64{999, 1001}, it.Claims, "the Call gives up the slots of the previous and next windows (1000's is claimed by its free unit's op)")
 	assert.Positive(t, it.Want, "the Call asks a grant for the demand")
 	d = m.Complete(w0+60, c, &Result{Now: w0 + 40, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 3, CW: 1, Headroom: 5}}}, nil)
 	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis' verdict")
@@ -71,10 +74,76 @@ func TestFreeCreditThenRedis(t *testing.T) {
 	}
 	_, c = m.Request(w0+200, "a", 1)
 	assert.NotNil(t, c, "the grant spent, Redis is asked again")
+	assert.Equal(t, uint64(2), c.Seq, "the Call reports the grant's spends: the guard's next number")
+	assert.Equal(t, []Op{{X: 1000, GW: 1000, U: 3}}, c.Items[0].Ops, "the grant's three units, spent, reported with the Call")
+	assert.Empty(t, c.Items[0].Claims, "nothing left to give up")
 	m.Complete(w0+240, c, &Result{Now: w0 + 220, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 2, Headroom: 4}}}, nil)
 	d, c = m.Request(w0+testWindow+5, "a", 1)
-	assert.Nil(t, c, "far from the limit the next window's free slot is kept")
-	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "the next window's first unit is free")
+	assert.NotNil(t, c, "the next window's slot was given up: its first unit asks Redis")
+	assert.Equal(t, Decision{}, d, "no verdict while the Call is out")
+}
+
+// TestDecisionClaimsOneAtATime: a decision Call carrying claims has the
+// next number of its guard's sequence, and while it is in flight other
+// decision Calls carry none (two in flight could arrive out of order, and
+// the later one's guard would refuse the earlier); once it completes, the
+// next identity's Call carries its claims with the next number. A
+// mutation sending claims on every Call, or reusing a number, fails here.
+func TestDecisionClaimsOneAtATime(t *testing.T) {
+	m := newTestMachine(t, nil)
+	m.Request(w0, "a", 1)
+	m.Request(w0, "b", 1)
+	_, ca := m.Request(w0+1, "a", 1)
+	_, cb := m.Request(w0+1, "b", 1)
+	require.NotNil(t, ca)
+	require.NotNil(t, cb)
+	assert.Equal(t, uint64(1), ca.Seq, "a's Call carries claims")
+	assert.NotEmpty(t, ca.Items[0].Claims)
+	assert.Zero(t, cb.Seq, "b's Call, while a's is in flight, carries none")
+	assert.Empty(t, cb.Items[0].Claims)
+	m.Complete(w0+2, ca, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 8}}}, nil)
+	m.Complete(w0+2, cb, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 8}}}, nil)
+	_, cb = m.Request(w0+3, "b", 1)
+	require.NotNil(t, cb)
+	assert.Equal(t, uint64(2), cb.Seq, "b's next Call carries its claims, the sequence's next number")
+	assert.NotEmpty(t, cb.Items[0].Claims)
+}
+
+// TestSlotPaysPartOfALargerRequest: a request of more units than the free
+// credit, its slot unused, takes the slot and asks Redis for the rest;
+// admitted, the slot is reported used (an op of its units), denied, given
+// up unused (an op of 0 units that claims it); a failed Call gives it up
+// too. A mutation that asks Redis for every unit, or keeps the slot on a
+// denial, fails here.
+func TestSlotPaysPartOfALargerRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *Result
+		err  error
+		u    int64
+	}{
+		{"admitted", &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 3, Headroom: 4}}}, nil, 1},
+		{"denied", &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 0, Headroom: 2, Retry: 50}}}, nil, 0},
+		{"failed", nil, errors.New("down"), 0},
+	} {
+		m := newTestMachine(t, nil)
+		_, c := m.Request(w0, "k", 4)
+		require.NotNil(t, c, "%s: 4 units are more than the free credit", tc.name)
+		assert.Equal(t, int64(3), c.Items[0].N, "%s: the slot pays 1 unit, Redis decides 3", tc.name)
+		m.Complete(w0+2, c, tc.r, tc.err)
+		e := m.view["k"]
+		var free []Op
+		for _, o := range e.ops {
+			if o.GW == GWFree {
+				free = append(free, o)
+			}
+		}
+		assert.Equal(t, []Op{{X: 1000, GW: GWFree, U: tc.u}}, free, "%s: the slot's op", tc.name)
+		if tc.err == nil {
+			_, c = m.Request(w0+3, "k", 1)
+			assert.NotNil(t, c, "%s: the slot is taken either way: the next unit asks Redis", tc.name)
+		}
+	}
 }
 
 // TestGrantLifetime: a grant of window gw serves requests of gw and gw+1,
@@ -123,15 +192,16 @@ func TestSyncPlan(t *testing.T) {
 	_, c := m.Request(w0+110, "s", 1)
 	require.NotNil(t, c, "the free credit is spent: Redis decides")
 	assert.Positive(t, c.Items[0].Want, "a request the budget could not cover asks a top-up")
-	assert.Empty(t, c.Items[0].Claims, "a decision Call gives up no slot: the Sync's batch, applied at most once, does")
+	assert.Equal(t, []int64{999, 1001}, c.Items[0].Claims, "the decision Call gives up the past window's unused slot and the next window's (w's is claimed by the op of its free unit)")
+	assert.Equal(t, []Op{{X: 1000, GW: GWFree, U: 1}}, c.Items[0].Ops, "and reports the free unit in its window (it claims slot w)")
 	m.Complete(w0+120, c, &Result{Now: w0 + 120, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
 	calls := m.Tick(w0 + 200)
 	require.Len(t, calls, 1, "one group, one batch")
 	b := calls[0]
 	assert.Equal(t, uint64(1), b.Seq, "the first batch of the group")
 	require.Len(t, b.Items, 1)
-	assert.Equal(t, []Op{{X: 1000, GW: GWFree, U: 1}}, b.Items[0].Ops, "the free unit reported in its window (it claims slot w)")
-	assert.Equal(t, []int64{999, 1001}, b.Items[0].Claims, "the past window's unused slot, and, contested, the next window's (w's is claimed by the op of its free unit)")
+	assert.Empty(t, b.Items[0].Ops, "the decision Call reported the free unit already")
+	assert.Empty(t, b.Items[0].Claims, "the decision Call gave the slots up already")
 	assert.Positive(t, b.Items[0].Want, "contested with demand: the top-up is asked")
 	assert.Empty(t, m.Tick(w0+250), "no new batch while the group's is in flight")
 	m.Finish(b, nil, errors.New("lost"))
@@ -211,41 +281,53 @@ func TestOutageAfterAFullWindow(t *testing.T) {
 	assert.Equal(t, 5, admitted, "half way through the next window, Redis down: the sliding rule leaves 5 of 10")
 }
 
-// TestOutageShare: during an outage an identity Redis last called
-// contested, whose units came from other PoPs too, is admitted here only
-// within this PoP's share of the units Redis counted (its reported units
-// against C: 2 of 8 is a quarter of the limit, 2 of 20 a tenth), while one
-// this PoP alone serves keeps the whole limit less what Redis counted: P
-// PoPs falling back at once then admit about the limit between them, in
+// TestOutageShare: during an outage an identity whose units Redis knows
+// came from other PoPs too is admitted here only within this PoP's share
+// of what Redis had accounted for at its last word (its reported units
+// against C, or against Max less the headroom when grants and reserved
+// slots held more: 2 of 8 is a quarter of the limit, 2 of 20 a tenth, 2
+// of 8 counted with 32 more held elsewhere a twentieth), while one this
+// PoP alone serves keeps the whole limit less what Redis counted: P PoPs
+// falling back at once then admit about the limit between them, in
 // proportion to what each served, not P times it. With an equal share
 // (Max/P) a PoP serving two of eight units got a quarter here too, but
 // one serving half of an identity two PoPs share was denied the whole
 // outage; with this PoP's unreported units in its share, a burst's PoPs
-// held more than the limit between them (their shares summed past 1).
+// held more than the limit between them (their shares summed past 1);
+// against C alone, a PoP whose last reply came early in a burst (C 30,
+// 99 by the outage) took a third of the limit (a burst at 1.30× under a
+// 5 s outage, 1.18× against Max less the headroom).
 func TestOutageShare(t *testing.T) {
 	cfg := func(c *Config) { c.Limit = core.PerWindow(40, testWindow*time.Millisecond); c.PoPs = 4 }
 	for name, tc := range map[string]struct {
-		cw, admitted int64
-		unreported   bool // the free unit is not reported before the outage
+		cw, headroom, admitted int64
+		unreported             bool // the free unit is not reported before the outage
 	}{
-		"a quarter here":      {cw: 8, admitted: 40 / 4},                   // contested, 2 of the 8 units Redis counted from here
-		"a tenth here":        {cw: 20, admitted: 40 / 10},                 // 2 of 20
-		"this PoP's alone":    {cw: 2, admitted: 40},                       // every unit Redis counted came from here: C + unreported = the truth, so exactly Max
-		"unreported no share": {cw: 8, admitted: 40 / 8, unreported: true}, // 1 of 8 reported: an eighth
+		"a quarter here":      {cw: 8, headroom: 32, admitted: 40 / 4},                   // 2 of the 8 units Redis counted came from here
+		"a tenth here":        {cw: 20, headroom: 20, admitted: 40 / 10},                 // 2 of 20
+		"held elsewhere":      {cw: 8, headroom: 0, admitted: 40 / 20},                   // 2 of 8 counted, 32 more granted or reserved: 2 of 40
+		"this PoP's alone":    {cw: 2, headroom: 5, admitted: 40},                        // every unit Redis counted came from here: C + unreported = the truth, so exactly Max
+		"unreported no share": {cw: 8, headroom: 32, admitted: 40 / 8, unreported: true}, // 1 of 8 reported: an eighth
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := newTestMachine(t, cfg)
+			if tc.unreported {
+				// another identity's decision Call holds the report
+				// guard, so the free unit does not go with s's Call
+				m.Request(w0, "o", 1)
+				_, busy := m.Request(w0, "o", 1)
+				require.NotNil(t, busy)
+				require.NotZero(t, busy.Seq, "o's Call carries the report")
+			}
 			m.Request(w0, "s", 1) // free credit: one unit here
 			_, c := m.Request(w0+1, "s", 1)
 			require.NotNil(t, c)
 			if tc.unreported {
-				m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, Headroom: 5}}}, nil)
+				require.Empty(t, c.Items[0].Ops, "s's Call carries no report")
+				m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, Headroom: tc.headroom}}}, nil)
 			} else {
-				m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw - 1, Headroom: 5}}}, nil)
-				// the Sync reports the free unit: both of this PoP's units are in C
-				batches := m.Tick(w0 + 3)
-				require.Len(t, batches, 1, "one batch reports the free unit")
-				m.Finish(batches[0], &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: -1, CW: tc.cw, Headroom: 5}}}, nil)
+				require.NotEmpty(t, c.Items[0].Ops, "s's Call reports the free unit")
+				m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, Headroom: tc.headroom}}}, nil)
 			}
 			admitted := 2 + int64(admittedWhileDown(m, "s", w0+10, 100))
 			assert.Equal(t, tc.admitted, admitted, "units admitted here in the window, the outage's included")
@@ -390,13 +472,15 @@ func TestClaimsSkipUsedSlots(t *testing.T) {
 	m.Request(w0+testWindow+5, "u", 1) // free credit of window 1001
 	_, c := m.Request(w0+testWindow+10, "u", 1)
 	require.NotNil(t, c)
+	assert.Equal(t, []int64{1002}, c.Items[0].Claims, "the decision Call gives up only the next window's slot; 1000 and 1001 were used")
+	assert.ElementsMatch(t, []Op{{X: 1000, GW: GWFree, U: 1}, {X: 1001, GW: GWFree, U: 1}}, c.Items[0].Ops, "both free units reported with it, each claiming its slot")
 	m.Complete(w0+testWindow+20, c, &Result{Now: w0 + testWindow + 20, Window: 1001, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
 	calls := m.Tick(w0 + testWindow + 100)
 	require.Len(t, calls, 1)
 	require.Len(t, calls[0].Items, 1)
 	it := calls[0].Items[0]
-	assert.ElementsMatch(t, []Op{{X: 1000, GW: GWFree, U: 1}, {X: 1001, GW: GWFree, U: 1}}, it.Ops, "both free units reported, each claiming its slot")
-	assert.Equal(t, []int64{1002}, it.Claims, "contested: only the next window's slot is given up; 1000 and 1001 were used")
+	assert.Empty(t, it.Ops, "the free units went with the decision Call")
+	assert.Empty(t, it.Claims, "nothing more to give up: 1000 and 1001 are claimed by their ops, 1002 was")
 }
 
 // TestNoWaitPrefetches: under NoWait a calm identity's one request makes

@@ -82,9 +82,13 @@ func TestFullWaitAcrossBoundary(t *testing.T) {
 	}
 	_, last := m.Request(end-2, "k", 1) // decided at Redis in window 1000
 	require.NotNil(t, last, "the request at the end of window 1000 goes to Redis")
-	d, c = m.Request(end, "k", 1) // window 1001: free credit, admitted here before the reply lands
-	require.Nil(t, c, "window 1001's first unit is free credit")
-	require.True(t, d.Allowed, "window 1001's first unit is free credit")
+	// a Sync's grant of window 1000 lands while that request is out
+	calls := m.Tick(end - 1)
+	require.Len(t, calls, 1, "the contested identity's batch")
+	m.Finish(calls[0], &Result{Now: end - 1, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 1, CW: 96, Headroom: 19}}}, nil)
+	d, c = m.Request(end, "k", 1) // window 1001: admitted here from the grant before the reply lands
+	require.Nil(t, c, "window 1001's first unit is served by window 1000's grant")
+	require.True(t, d.Allowed, "window 1001's first unit is served by window 1000's grant")
 	at := end + 1
 	require.False(t, m.Complete(at, last, &Result{Now: end - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 96, Headroom: 0, Retry: 1}}}, nil).Allowed, "Redis denied it")
 	wait := 2 * unit

@@ -46,9 +46,11 @@ import (
 //   - claims skipping only the latest used slot, when a calm identity's
 //     free op of the window before is still unsent: failed 2-4 of 3,000
 //     runs (seeds scanned, about one test in ten); TestClaimsSkipUsedSlots;
-//   - claims carried by decision Calls, which have no sequence number (a
+//   - claims carried by decision Calls without a sequence number (a
 //     duplicated send counts a slot twice): seed 5724715150859359352,
-//     400 ms window, fails; TestFreeCreditThenRedis.
+//     400 ms window, failed before decision Calls had their own guard
+//     ('dseq'); 0/3 since, as reports then go with few Calls;
+//     TestDecisionReportAppliedOnce.
 //
 // Since slots are given up only by contested identities and a quiet PoP
 // keeps the grant its rate expects, the interleavings that expose these

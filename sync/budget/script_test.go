@@ -381,8 +381,8 @@ func TestScriptHotCursor(t *testing.T) {
 	var items []Item
 	for i := range 300 {
 		k := fmt.Sprintf("h%03d", i)
-		writeState(t, rdb, m, k, w, cgk{C: 14}) // under a quarter of the limit left, slots unclaimed
-		items = append(items, Item{Key: k, Bucket: m.bucket(k)})
+		writeState(t, rdb, m, k, w, cgk{C: 14})                                          // under a quarter of the limit left, slots unclaimed
+		items = append(items, Item{Key: k, Bucket: m.bucket(k), Claims: []int64{w + 2}}) // an item asking nothing (a peek) writes nothing
 	}
 	exec := func(seq uint64, win, cur int64, its ...Item) *Result {
 		t.Helper()
@@ -416,7 +416,7 @@ func TestScriptHotCursor(t *testing.T) {
 	exec(5, w, 300, gone, gone)
 	writeState(t, rdb, m, "h000", w+1, cgk{}) // K of w+1 back to 0: a slot unclaimed again
 	writeState(t, rdb, m, "h000", w, cgk{C: 14})
-	back := exec(6, w, 300, Item{Key: "h000", Bucket: m.bucket("h000")})
+	back := exec(6, w, 300, Item{Key: "h000", Bucket: m.bucket("h000"), Claims: []int64{w + 2}})
 	assert.Equal(t, []HotKey{{Key: "h000", Bucket: m.bucket("h000")}}, back.Hot, "hot again: listed after the cursor")
 	assert.Equal(t, int64(301), back.HotCursor)
 	d, err := Exec(context.Background(), rdb, m, &Call{Group: 0, Items: []Item{{Key: "h001", Bucket: m.bucket("h001"), N: 1}}, hotWin: w}, now)

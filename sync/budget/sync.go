@@ -9,7 +9,9 @@ import (
 // (sent again, same sequence number) or a new batch of every identity with
 // something to report or to ask, unless that group's batch is in flight.
 // While Redis is down and nothing else goes out, an empty batch probes it.
-// The caller runs each Call (Exec) and hands its outcome to Finish.
+// A decision Call's report whose reply never came goes out first, under
+// its own number (Complete). The caller runs each Call (Exec) and hands
+// its outcome to Finish.
 //
 // Tick's work follows activity, not the view's size: it plans the
 // identities asked about since the last Tick (and contested ones holding
@@ -74,6 +76,12 @@ func (m *Machine) Tick(now int64) []*Call {
 		}
 	}
 	var out []*Call
+	if m.dredo != nil && !m.dredoOut {
+		m.dredoOut = true
+		m.stats.Calls++
+		m.stats.Items++
+		out = append(out, m.dredo)
+	}
 	for g := range m.groups {
 		gs := &m.groups[g]
 		switch {
@@ -172,7 +180,7 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 		return Item{}, false
 	}
 	e.renounce = false
-	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Floor: m.grantFloor(e), Ops: e.ops, Claims: m.claims(e, x)}
+	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Floor: m.grantFloor(e), Ops: e.ops, Claims: m.claims(e, x, false)}
 	e.ops = nil
 	return it, true
 }
@@ -195,6 +203,17 @@ func (m *Machine) idle(e *entry, now, x int64) bool {
 // and bounds; on error the batch is kept and sent again by the next Tick
 // (same sequence number, so Redis applies it at most once).
 func (m *Machine) Finish(c *Call, r *Result, err error) {
+	if c.redo {
+		// a decision's report sent again: applied now, or found applied
+		m.dredoOut = false
+		if err != nil || r == nil {
+			m.down = true
+			return
+		}
+		m.recovered(c.Now)
+		m.dredo = nil
+		return
+	}
 	gs := &m.groups[c.Group]
 	if gs.inflight == c {
 		gs.inflight = nil

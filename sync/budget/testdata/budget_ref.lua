@@ -87,8 +87,9 @@ local function R(s)
 end
 
 -- headroom: the most units E, E1 and E2 all still admit (docs/budget.md),
--- and, when that is 0, the ms until one unit fits if nothing changes.
-local function headroom(s)
+-- and, when that is under need, the ms until need units fit if nothing
+-- changes.
+local function headroom(s, need, dec)
   local cw, p1, p2, n1, n2 = s[0], s[-1], s[-2], s[1], s[2]
   local cur = cw[1] + cw[2] + p1[2] + R(cw)
   local prev = p1[1] + R(p1) + p2[2]
@@ -104,21 +105,26 @@ local function headroom(s)
   end
   local e1 = cw[1] + cw[2] + p1[2] + R(cw) + R(n1)
   local e2 = cw[2] + R(n1) + R(n2)
-  h = math.min(h, max - e1, max - e2)
-  if h > 0 then
+  if dec then
+    e2 = 0
+  end
+  h = math.max(0, math.min(h, max - e1, max - e2))
+  if h >= need then
     return h, 0
   end
-  if max - e1 < 1 or max - e2 < 1 or prev == 0 then
-    return 0, W - elapsed
+  local room = max - need + 1
+  local retry = 0
+  if est >= room then
+    if prev > 0 and cur < room then
+      retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - elapsed)
+    else
+      retry = W - elapsed + math.max(0, math.floor(W - room * W / cur) + 1)
+    end
   end
-  local room = max
-  local retry
-  if cur < room then
-    retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - elapsed)
-  else
-    retry = W - elapsed + math.max(0, math.floor(W - room * W / cur) + 1)
+  if max - e1 < need or max - e2 < need then
+    retry = math.max(retry, W - elapsed)
   end
-  return 0, retry
+  return h, retry
 end
 
 local out = {now, w, retried, 0}
@@ -153,7 +159,14 @@ for _ = 1, nitems do
   if retried == 0 then
     for _, op in ipairs(ops) do
       local x, gw, u = op[1], op[2] - w, op[3]
-      if op[2] >= 0 and gw >= -2 and gw <= 0 then
+      if op[2] == -3 then
+        for d = -2, 2 do
+          if s[d][1] ~= 0 then
+            s[d][1] = 0
+            dirty[d] = true
+          end
+        end
+      elseif op[2] >= 0 and gw >= -2 and gw <= 0 then
         s[gw][2] = math.max(0, s[gw][2] - u)
         dirty[gw] = true
       end
@@ -176,7 +189,7 @@ for _ = 1, nitems do
       end
     end
     if n > 0 then
-      if n <= headroom(s) then
+      if n <= headroom(s, 1, true) then
         allowed = 1
         s[0][1] = s[0][1] + n
         dirty[0] = true
@@ -185,7 +198,7 @@ for _ = 1, nitems do
       end
     end
     if want > 0 then
-      local h = headroom(s)
+      local h = headroom(s, 1)
       if h >= 4 * P * want then
         grant = want
       elseif h >= gmin then
@@ -206,10 +219,17 @@ for _ = 1, nitems do
   out[#out + 1] = grant
   out[#out + 1] = s[0][1]
   out[#out + 1] = s[-1][1]
-  local h, retry = headroom(s)
+  local h, retry
+  if allowed == 0 then
+    local _
+    _, retry = headroom(s, n, true)
+    h = headroom(s, 1)
+  else
+    h, retry = headroom(s, 1)
+  end
   out[#out + 1] = h
   out[#out + 1] = retry
-  if retried == 0 then
+  if retried == 0 and (n > 0 or want > 0 or nclaims > 0 or nops > 0) then
     local m, op = b .. '|' .. f, nil
     if h < max / 4 and (R(s[0]) > 0 or R(s[1]) > 0) then
       op = true
@@ -238,7 +258,7 @@ local cursor = 0
 if tonumber(ARGV[10]) == w then
   cursor = tonumber(ARGV[11])
 end
-if seq > 0 then
+if seq > 0 and tonumber(ARGV[10]) >= 0 then
   local hot = redis.call('ZRANGEBYSCORE', hk, '(' .. cursor, '+inf', 'WITHSCORES', 'LIMIT', 0, 256)
   for j = 1, #hot, 2 do
     out[#out + 1] = hot[j]

@@ -1,0 +1,196 @@
+package budget
+
+import (
+	"math"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+)
+
+// What the core.Limiter methods need of the Machine: a Decision told in
+// core's terms (Describe), a peek (Peek, PeekDone) and a reset (Reset).
+// None of it is on the decision path: Machine.decide decides alone.
+
+// Describe tells decision d on n units of key at now in core's terms, from
+// the view as it is after d. Remaining and ResetAfter are core's, on the
+// view's counts of key (viewCounts: Redis' last count plus what this PoP
+// admitted that no reply has counted; units other PoPs admitted since
+// Redis' last word are not in them). Budget Redis reserves for the PoPs'
+// free credit is not spent, so it is not taken off Remaining. RetryAfter
+// is, for a denial, Redis' word when it decided (the time its units would
+// fit), else the view's wait (deny cache, known full) or core's on the
+// view's counts, at least 1 ms. Staleness is the age of Redis' last reply
+// about key for a decision made here.
+func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Decision {
+	out := core.Decision{Allowed: d.Allowed, Limit: m.cfg.Limit.Max, Source: coreSource(d.Source, m.cfg.FailClosed)}
+	e := m.view[key]
+	x := m.window(now)
+	cur, prev := m.lightCounts(key, x)
+	if e != nil {
+		cur, prev = m.viewCounts(e, x)
+	}
+	elapsed := now - x*m.w
+	out.Remaining = core.SlidingRemaining(core.SlidingEstimate(cur, prev, elapsed, m.w), m.cfg.Limit.Max)
+	out.ResetAfter = ms(core.SlidingResetMillis(cur, prev, elapsed, m.w))
+	if !d.Allowed {
+		wait := core.SlidingRetryMillis(cur, prev, elapsed, m.w, m.cfg.Limit.Max, n)
+		if e != nil {
+			wait = max(wait, max(e.denyUntil, e.fullUntil, e.retryAt)-now)
+		}
+		out.RetryAfter = ms(max(1, wait))
+	}
+	if e != nil && d.Source != SrcRedis && e.heard > 0 && now > e.heard {
+		out.Staleness = ms(now - e.heard)
+	}
+	return out
+}
+
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// coreSource maps a Source to core's.
+func coreSource(s Source, failClosed bool) core.Source {
+	switch s {
+	case SrcRedis:
+		return core.SourceRedis
+	case SrcDenyCache:
+		return core.SourceCachedDeny
+	case SrcFallback:
+		if failClosed {
+			return core.SourceFailClosed
+		}
+		return core.SourceFailOpen
+	}
+	return core.SourceLocal
+}
+
+// lightCounts is the units key's light record admitted in window x and in
+// the one before (0, 0 without a record).
+func (m *Machine) lightCounts(key string, x int64) (cur, prev int64) {
+	switch x {
+	case m.lightX:
+		if rec, ok := m.lights[0][key]; ok {
+			return int64(rec.u), int64(rec.pu)
+		}
+		if rec, ok := m.lights[1][key]; ok {
+			return 0, int64(rec.u)
+		}
+	case m.lightX + 1:
+		if rec, ok := m.lights[0][key]; ok {
+			return 0, int64(rec.u)
+		}
+	}
+	return 0, 0
+}
+
+// held is the budget this PoP can spend of e in window x unasked: its live
+// grant balance and its free slot of x when unused.
+func (m *Machine) held(e *entry, x int64) int64 {
+	var h int64
+	for _, g := range e.grants {
+		if g.bal > 0 && (g.win == x || g.win == x-1) {
+			h += g.bal
+		}
+	}
+	if x > e.claimed {
+		h += m.cfg.FreeCredit
+	}
+	return h
+}
+
+// Peek returns the Call that reads Redis' word on a unit of key at now
+// without counting anything (an Item asking nothing: the script writes
+// nothing for it), or, when the deny cache already denies key, the
+// Decision and no Call. The caller runs the Call (Exec) and hands its
+// outcome to PeekDone.
+func (m *Machine) Peek(now int64, key string) (core.Decision, *Call) {
+	if e := m.view[key]; e != nil && now < e.denyUntil {
+		return m.Describe(now, key, 1, Decision{Source: SrcDenyCache}), nil
+	}
+	b := m.bucket(key)
+	return core.Decision{}, &Call{Group: m.group(b), Now: now, Items: []Item{{Key: key, Bucket: b}}, hotWin: -1}
+}
+
+// PeekDone applies peek Call c's outcome at now and returns the decision a
+// unit of its identity would get: allowed when Redis' headroom and what
+// this PoP holds (a grant, its unused free slot, and its reserved slot of
+// the next window, which its next decision Call gives up, while nothing of
+// the previous window weighs) cover it; Remaining and ResetAfter on
+// Redis' counts plus this PoP's unreported units, RetryAfter Redis' wait
+// for one unit (see Describe). On err it describes the view as it is,
+// with the fail mode's Source.
+func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decision {
+	key := c.Items[0].Key
+	e := m.view[key]
+	x := m.window(now)
+	if err != nil || r == nil {
+		d := m.Describe(now, key, 1, Decision{Source: SrcFallback})
+		d.Allowed = !m.cfg.FailClosed && d.Remaining >= 1
+		if d.Allowed {
+			d.RetryAfter = 0
+		}
+		return d
+	}
+	it := r.Items[0]
+	room := it.Headroom
+	if it.CPrev == 0 {
+		room += m.cfg.FreeCredit // the next window's slot, given up at the next decision
+	}
+	if e != nil {
+		m.absorb(e, r, it)
+		room += m.held(e, x)
+		if x+1 <= e.claimed && it.CPrev == 0 {
+			room -= m.cfg.FreeCredit // given up already
+		}
+	} else if cur, _ := m.lightCounts(key, x); cur == 0 {
+		room += m.cfg.FreeCredit
+	}
+	d := m.Describe(now, key, 1, Decision{Allowed: room >= 1, Source: SrcRedis})
+	if e == nil && r.Window == x {
+		cur, prev := m.lightCounts(key, x)
+		cur, prev = cur+it.CW, prev+it.CPrev
+		elapsed := now - x*m.w
+		d.Remaining = core.SlidingRemaining(core.SlidingEstimate(cur, prev, elapsed, m.w), m.cfg.Limit.Max)
+		d.ResetAfter = ms(core.SlidingResetMillis(cur, prev, elapsed, m.w))
+	}
+	if !d.Allowed {
+		d.RetryAfter = ms(max(1, it.Retry, d.RetryAfter.Milliseconds()))
+	}
+	return d
+}
+
+// Reset returns the Call that forgets what Redis counted of key (every
+// window's C), and forgets this PoP's view of it: its unreported spends go
+// back as returns (the grant at Redis shrinks, nothing is counted), its
+// used free slots are claimed with no units, its own counts, deny-until
+// and Redis' last word are dropped. Budget any PoP holds (grants, free
+// slots) stays accounted at Redis, so a Reset never lets the PoPs together
+// pass the limit; units another PoP admitted before the Reset and reports
+// after it, and this PoP's in a batch already in flight, are counted
+// after it. The Call has a sequence number of its own guard ('rseq'), so
+// Redis applies it at most once; the caller sends one Reset at a time.
+func (m *Machine) Reset(now int64, key string) *Call {
+	b := m.bucket(key)
+	it := Item{Key: key, Bucket: b}
+	if e := m.view[key]; e != nil {
+		for _, o := range e.ops {
+			switch {
+			case o.GW >= 0 && o.X >= 0:
+				it.Ops = append(it.Ops, Op{X: -1, GW: o.GW, U: o.U})
+			case o.GW >= 0:
+				it.Ops = append(it.Ops, o) // a return stays one
+			case o.GW == GWFree:
+				it.Ops = append(it.Ops, Op{X: o.X, GW: GWFree})
+			}
+		}
+		e.ops = nil
+		e.own = core.WindowState{}
+		e.denyUntil, e.fullUntil, e.retryAt, e.headroom = 0, 0, 0, -1
+		e.lowW, e.lowC, e.lowPrev = math.MinInt64, 0, 0
+	}
+	it.Ops = append(it.Ops, Op{GW: GWReset})
+	m.rseq++
+	m.stats.Calls++
+	m.stats.Items++
+	m.stats.RoundTrips++
+	return &Call{Group: m.group(b), Seq: m.rseq, Now: now, Items: []Item{it}, hotWin: -1, guard: "rseq"}
+}
