@@ -15,8 +15,10 @@
 -- ARGV[3]  window, ms          ARGV[4] max, units per window
 -- ARGV[5]  P, the PoPs         ARGV[6] c, free credit per PoP and window
 -- ARGV[7]  slack, ms added to every expiry
--- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard; a call Redis
---          has seen a seq at least as high of is a retry, applied no more)
+-- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard; a batch whose
+--          seq is not above the highest applied, or a decision or Reset
+--          whose seq is in the 32-wide window below it and was applied, or
+--          is below that window, is a retry, applied no more)
 -- ARGV[10] hot cursor's window (-1: a decision call, which lists none)
 -- ARGV[11] hot cursor: the last hot order this PoP's group listed of that
 --          window (0: none)
@@ -68,12 +70,43 @@ local w = floor(now / W)
 local elapsed = now - w * W
 
 local retried = 0
-if seq > 0 then
+if seq > 0 and tonumber(ARGV[10]) >= 0 then
+  -- a batch: one in flight per group, so a high-water mark
   local last = tonumber(redis.call('GET', KEYS[1]) or '0')
   if seq <= last then
     retried = 1
   else
     redis.call('SET', KEYS[1], seq, 'PX', 4 * W + slack)
+  end
+elseif seq > 0 then
+  -- a decision's report (or a Reset): up to 32 outstanding, in any
+  -- order, so an anti-replay window: the highest number applied and a
+  -- mask of the 32 numbers up to it (bit d: number hw - d applied); a
+  -- number below the window is refused as applied
+  local hw, mask = 0, 0
+  local v = redis.call('GET', KEYS[1])
+  if v then
+    local a, b = string.match(v, '^(%d+):(%d+)$')
+    hw, mask = tonumber(a), tonumber(b)
+  end
+  if seq > hw then
+    local shift = seq - hw
+    if shift >= 32 then
+      mask = 0
+    else
+      mask = (mask * 2 ^ shift) % 2 ^ 32
+    end
+    mask, hw = mask + 1, seq
+  else
+    local d = hw - seq
+    if d >= 32 or math.floor(mask / 2 ^ d) % 2 == 1 then
+      retried = 1
+    else
+      mask = mask + 2 ^ d
+    end
+  end
+  if retried == 0 then
+    redis.call('SET', KEYS[1], string.format('%.0f:%.0f', hw, mask), 'PX', 4 * W + slack)
   end
 end
 

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,30 +84,46 @@ func TestFreeCreditThenRedis(t *testing.T) {
 	assert.Equal(t, Decision{}, d, "no verdict while the Call is out")
 }
 
-// TestDecisionClaimsOneAtATime: a decision Call carrying claims has the
-// next number of its guard's sequence, and while it is in flight other
-// decision Calls carry none (two in flight could arrive out of order, and
-// the later one's guard would refuse the earlier); once it completes, the
-// next identity's Call carries its claims with the next number. A
-// mutation sending claims on every Call, or reusing a number, fails here.
-func TestDecisionClaimsOneAtATime(t *testing.T) {
+// TestReportWindow: decision Calls carrying reports are numbered in their
+// own sequence, at most reportWindow outstanding: with the oldest still in
+// flight the next Call carries none (a number below Redis' window would be
+// refused); once the oldest completes, the next carries its report with
+// the next number; a failed one's report, waiting to be sent again, holds
+// the window as the Call did. A mutation numbering past the window, or
+// not holding it for a report to send again, fails here.
+func TestReportWindow(t *testing.T) {
 	m := newTestMachine(t, nil)
-	m.Request(w0, "a", 1)
-	m.Request(w0, "b", 1)
-	_, ca := m.Request(w0+1, "a", 1)
-	_, cb := m.Request(w0+1, "b", 1)
-	require.NotNil(t, ca)
-	require.NotNil(t, cb)
-	assert.Equal(t, uint64(1), ca.Seq, "a's Call carries claims")
-	assert.NotEmpty(t, ca.Items[0].Claims)
-	assert.Zero(t, cb.Seq, "b's Call, while a's is in flight, carries none")
-	assert.Empty(t, cb.Items[0].Claims)
-	m.Complete(w0+2, ca, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 8}}}, nil)
-	m.Complete(w0+2, cb, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 8}}}, nil)
-	_, cb = m.Request(w0+3, "b", 1)
-	require.NotNil(t, cb)
-	assert.Equal(t, uint64(2), cb.Seq, "b's next Call carries its claims, the sequence's next number")
-	assert.NotEmpty(t, cb.Items[0].Claims)
+	var calls []*Call
+	for i := range reportWindow + 1 {
+		k := fmt.Sprintf("k%d", i)
+		m.Request(w0, k, 1) // free credit
+		_, c := m.Request(w0+1, k, 1)
+		require.NotNil(t, c)
+		calls = append(calls, c)
+	}
+	for i, c := range calls[:reportWindow] {
+		assert.Equal(t, uint64(i+1), c.Seq, "Call %d carries a report, numbered in order", i)
+		assert.NotEmpty(t, c.Items[0].Ops, "Call %d reports its free unit", i)
+	}
+	last := calls[reportWindow]
+	assert.Zero(t, last.Seq, "the window is full: no number")
+	assert.Empty(t, last.Items[0].Ops, "and no report")
+	ok := &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 8}}}
+	m.Complete(w0+2, calls[0], nil, errors.New("reply lost"))
+	m.Complete(w0+2, calls[1], ok, nil) // Redis answers again: not down
+	m.Request(w0, "late", 1)
+	_, c := m.Request(w0+3, "late", 1)
+	require.NotNil(t, c)
+	assert.Zero(t, c.Seq, "the lost reply's report waits to be sent again: the window is still full")
+	redo := m.Tick(w0 + 4)
+	require.NotEmpty(t, redo)
+	require.True(t, redo[0].redo, "Tick sends the report again first")
+	assert.Equal(t, uint64(1), redo[0].Seq, "under its number")
+	m.Finish(redo[0], ok, nil)
+	m.Request(w0, "later", 1)
+	_, c = m.Request(w0+5, "later", 1)
+	require.NotNil(t, c)
+	assert.Equal(t, uint64(reportWindow+1), c.Seq, "the oldest resolved: the next Call reports, with the next number")
 }
 
 // TestSlotPaysPartOfALargerRequest: a request of more units than the free
@@ -312,12 +329,15 @@ func TestOutageShare(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := newTestMachine(t, cfg)
 			if tc.unreported {
-				// another identity's decision Call holds the report
-				// guard, so the free unit does not go with s's Call
-				m.Request(w0, "o", 1)
-				_, busy := m.Request(w0, "o", 1)
-				require.NotNil(t, busy)
-				require.NotZero(t, busy.Seq, "o's Call carries the report")
+				// other identities' decision Calls fill the report
+				// window, so the free unit does not go with s's Call
+				for i := range reportWindow {
+					o := fmt.Sprintf("o%d", i)
+					m.Request(w0, o, 1)
+					_, busy := m.Request(w0, o, 1)
+					require.NotNil(t, busy)
+					require.NotZero(t, busy.Seq, "%s's Call carries a report", o)
+				}
 			}
 			m.Request(w0, "s", 1) // free credit: one unit here
 			_, c := m.Request(w0+1, "s", 1)

@@ -157,3 +157,32 @@ func TestPeekWritesNothing(t *testing.T) {
 	assert.True(t, d.Allowed, "a unit fits")
 	assert.Zero(t, m.Len(), "a peek makes no view entry")
 }
+
+// TestScriptReportWindow: Redis applies the numbered reports of decision
+// Calls at most once each, in any order within a window of 32 below the
+// highest number applied: 5, 3, 4 are each applied; 3 again is refused;
+// 40 moves the window, and 5 (35 below it) is then refused as too old,
+// while 9 (31 below) is applied. Mutations it catches: a high-water guard
+// (3 and 4 refused after 5), no mask (3 applied twice), no window bound
+// (5 applied again after 40).
+func TestScriptReportWindow(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	m := testMachine(t, 2, 1000)
+	w := int64(17)
+	now := w*testWindow + 10
+	send := func(seq uint64) bool {
+		t.Helper()
+		c := &Call{Group: m.group(m.bucket("q")), Seq: seq, Now: now, hotWin: -1, guard: "dseq",
+			Items: []Item{{Key: "q", Bucket: m.bucket("q"), Ops: []Op{{X: w, GW: GWFallback, U: 1}}}}}
+		r, err := Exec(context.Background(), rdb, m, c, now)
+		require.NoError(t, err)
+		return !r.Retried
+	}
+	for _, tc := range []struct {
+		seq     uint64
+		applied bool
+	}{{5, true}, {3, true}, {4, true}, {3, false}, {5, false}, {40, true}, {5, false}, {9, true}, {9, false}} {
+		assert.Equal(t, tc.applied, send(tc.seq), "report %d", tc.seq)
+	}
+	assert.Equal(t, int64(5), readState(t, rdb, m, "q", w).C, "five reports of one unit applied")
+}

@@ -76,11 +76,10 @@ func (m *Machine) Tick(now int64) []*Call {
 		}
 	}
 	var out []*Call
-	if m.dredo != nil && !m.dredoOut {
-		m.dredoOut = true
+	for _, c := range m.reports.resend() {
 		m.stats.Calls++
 		m.stats.Items++
-		out = append(out, m.dredo)
+		out = append(out, c)
 	}
 	for g := range m.groups {
 		gs := &m.groups[g]
@@ -205,13 +204,13 @@ func (m *Machine) idle(e *entry, now, x int64) bool {
 func (m *Machine) Finish(c *Call, r *Result, err error) {
 	if c.redo {
 		// a decision's report sent again: applied now, or found applied
-		m.dredoOut = false
-		if err != nil || r == nil {
+		ok := err == nil && r != nil
+		m.reports.resent(c, ok)
+		if !ok {
 			m.down = true
 			return
 		}
 		m.recovered(c.Now)
-		m.dredo = nil
 		return
 	}
 	gs := &m.groups[c.Group]

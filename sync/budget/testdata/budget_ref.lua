@@ -49,12 +49,43 @@ local w = math.floor(now / W)
 local elapsed = now - w * W
 
 local retried = 0
-if seq > 0 then
+if seq > 0 and tonumber(ARGV[10]) >= 0 then
+  -- a batch: one in flight per group, so a high-water mark
   local last = tonumber(redis.call('GET', KEYS[1]) or '0')
   if seq <= last then
     retried = 1
   else
     redis.call('SET', KEYS[1], seq, 'PX', 4 * W + slack)
+  end
+elseif seq > 0 then
+  -- a decision's report (or a Reset): up to 32 outstanding, in any
+  -- order, so an anti-replay window: the highest number applied and a
+  -- mask of the 32 numbers up to it (bit d: number hw - d applied); a
+  -- number below the window is refused as applied
+  local hw, mask = 0, 0
+  local v = redis.call('GET', KEYS[1])
+  if v then
+    local a, b = string.match(v, '^(%d+):(%d+)$')
+    hw, mask = tonumber(a), tonumber(b)
+  end
+  if seq > hw then
+    local shift = seq - hw
+    if shift >= 32 then
+      mask = 0
+    else
+      mask = (mask * 2 ^ shift) % 2 ^ 32
+    end
+    mask, hw = mask + 1, seq
+  else
+    local d = hw - seq
+    if d >= 32 or math.floor(mask / 2 ^ d) % 2 == 1 then
+      retried = 1
+    else
+      mask = mask + 2 ^ d
+    end
+  end
+  if retried == 0 then
+    redis.call('SET', KEYS[1], string.format('%.0f:%.0f', hw, mask), 'PX', 4 * W + slack)
   end
 end
 
