@@ -1,6 +1,8 @@
 package budget
 
 import (
+	"encoding/binary"
+	"hash/fnv"
 	"math"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -158,8 +160,9 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		// Known full: requests the budget cannot cover are denied here
 		// for a wait, and Syncs ask no grant until it ends: the reply's
 		// retry (until one unit would fit), at most a Sync interval when
-		// budget held elsewhere fills the limit, at least refillFor() when
-		// admissions fill it and this PoP asks over twice its share.
+		// budget held elsewhere fills the limit, and, when admissions fill
+		// it and this PoP asks over twice its share, the retry plus a
+		// part of refillFor() drawn uniformly (spread).
 		back := max(1, it.Retry)
 		switch {
 		case !m.saturated(r, it):
@@ -167,11 +170,37 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 			// admissions: it comes back within a Sync or two
 			back = min(back, m.cfg.SyncInterval.Milliseconds())
 		case m.greedy(e):
-			back = max(back, m.refillFor(e, r, it))
+			back += spread(e.key, m.cfg.PoP, r.Now, m.refillFor(e, r, it))
 		}
 		e.fullUntil = max(e.fullUntil, r.Now+back)
 	}
 	e.headroom = it.Headroom
+}
+
+// spread is a wait drawn uniformly from [0, d) ms by a hash of the
+// identity, the PoP and Redis' time of the reply (deterministic, so the
+// simulator replays it). The PoPs denied at saturation then ask again
+// spread over the time the limit takes to free one unit for each, about
+// once per unit freed, as pure Redis admits them: waiting max(retry,
+// refillFor()) instead ended every PoP's wait at the same instants (a
+// window's start above all) and the units freed meanwhile went out
+// together, a burst the sliding estimate allows but an exact log counts
+// past the limit (spread-attack over 32 PoPs: 1.16–1.22× the limit over
+// four seeds, pure Redis 1.05–1.10×, spread 1.06–1.09×; a draw from
+// [0, d/2) 1.05–1.11× at 6 points fewer round trips saved, [0, 3d/2)
+// 1.07–1.10×, [0, 2d) 1.09–1.12×).
+func spread(key, pop string, now, d int64) int64 {
+	if d <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write([]byte(pop))
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(now))
+	h.Write(b[:])
+	return int64(h.Sum64() % uint64(d))
 }
 
 // refill is the ms the limit takes to free one unit per PoP at saturation

@@ -370,25 +370,27 @@ func TestContested(t *testing.T) {
 	require.NotNil(t, c, "contested but with headroom: Redis decides")
 	const retry = 7
 	m.Complete(w0+4, c, &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 9, Headroom: 0, Retry: retry}}}, nil)
-	until := w0 + 4 + max(retry, m.refill())
-	require.Greater(t, m.refill(), int64(retry), "the test wants refill to bind")
+	until := m.view["h"].fullUntil
+	require.GreaterOrEqual(t, until, int64(w0+4+retry), "known full: the wait is at least the retry")
+	require.Less(t, until, w0+4+retry+m.refill(), "and less than the retry plus refill()")
 	d, c := m.Request(until-1, "h", 1)
 	assert.Nil(t, c, "known full: no Call")
-	assert.Equal(t, Decision{Source: SrcFull}, d, "known full: denied here until max(retry, refill)")
+	assert.Equal(t, Decision{Source: SrcFull}, d, "known full: denied here until the wait ends")
 	for _, call := range m.Tick(until - 1) {
 		for _, it := range call.Items {
 			if it.Key == "h" {
-				assert.Zero(t, it.Want, "known full: the Sync asks no grant before max(retry, refill)")
+				assert.Zero(t, it.Want, "known full: the Sync asks no grant before the wait ends")
 			}
 		}
 	}
 	_, c = m.Request(until, "h", 1)
-	assert.NotNil(t, c, "after max(retry, refill): Redis decides again")
+	assert.NotNil(t, c, "after the wait: Redis decides again")
 }
 
 // TestFullBackoff: after a reply that leaves no headroom, a PoP waits
 // before asking Redis again: only the reply's retry where the identity is
-// sparse (its next request may well be admitted there); refill() where it
+// sparse (its next request may well be admitted there); the retry plus a
+// draw from [0, refill()) where it
 // asks more than twice its share of the limit's rate and the admissions
 // Redis knows of (C alone) fill the limit, since each unit the limit frees
 // then has many requests competing for it; at most a Sync interval when
@@ -418,9 +420,10 @@ func TestFullBackoff(t *testing.T) {
 		m := newTestMachine(t, nil)
 		greedy(m, "g")
 		full(m, w0+3, "g", 9, 7) // C = 9 of 10: the limit itself denies
-		require.Greater(t, m.refill(), int64(8), "the test wants refill to bind")
-		d, c := m.Request(w0+4+7, "g", 1)
-		assert.Nil(t, c, "a greedy identity waits refill(), not the retry")
+		until := m.view["g"].fullUntil
+		assert.Equal(t, w0+4+7+spread("g", "p", w0+4, m.refill()), until, "a greedy identity waits the retry plus a draw from [0, refill())")
+		d, c := m.Request(until-1, "g", 1)
+		assert.Nil(t, c, "no Call during the wait")
 		assert.Equal(t, Decision{Source: SrcFull}, d)
 	})
 	t.Run("held elsewhere", func(t *testing.T) {

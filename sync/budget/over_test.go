@@ -51,7 +51,9 @@ func TestFullWaitFollowsShare(t *testing.T) {
 			require.Greater(t, tc.cw, int64(max-pops), "C alone fills the limit (saturated), so the greedy wait applies")
 			d = m.Complete(at, c, &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: tc.cw, Headroom: 0, Retry: 1}}}, nil)
 			require.False(t, d.Allowed, "Redis denied it")
-			wait := tc.wait
+			// the wait: the retry (1 ms) plus a draw from [0, refillFor)
+			wait := 1 + spread("k", "p", at, tc.wait)
+			require.Equal(t, at+wait, m.view["k"].fullUntil, "%d of %d units here: the wait is the retry plus spread over %d ms", tc.own, tc.cw, tc.wait)
 			d, c = m.Request(at+wait-1, "k", 1)
 			assert.Nil(t, c, "%d of %d units here: no Call %d ms after the full reply (wait %d ms)", tc.own, tc.cw, wait-1, wait)
 			assert.Equal(t, SrcFull, d.Source, "%d of %d units here: denied here during the wait", tc.own, tc.cw)
@@ -63,8 +65,8 @@ func TestFullWaitFollowsShare(t *testing.T) {
 
 // TestFullWaitAcrossBoundary: a full reply of window x that lands after
 // this PoP admitted a unit in window x+1 still waits by this PoP's share
-// of window x (two units' time for an identity served here alone), not
-// refill().
+// of window x (spread over two units' time for an identity served here
+// alone), not refill().
 func TestFullWaitAcrossBoundary(t *testing.T) {
 	const pops, max = 8, 100
 	unit := int64(testWindow / max)
@@ -91,13 +93,14 @@ func TestFullWaitAcrossBoundary(t *testing.T) {
 	require.True(t, d.Allowed, "window 1001's first unit is served by window 1000's grant")
 	at := end + 1
 	require.False(t, m.Complete(at, last, &Result{Now: end - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 96, Headroom: 0, Retry: 1}}}, nil).Allowed, "Redis denied it")
-	wait := 2 * unit
-	require.Less(t, wait, m.refill(), "the test wants the share to bind, not refill()")
+	require.Less(t, 2*unit, m.refill(), "the test wants the share to bind, not refill()")
+	wait := 1 + spread("k", "p", end-1, 2*unit) // the retry plus a draw from [0, two units' time)
+	require.Equal(t, end-1+wait, m.view["k"].fullUntil, "the wait spreads over two units' time, not refill()")
 	d, c = m.Request(end-1+wait-1, "k", 1)
 	assert.Nil(t, c, "no Call before two units' time from Redis' reply instant")
 	assert.Equal(t, SrcFull, d.Source, "denied here during the wait")
 	_, c = m.Request(end-1+wait, "k", 1)
-	assert.NotNil(t, c, "Redis is asked again two units' time after the reply (a share of window 1000 alone), not refill() = %d ms", m.refill())
+	assert.NotNil(t, c, "Redis is asked again at the end of the wait (a share of window 1000 alone), not refill() = %d ms", m.refill())
 }
 
 // TestGrantFloor: a request's decision Call asks its top-up with the
@@ -147,4 +150,43 @@ func TestGrantFloor(t *testing.T) {
 			assert.Equal(t, tc.wantLast, c.Items[0].Floor, "Redis counts %d units, 2 of them this PoP's", tc.cw)
 		})
 	}
+}
+
+// TestFullWaitsSpread: 32 PoPs denied at saturation by the same reply end
+// their waits spread over [retry, retry + refill()), not together: every
+// wait in that range, at least 24 distinct, and between them covering
+// more than half of it. Waiting max(retry, refill()) ended them all at
+// one instant, and the units freed meanwhile went out in a burst an exact
+// log counts past the limit (spread-attack over 32 PoPs passed 1.16–1.22×
+// the limit). A mutation dropping the draw, or drawing from a range that
+// ignores the PoP, fails here.
+func TestFullWaitsSpread(t *testing.T) {
+	const pops, limit, retry = 32, 100, 3
+	var waits []int64
+	for p := range pops {
+		m := newTestMachine(t, func(c *Config) {
+			c.Limit, c.PoPs, c.PoP = core.PerWindow(limit, testWindow*time.Millisecond), pops, fmt.Sprintf("p%d", p)
+		})
+		for i := int64(0); i < 3; i++ { // greedy: three requests since the last Sync
+			if _, c := m.Request(w0+i, "k", 1); c != nil {
+				m.Complete(w0+i, c, &Result{Now: w0 + i, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 90 + i, Headroom: 20}}}, nil)
+			}
+		}
+		_, c := m.Request(w0+5, "k", 1)
+		require.NotNil(t, c, "PoP %d asks Redis", p)
+		m.Complete(w0+6, c, &Result{Now: w0 + 6, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 99, Headroom: 0, Retry: retry}}}, nil)
+		waits = append(waits, m.view["k"].fullUntil-(w0+6))
+		require.Equal(t, pops*int64(testWindow/limit), m.refill())
+	}
+	refill := int64(pops * testWindow / limit)
+	distinct := map[int64]bool{}
+	lo, hi := waits[0], waits[0]
+	for p, w := range waits {
+		assert.GreaterOrEqual(t, w, int64(retry), "PoP %d waits at least the retry", p)
+		assert.Less(t, w, retry+refill, "PoP %d waits less than the retry plus refill()", p)
+		distinct[w] = true
+		lo, hi = min(lo, w), max(hi, w)
+	}
+	assert.GreaterOrEqual(t, len(distinct), 24, "the waits are spread: %v", waits)
+	assert.Greater(t, hi-lo, refill/2, "and cover more than half of refill(): %v", waits)
 }
