@@ -43,7 +43,22 @@ type budgetSim struct {
 	agenda agenda
 	out    *outcome
 	noWait bool // budget.Config.NoWait
+
+	// Calls that reached Redis and wait to run there in one pipeline (see
+	// arrive): their reply events (at: when the reply lands), their
+	// arrivals, and the instant before which the pipeline must run.
+	pipe     []event
+	arrivals []time.Duration
+	pipeEnd  time.Duration
+	minDelay time.Duration // the shortest one-way delay to or from Redis
 }
+
+// maxBudgetPipeline bounds the Calls run in one pipeline.
+const maxBudgetPipeline = 512
+
+// budgetOneCallAtATime runs each Call alone at its arrival (a test's
+// reference for the pipelined runs).
+var budgetOneCallAtATime bool
 
 // budgetFlight is a Call on the network: the Machine that made it, and
 // Redis' reply once it ran.
@@ -61,6 +76,13 @@ func runBudgetHonest(ctx context.Context, e *Env, noWait bool) (*outcome, error)
 		links: netmodel.NewLinks(e.Net, e.Jitter, e.Trace.Config.Seed), faults: e.Faults}
 	pops := e.Trace.Config.PoPs
 	s.gen = make([]int, pops)
+	s.minDelay = 1<<63 - 1
+	for _, rtt := range e.Net.RedisRTT {
+		s.minDelay = min(s.minDelay, rtt/2) // Up draws rtt/2, Down rtt − rtt/2, each plus a jitter ≥ 0
+	}
+	if budgetOneCallAtATime {
+		s.minDelay = 0
+	}
 	for p := range pops {
 		m, err := s.machine(p)
 		if err != nil {
@@ -117,15 +139,20 @@ func (s *budgetSim) clock(p int, t time.Duration) int64 { return s.e.Clock(p, t)
 
 func (s *budgetSim) runUntil(t time.Duration) error {
 	for {
+		if len(s.pipe) > 0 {
+			if at, ok := s.agenda.first(); !ok || at >= s.pipeEnd || len(s.pipe) >= maxBudgetPipeline {
+				if err := s.flush(); err != nil {
+					return err
+				}
+			}
+		}
 		ev, ok := s.agenda.next(t)
 		if !ok {
 			return nil
 		}
 		switch ev.kind {
 		case evArrive:
-			if err := s.arrive(ev); err != nil {
-				return err
-			}
+			s.arrive(ev)
 		case evReply:
 			s.reply(ev)
 		case evCrash:
@@ -175,24 +202,60 @@ func (s *budgetSim) send(p int, c *budget.Call, at time.Duration, req int) {
 	s.agenda.add(ev)
 }
 
-// arrive runs a call at Redis at its arrival (refused in an outage) and
-// sends the reply back; a reply due at a partitioned PoP is lost.
-func (s *budgetSim) arrive(ev event) error {
+// arrive takes a call at its arrival at Redis: refused in an outage (its
+// reply sent back at once), else queued to run in the pipeline (flush)
+// with its reply's landing drawn now. Every Call arriving within the
+// shortest one-way delay after the pipeline's first runs in it, in
+// arrival order, before any event at or after that instant: a Call made
+// after the first arrival arrives after that instant, and no reply of a
+// queued Call lands before it, so Redis ends as it would running each at
+// its arrival, and no Machine sees a reply sooner (the simulator runs
+// faster: one round trip to the real Redis per pipeline, not per Call).
+func (s *budgetSim) arrive(ev event) {
 	f := ev.msg.(*budgetFlight)
-	if s.faults.RedisOutage.Has(ev.at) {
+	arrived := ev.at
+	ev.kind, ev.at = evReply, ev.at+s.links.Down(ev.pop)
+	if s.faults.RedisOutage.Has(arrived) {
 		f.err = errRefused
-	} else {
-		f.res, f.err = budget.Exec(s.ctx, s.rdb, f.m, f.c, s.e.Start.Add(ev.at).UnixMilli())
+		s.landed(ev)
+		return
+	}
+	if len(s.pipe) == 0 {
+		s.pipeEnd = arrived + s.minDelay
+	}
+	s.pipe, s.arrivals = append(s.pipe, ev), append(s.arrivals, arrived)
+}
+
+// flush runs the queued Calls at Redis in one pipeline, each at its
+// arrival, and schedules their replies.
+func (s *budgetSim) flush() error {
+	jobs := make([]budget.Job, len(s.pipe))
+	for i, ev := range s.pipe {
+		f := ev.msg.(*budgetFlight)
+		jobs[i] = budget.Job{M: f.m, C: f.c, Now: s.e.Start.Add(s.arrivals[i]).UnixMilli()}
+	}
+	res, errs := budget.ExecJobs(s.ctx, s.rdb, jobs)
+	for i, ev := range s.pipe {
+		f := ev.msg.(*budgetFlight)
+		f.res, f.err = res[i], errs[i]
 		if f.err != nil {
 			return fmt.Errorf("budget call at redis: %w", f.err)
 		}
+		s.landed(ev)
 	}
-	ev.kind, ev.at = evReply, ev.at+s.links.Down(ev.pop)
+	clear(s.pipe) // its flights hold their Machines: the view's measure frees them
+	s.pipe, s.arrivals = s.pipe[:0], s.arrivals[:0]
+	return nil
+}
+
+// landed schedules reply ev; a reply due at a partitioned PoP is lost (at
+// the call timeout).
+func (s *budgetSim) landed(ev event) {
+	f := ev.msg.(*budgetFlight)
 	if s.faults.Cut(ev.pop, ev.at) {
 		ev.at, f.res, f.err = max(ev.at, ev.sent+callTimeout), nil, errLost
 	}
 	s.agenda.add(ev)
-	return nil
 }
 
 // reply hands a call's outcome to the Machine that made it; a crashed

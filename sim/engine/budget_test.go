@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
@@ -68,4 +69,37 @@ func TestBudgetStatsCountCrashedMachines(t *testing.T) {
 		decided += n
 	}
 	assert.LessOrEqual(t, decided, uint64(r.Decisions), "decided %v: at most the trace's %d (a crashed Machine's open requests are counted nowhere)", r.Budget.BySource, r.Decisions)
+}
+
+// TestBudgetPipelineChangesNothing: running the Calls that reach Redis
+// within the shortest one-way delay in one pipeline decides every request
+// as running each Call alone at its arrival does, faults included (an
+// outage refuses some, a partition loses some): the same admissions,
+// errors, round trips and worst over-admission. A pipeline that ran a
+// Call after an event its reply must precede, or out of arrival order,
+// changes the figures here.
+func TestBudgetPipelineChangesNothing(t *testing.T) {
+	rdb, p := redistest.Client(t)
+	run := func(oneAtATime bool) Result {
+		t.Helper()
+		require.NoError(t, rdb.FlushAll(context.Background()).Err())
+		e := testEnv(t, "mixed")
+		e.RedisAddr = p.Addr
+		third := e.Trace.Duration / 3
+		e.Faults = netmodel.Faults{RedisOutage: netmodel.Span{Start: third, Dur: 700 * time.Millisecond},
+			Partition: netmodel.PoPSpan{PoP: 1, Span: netmodel.Span{Start: 2 * third, Dur: 500 * time.Millisecond}}}
+		budgetOneCallAtATime = oneAtATime
+		defer func() { budgetOneCallAtATime = false }()
+		r, err := Run(context.Background(), e, "budget")
+		require.NoError(t, err)
+		return r
+	}
+	alone, piped := run(true), run(false)
+	require.Positive(t, alone.RedisRoundTrips, "the run asked Redis")
+	assert.Equal(t, alone.Allowed, piped.Allowed, "units admitted")
+	assert.Equal(t, alone.FalseAllows, piped.FalseAllows, "false allows")
+	assert.Equal(t, alone.FalseDenies, piped.FalseDenies, "false denies")
+	assert.Equal(t, alone.RedisRoundTrips, piped.RedisRoundTrips, "round trips")
+	assert.Equal(t, alone.MaxOveradmission, piped.MaxOveradmission, "worst over-admission")
+	assert.Equal(t, alone.AddedLatencyP99Ms, piped.AddedLatencyP99Ms, "p99 added latency")
 }

@@ -109,6 +109,14 @@ func (a *agenda) each(f func(ev *event)) {
 	}
 }
 
+// first is when the soonest scheduled event is due (false: none).
+func (a *agenda) first() (time.Duration, bool) {
+	if len(a.heap) == 0 {
+		return 0, false
+	}
+	return a.heap[0].at, true
+}
+
 // len is how many events are scheduled.
 func (a *agenda) len() int { return len(a.heap) }
 

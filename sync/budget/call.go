@@ -117,22 +117,39 @@ func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int6
 }
 
 // ExecAll runs calls of Machine m (a Tick's batches) in one pipeline at
-// Redis time now (ms), EVALSHA first and EVAL for those refused with
-// NOSCRIPT, and returns each call's Result or error (wrapping
-// core.ErrUnavailable), by index. On a Cluster, go-redis splits the
-// pipeline by node.
+// Redis time now (ms): ExecJobs with one Job per call.
 func ExecAll(ctx context.Context, rdb redis.UniversalClient, m *Machine, calls []*Call, now int64) ([]*Result, []error) {
-	res, errs := make([]*Result, len(calls)), make([]error, len(calls))
-	cmds := make([]*redis.Cmd, len(calls))
-	pipe := rdb.Pipeline()
+	jobs := make([]Job, len(calls))
 	for i, c := range calls {
-		keys, args := m.encode(c, now)
+		jobs[i] = Job{M: m, C: c, Now: now}
+	}
+	return ExecJobs(ctx, rdb, jobs)
+}
+
+// Job is Call C of Machine M, to run at Redis time Now (ms; < 0 reads
+// Redis' clock).
+type Job struct {
+	M   *Machine
+	C   *Call
+	Now int64
+}
+
+// ExecJobs runs jobs in one pipeline, in order, EVALSHA first and EVAL,
+// in order, for those refused with NOSCRIPT (none of which ran), and
+// returns each job's Result or error (wrapping core.ErrUnavailable), by
+// index. On a Cluster, go-redis splits the pipeline by node.
+func ExecJobs(ctx context.Context, rdb redis.UniversalClient, jobs []Job) ([]*Result, []error) {
+	res, errs := make([]*Result, len(jobs)), make([]error, len(jobs))
+	cmds := make([]*redis.Cmd, len(jobs))
+	pipe := rdb.Pipeline()
+	for i, j := range jobs {
+		keys, args := j.M.encode(j.C, j.Now)
 		cmds[i] = script.EvalSha(ctx, pipe, keys, args...)
 	}
 	_, _ = pipe.Exec(ctx)
 	for i, cmd := range cmds {
 		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			keys, args := m.encode(calls[i], now)
+			keys, args := jobs[i].M.encode(jobs[i].C, jobs[i].Now)
 			cmd = script.Eval(ctx, rdb, keys, args...)
 		}
 		v, err := cmd.Slice()
@@ -140,7 +157,7 @@ func ExecAll(ctx context.Context, rdb redis.UniversalClient, m *Machine, calls [
 			errs[i] = &core.UnavailableError{Op: "budget script", Err: err}
 			continue
 		}
-		res[i], errs[i] = parse(v, len(calls[i].Items))
+		res[i], errs[i] = parse(v, len(jobs[i].C.Items))
 	}
 	return res, errs
 }
