@@ -162,13 +162,18 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		// retry (until one unit would fit), at most a Sync interval when
 		// budget held elsewhere fills the limit, and, when admissions fill
 		// it and this PoP asks over twice its share, the retry plus a
-		// part of refillFor() drawn uniformly (spread).
+		// part of refillFor() drawn uniformly (spread), or, where this
+		// PoP alone served the identity, max(retry, refillFor()).
 		back := max(1, it.Retry)
 		switch {
 		case !m.saturated(r, it):
 			// what fills the limit is budget held elsewhere, not
 			// admissions: it comes back within a Sync or two
 			back = min(back, m.cfg.SyncInterval.Milliseconds())
+		case m.greedy(e) && (m.cfg.PoPs == 1 || m.sole(e)):
+			// no other PoP asks: nothing to spread, and a draw past the
+			// retry would deny what pure Redis admits
+			back = max(back, m.refillFor(e, r, it))
 		case m.greedy(e):
 			back += spread(e.key, m.cfg.PoP, r.Now, m.refillFor(e, r, it))
 		}

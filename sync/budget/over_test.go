@@ -51,9 +51,14 @@ func TestFullWaitFollowsShare(t *testing.T) {
 			require.Greater(t, tc.cw, int64(max-pops), "C alone fills the limit (saturated), so the greedy wait applies")
 			d = m.Complete(at, c, &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: tc.cw, Headroom: 0, Retry: 1}}}, nil)
 			require.False(t, d.Allowed, "Redis denied it")
-			// the wait: the retry (1 ms) plus a draw from [0, refillFor)
+			// the wait: where every unit Redis counted came from here,
+			// max(retry, refillFor); else the retry (1 ms) plus a draw
+			// from [0, refillFor)
 			wait := 1 + spread("k", "p", at, tc.wait)
-			require.Equal(t, at+wait, m.view["k"].fullUntil, "%d of %d units here: the wait is the retry plus spread over %d ms", tc.own, tc.cw, tc.wait)
+			if tc.own >= tc.cw {
+				wait = tc.wait // ≥ the retry of 1 ms
+			}
+			require.Equal(t, at+wait, m.view["k"].fullUntil, "%d of %d units here: the wait (refillFor %d ms)", tc.own, tc.cw, tc.wait)
 			d, c = m.Request(at+wait-1, "k", 1)
 			assert.Nil(t, c, "%d of %d units here: no Call %d ms after the full reply (wait %d ms)", tc.own, tc.cw, wait-1, wait)
 			assert.Equal(t, SrcFull, d.Source, "%d of %d units here: denied here during the wait", tc.own, tc.cw)
@@ -65,8 +70,8 @@ func TestFullWaitFollowsShare(t *testing.T) {
 
 // TestFullWaitAcrossBoundary: a full reply of window x that lands after
 // this PoP admitted a unit in window x+1 still waits by this PoP's share
-// of window x (spread over two units' time for an identity served here
-// alone), not refill().
+// of window x (two units' time for an identity served here alone), not
+// refill().
 func TestFullWaitAcrossBoundary(t *testing.T) {
 	const pops, max = 8, 100
 	unit := int64(testWindow / max)
@@ -94,8 +99,8 @@ func TestFullWaitAcrossBoundary(t *testing.T) {
 	at := end + 1
 	require.False(t, m.Complete(at, last, &Result{Now: end - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 96, Headroom: 0, Retry: 1}}}, nil).Allowed, "Redis denied it")
 	require.Less(t, 2*unit, m.refill(), "the test wants the share to bind, not refill()")
-	wait := 1 + spread("k", "p", end-1, 2*unit) // the retry plus a draw from [0, two units' time)
-	require.Equal(t, end-1+wait, m.view["k"].fullUntil, "the wait spreads over two units' time, not refill()")
+	wait := 2 * unit // served here alone: max(retry, refillFor), no draw
+	require.Equal(t, end-1+wait, m.view["k"].fullUntil, "the wait is two units' time, not refill()")
 	d, c = m.Request(end-1+wait-1, "k", 1)
 	assert.Nil(t, c, "no Call before two units' time from Redis' reply instant")
 	assert.Equal(t, SrcFull, d.Source, "denied here during the wait")
