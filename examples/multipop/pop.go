@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/middleware"
+	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	"github.com/edgelimit/edgelimit/sync/hybrid"
 	"github.com/nats-io/nats.go"
@@ -26,6 +27,8 @@ type popOptions struct {
 	limit                    int64
 	window                   time.Duration
 	margin                   float64
+	limiter                  string // "budget" or "hybrid"
+	pops                     int    // budget: the deployment's PoPs
 }
 
 // keyHeader carries the client identity the limit is counted by.
@@ -40,15 +43,67 @@ func popCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&o.natsURL, "nats", "nats://127.0.0.1:4222", "NATS URL")
 	fs.Int64Var(&o.limit, "limit", 50, "requests per window and client")
 	fs.DurationVar(&o.window, "window", 5*time.Second, "the window of -limit")
+	fs.StringVar(&o.limiter, "limiter", "budget", "budget (the local-first limiter, sync/budget) or hybrid (superseded, sync/hybrid; needs -nats)")
+	fs.IntVar(&o.pops, "pops", 3, "budget: the deployment's number of PoPs")
 	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid Margin: decide at Redis above (1-margin)×limit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if o.limiter != "budget" && o.limiter != "hybrid" {
+		return fmt.Errorf("-limiter %q: want budget or hybrid", o.limiter)
+	}
 	return runPoP(ctx, o, out)
 }
 
+// limiter is a PoP's limiter, its Close and a line of its stats.
+type limiter struct {
+	core.Limiter
+	close func(context.Context) error
+	stats func() string
+}
+
+// newLimiter builds and starts o's limiter on rdb (and NATS for the
+// hybrid); closing it closes what it opened.
+func newLimiter(o popOptions, rdb goredis.UniversalClient) (*limiter, error) {
+	l := core.PerWindow(o.limit, o.window)
+	if o.limiter == "budget" {
+		b, err := budget.New(budget.Config{PoP: o.name, Limit: l, PoPs: o.pops, Namespace: "multipop"}, rdb, nil)
+		if err != nil {
+			return nil, err
+		}
+		b.Start() // the default: a Sync every 100 ms
+		return &limiter{Limiter: b, close: b.Close, stats: func() string {
+			s := b.Stats()
+			var here uint64
+			for _, src := range []budget.Source{budget.SrcDenyCache, budget.SrcFull, budget.SrcGrant, budget.SrcFree} {
+				here += s.Decisions[src]
+			}
+			return fmt.Sprintf("%d decisions here, %d at Redis, %d Redis round trips", here, s.Decisions[budget.SrcRedis], s.RoundTrips)
+		}}, nil
+	}
+	nc, err := gossip.Connect(o.natsURL, nats.Name("edgelimit-"+o.name))
+	if err != nil {
+		return nil, err
+	}
+	node, err := hybrid.New(hybrid.Config{PoP: o.name, Limit: l, Redis: rdb, NATS: nc, Margin: o.margin, Namespace: "multipop"})
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	node.Start(0, 0) // the defaults: Sync and Gossip every 100 ms
+	return &limiter{Limiter: node, close: func(ctx context.Context) error {
+		defer nc.Close()
+		return node.Close(ctx)
+	}, stats: func() string {
+		s := node.Stats()
+		return fmt.Sprintf("%d local decisions, %d cached denies, %d at Redis, %d Redis round trips, %d gossip sent, %d received",
+			s.LocalDecisions, s.CachedDenies, s.RedisDecisions, s.RedisRoundTrips, s.GossipSent, s.GossipReceived)
+	}}, nil
+}
+
 // runPoP serves until ctx ends, then shuts down in order: stop serving,
-// close the Node (last gossip and last Sync), close the connections.
+// close the limiter (its last Sync; the hybrid's last gossip too), close
+// the connections.
 func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	// A limiter's answer is worthless late: ContextTimeoutEnabled lets the
 	// middleware's deadline reach a Redis that does not answer, and short
@@ -59,18 +114,11 @@ func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	if err := waitRedis(ctx, rdb); err != nil {
 		return err
 	}
-	nc, err := gossip.Connect(o.natsURL, nats.Name("edgelimit-"+o.name))
+	lim, err := newLimiter(o, rdb)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	node, err := hybrid.New(hybrid.Config{PoP: o.name, Limit: core.PerWindow(o.limit, o.window),
-		Redis: rdb, NATS: nc, Margin: o.margin, Namespace: "multipop"})
-	if err != nil {
-		return err
-	}
-	node.Start(0, 0) // the defaults: Sync and Gossip every 100 ms
-	mw, err := middleware.New(middleware.WithLimit("api", node), middleware.WithKeyFunc(middleware.HeaderKey(keyHeader)))
+	mw, err := middleware.New(middleware.WithLimit("api", lim), middleware.WithKeyFunc(middleware.HeaderKey(keyHeader)))
 	if err != nil {
 		return err
 	}
@@ -86,7 +134,7 @@ func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(out, "pop %s ready on http://%s/ (%d per %s per %s)\n", o.name, ln.Addr(), o.limit, o.window, keyHeader)
+	fmt.Fprintf(out, "pop %s ready on http://%s/ (%d per %s per %s, %s)\n", o.name, ln.Addr(), o.limit, o.window, keyHeader, o.limiter)
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -95,10 +143,8 @@ func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	serr := srv.Shutdown(sctx)
-	cerr := node.Close(sctx)
-	s := node.Stats()
-	fmt.Fprintf(out, "pop %s stopped: %d local decisions, %d cached denies, %d at Redis, %d Redis round trips, %d gossip sent, %d received\n",
-		o.name, s.LocalDecisions, s.CachedDenies, s.RedisDecisions, s.RedisRoundTrips, s.GossipSent, s.GossipReceived)
+	cerr := lim.close(sctx)
+	fmt.Fprintf(out, "pop %s stopped: %s\n", o.name, lim.stats())
 	return errors.Join(serr, cerr)
 }
 
