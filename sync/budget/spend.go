@@ -1,0 +1,91 @@
+package budget
+
+// How a request spends what this PoP holds: a grant balance (spendGrant),
+// or, for a request that asks Redis, the free slot and grant units it
+// takes first (takeGrant) and settles once Redis answers (settle).
+
+// settle reports the free slot and grant units decision Call c's request
+// took: used (its units admitted: the slot claimed with them, the grant's
+// spent) or not (the slot given up unused, claimed with no units, so
+// Redis decides them again; the grant's units back in its balance if the
+// grant is still live).
+func (m *Machine) settle(c *Call, used bool) {
+	p := c.req
+	if p.slot > 0 {
+		u := int64(0)
+		if used {
+			u = p.slot
+		}
+		p.e.addOp(Op{X: p.x, GW: GWFree, U: u})
+		m.mark(p.e)
+	}
+	for _, t := range p.took {
+		switch {
+		case t.bal == 0:
+		case used:
+			p.e.addOp(Op{X: p.x, GW: t.win, U: t.bal})
+		default:
+			for i := range p.e.grants {
+				if p.e.grants[i].win == t.win {
+					p.e.grants[i].bal += t.bal
+				}
+			}
+		}
+	}
+}
+
+// balance is e's live grant balance in window x (grants of x−1 and x).
+func (m *Machine) balance(e *entry, x int64) int64 {
+	var have int64
+	for _, g := range e.grants {
+		if g.bal > 0 && (g.win == x || g.win == x-1) {
+			have += g.bal
+		}
+	}
+	return have
+}
+
+// takeGrant takes up to n units from e's live grants in window x, the
+// older first, recording no spend (settle does), and returns what it took
+// of each.
+func (m *Machine) takeGrant(e *entry, x, n int64) [2]grantSlot {
+	var took [2]grantSlot
+	order := []int{0, 1}
+	if e.grants[1].win < e.grants[0].win {
+		order = []int{1, 0}
+	}
+	for j, i := range order {
+		g := &e.grants[i]
+		if n == 0 || g.bal == 0 || (g.win != x && g.win != x-1) {
+			continue
+		}
+		u := min(n, g.bal)
+		g.bal -= u
+		n -= u
+		took[j] = grantSlot{win: g.win, bal: u}
+	}
+	return took
+}
+
+// spendGrant takes n units from e's live grants (granted in window x−1 or
+// x, the older first) when they hold that many, recording the spend.
+func (m *Machine) spendGrant(e *entry, x, n int64) bool {
+	if m.balance(e, x) < n {
+		return false
+	}
+	order := []int{0, 1}
+	if e.grants[1].win < e.grants[0].win {
+		order = []int{1, 0}
+	}
+	for _, i := range order {
+		g := &e.grants[i]
+		if n == 0 || g.bal == 0 || (g.win != x && g.win != x-1) {
+			continue
+		}
+		u := min(n, g.bal)
+		g.bal -= u
+		n -= u
+		e.addOp(Op{X: x, GW: g.win, U: u})
+	}
+	return true
+}
