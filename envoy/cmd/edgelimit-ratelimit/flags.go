@@ -46,6 +46,10 @@ type options struct {
 	hybridPoPs   int
 	hybridSync   time.Duration
 	hybridGossip time.Duration
+
+	budgetPoPs   int
+	budgetSync   time.Duration
+	budgetNoWait bool
 }
 
 // envName is the environment variable of a flag.
@@ -63,13 +67,13 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.StringVar(&o.config, "config", "", "rules: a YAML file or a directory of them (envoyproxy/ratelimit's format); required")
 	fs.StringVar(&o.grpcAddr, "grpc-addr", ":8081", "gRPC listen address (RateLimitService, grpc.health.v1)")
 	fs.StringVar(&o.httpAddr, "http-addr", ":8080", `HTTP listen address for /metrics and /healthcheck; "" = off`)
-	fs.StringVar(&o.backend, "backend", "redis", "where counts live: local, redis or hybrid")
+	fs.StringVar(&o.backend, "backend", "redis", "where counts live: local, redis, budget (local-first, every local admission budgeted by Redis) or hybrid (superseded)")
 	fs.StringVar(&o.algorithm, "algorithm", "sliding", "algorithm of rules without one: sliding, fixed, bucket or log")
-	fs.StringVar(&o.failMode, "fail-mode", "open", "Redis unreachable: open (redis: OK; hybrid: decide locally) or closed (OVER_LIMIT)")
+	fs.StringVar(&o.failMode, "fail-mode", "open", "Redis unreachable: open (redis: OK; budget, hybrid: decide locally) or closed (OVER_LIMIT)")
 	fs.BoolVar(&o.shadow, "shadow-mode", false, "answer OK whatever the limits say, still counting and reporting")
 	fs.BoolVar(&o.headers, "response-headers", true, "add RateLimit-Policy, RateLimit and Retry-After to responses")
 	fs.DurationVar(&o.reloadInterval, "reload-interval", time.Second, "how often the configuration is checked for a change; 0 = never")
-	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for calls in flight and the hybrid's flush")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for calls in flight and the budget's or hybrid's last Sync")
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json, on stderr")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.localCapacity, "local-capacity", 0, "local backend: identities kept per distinct limit; 0 = 1,048,576")
@@ -87,7 +91,10 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.StringVar(&o.redisPrefix, "redis-prefix", "el", "Redis key prefix (redis backend)")
 	fs.DurationVar(&o.pipelineWindow, "redis-pipeline-window", 0, "redis backend: how long concurrent decisions wait to share a pipeline")
 	fs.IntVar(&o.pipelineBatch, "redis-pipeline-batch", 0, "redis backend: most decisions per pipeline; 0 = no pipelining")
-	fs.StringVar(&o.pop, "pop", host, "hybrid: this instance's PoP name, unique among the instances")
+	fs.StringVar(&o.pop, "pop", host, "budget, hybrid: this instance's PoP name, unique among the instances")
+	fs.IntVar(&o.budgetPoPs, "budget-pops", 0, "budget: instances that may admit one identity (required with -backend budget; every limit needs at least 2 × this)")
+	fs.DurationVar(&o.budgetSync, "budget-sync", 100*time.Millisecond, "budget: how often reports, returns and grant top-ups go to Redis")
+	fs.BoolVar(&o.budgetNoWait, "budget-no-wait", false, "budget: deny here a request no grant covers once Redis called its identity contested (latency over the last percent of quota)")
 	fs.StringVar(&o.natsURL, "nats-url", "", "hybrid: NATS server(s) for gossip between instances; empty = no gossip")
 	fs.Float64Var(&o.hybridMargin, "hybrid-margin", 0.1, "hybrid: share of the limit below it decided at Redis (0 < m < 1)")
 	fs.IntVar(&o.hybridPoPs, "hybrid-pops", 0, "hybrid: instances that may admit one identity at once (widens the margin); 0 = off")
@@ -119,9 +126,15 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 		return nil, fmt.Errorf("-config (or %s) is required", envName("config"))
 	}
 	switch o.backend {
-	case "local", "redis", "hybrid":
+	case "local", "redis", "budget", "hybrid":
 	default:
-		return nil, fmt.Errorf("-backend %q: want local, redis or hybrid", o.backend)
+		return nil, fmt.Errorf("-backend %q: want local, redis, budget or hybrid", o.backend)
+	}
+	if o.backend == "budget" && o.budgetPoPs < 1 {
+		return nil, fmt.Errorf("-budget-pops %d: -backend budget needs the number of instances that may admit one identity (≥ 1)", o.budgetPoPs)
+	}
+	if o.budgetSync <= 0 {
+		return nil, fmt.Errorf("-budget-sync %v: want a positive interval", o.budgetSync)
 	}
 	switch o.failMode {
 	case "open", "closed":

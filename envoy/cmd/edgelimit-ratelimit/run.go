@@ -14,6 +14,7 @@ import (
 	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
 	"github.com/edgelimit/edgelimit/metrics"
+	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	"github.com/edgelimit/edgelimit/sync/hybrid"
 	"github.com/nats-io/nats.go"
@@ -142,6 +143,16 @@ func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), 
 		})
 		return b, func() { rdb.Close() }, nil
 	}
+	if o.backend == "budget" {
+		b := service.NewBudget(service.BudgetOptions{
+			PoP: o.pop, Redis: rdb, PoPs: o.budgetPoPs, Namespace: o.redisPrefix,
+			FailClosed: o.failMode == "closed", NoWait: o.budgetNoWait, Sync: o.budgetSync,
+			OnLimiter: func(name string, l *budget.Limiter) {
+				col.AddStats(name, func() map[string]float64 { return budgetFields(l.Stats()) })
+			},
+		})
+		return b, func() { rdb.Close() }, nil
+	}
 	var nc *nats.Conn
 	if o.natsURL != "" {
 		if nc, err = gossip.Connect(o.natsURL); err != nil {
@@ -162,4 +173,15 @@ func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), 
 		}
 		rdb.Close()
 	}, nil
+}
+
+// budgetFields flattens a budget limiter's Stats for the metrics
+// collector: its decisions by source and its Redis work.
+func budgetFields(s budget.Stats) map[string]float64 {
+	f := map[string]float64{"calls": float64(s.Calls), "items": float64(s.Items), "round_trips": float64(s.RoundTrips),
+		"visits": float64(s.Visits), "promoted": float64(s.Promoted)}
+	for src, n := range s.Decisions {
+		f["decisions_"+strings.ReplaceAll(budget.Source(src).String(), "-", "_")] = float64(n)
+	}
+	return f
 }

@@ -41,6 +41,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bad fail mode", []string{"-config", good, "-fail-mode", "maybe"}, nil, `-fail-mode "maybe"`},
 		{"bad env", []string{"-config", good}, map[string]string{"EDGELIMIT_REDIS_TIMEOUT": "soon"}, `EDGELIMIT_REDIS_TIMEOUT="soon"`},
 		{"bad algorithm", []string{"-config", good, "-algorithm", "gcra"}, nil, `-algorithm "gcra"`},
+		{"budget without its PoPs", []string{"-config", good, "-backend", "budget"}, nil, "-budget-pops 0: -backend budget needs the number of instances"},
+		{"bad budget sync", []string{"-config", good, "-budget-sync", "0s"}, nil, "-budget-sync 0s: want a positive interval"},
 		{"config error", []string{"-config", bad, "-backend", "local"}, nil, bad + `:4: descriptors[0].rate_limit.algorithm: bad value: unknown algorithm "gcra"`},
 	}
 	for _, c := range cases {
@@ -143,6 +145,29 @@ func TestServeAndStop(t *testing.T) {
 	assert.Equal(t, []string{"OK", "OVER_LIMIT"}, s.codes(t, 2), "1 an hour")
 	assert.Equal(t, exitOK, s.stop(), "a graceful stop exits 0; log: %s", s.stderr.String())
 	assert.Contains(t, s.stderr.String(), `"msg":"stopped"`, "structured JSON logs")
+}
+
+const tenAnHour = "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 10}\n"
+
+// TestServeBudget runs the command on the budget backend (a deployment of
+// one instance) on a private redis-server: the limit holds exactly, and
+// the limit's state is in Redis under the prefix. (With -budget-pops 2
+// and one instance running, the absent one's free units, one per window
+// and identity, stay reserved: 8 of 10.)
+func TestServeBudget(t *testing.T) {
+	rs, err := redisharness.Start()
+	require.NoError(t, err)
+	t.Cleanup(rs.Stop)
+	s := serve(t, "-config", writeConfig(t, tenAnHour), "-backend", "budget", "-budget-pops", "1", "-redis-addr", rs.Addr, "-redis-timeout", "2s", "-redis-prefix", "bud")
+	got := s.codes(t, 12)
+	assert.Equal(t, 10, strings.Count(strings.Join(got, " "), "OK"), "10 an hour: %v", got)
+	assert.Equal(t, []string{"OVER_LIMIT", "OVER_LIMIT"}, got[10:], "the 11th and 12th are over: %v", got)
+	assert.Equal(t, exitOK, s.stop(), "a graceful stop (a last Sync) exits 0; log: %s", s.stderr.String())
+	c := rs.Client()
+	defer c.Close()
+	keys, err := c.Keys(context.Background(), "{bud-10-3600000*").Result()
+	require.NoError(t, err)
+	assert.NotEmpty(t, keys, "the limit's state is in Redis under its namespace")
 }
 
 // TestRedisTLSFlags: the -redis-tls flags reach a TLS-only redis-server

@@ -1,0 +1,85 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/sync/budget"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// BudgetOptions tunes a BudgetBackend. PoP, Redis and PoPs are required.
+type BudgetOptions struct {
+	PoP   string                  // this instance's PoP name, unique among the instances
+	Redis goredis.UniversalClient // shared by every instance
+	// PoPs is the number of instances that may admit one identity; each
+	// reserves one free unit per identity and window, so a limit needs
+	// Max ≥ 2 × PoPs (a smaller one is refused).
+	PoPs int
+	// Namespace prefixes every limit's Redis keys; each limit gets
+	// Namespace-<max>-<window ms>. "" = "el".
+	Namespace  string
+	FailClosed bool          // Redis unreachable: deny what no grant or free credit covers (else decide on the view)
+	NoWait     bool          // budget.Config.NoWait: deny here a request no grant covers once Redis called the identity contested
+	Sync       time.Duration // sync interval; 0 = 100 ms
+	Clock      core.Clock    // nil = the system clock
+	// OnLimiter, when set, is called with every limiter built (for its stats).
+	OnLimiter func(name string, l *budget.Limiter)
+}
+
+// BudgetBackend is the local-first limiter of sync/budget: each instance
+// admits without asking Redis only from budget Redis has already accounted
+// for (grants, one free unit per identity and window), so the instances
+// together never pass what one Redis-only limiter would admit; a request
+// no grant covers is decided at Redis. One budget.Limiter per distinct
+// limit. The sliding window only. The zero value is not usable; build one
+// with NewBudget.
+type BudgetBackend struct{ p pool }
+
+// NewBudget returns a BudgetBackend. Its limiters start their Sync loops
+// when built; Close runs a last Sync of each. The caller closes the Redis
+// client after Close. A limit the budget limiter refuses (another
+// algorithm, or Max under 2 × PoPs) fails Limiter with an error matching
+// core.ErrInvalid.
+func NewBudget(o BudgetOptions) *BudgetBackend {
+	ns := o.Namespace
+	if ns == "" {
+		ns = "el"
+	}
+	b := &BudgetBackend{}
+	b.p.build = func(l core.Limit) (core.Limiter, error) {
+		if l.Algorithm != core.SlidingWindow {
+			return nil, fmt.Errorf("%w: the budget backend counts the sliding window only, not %s", core.ErrBadAlgorithm, l.Algorithm)
+		}
+		if 2*int64(max(o.PoPs, 1)) > l.Max {
+			return nil, fmt.Errorf("%w: the budget backend needs a limit of at least 2 × %d PoPs, not %d", core.ErrInvalid, o.PoPs, l.Max)
+		}
+		name := fmt.Sprintf("%s-%d-%d", ns, l.Max, l.WindowMillis())
+		lim, err := budget.New(budget.Config{PoP: o.PoP, Limit: l, PoPs: o.PoPs, Namespace: name,
+			FailClosed: o.FailClosed, NoWait: o.NoWait, SyncInterval: o.Sync}, o.Redis, o.Clock)
+		if err != nil {
+			return nil, err
+		}
+		lim.Start()
+		if o.OnLimiter != nil {
+			o.OnLimiter(name, lim)
+		}
+		return lim, nil
+	}
+	b.p.close = func(ctx context.Context, l core.Limiter) error {
+		return l.(*budget.Limiter).Close(ctx)
+	}
+	return b
+}
+
+// Limiter implements Backend; a limit other than the sliding window fails
+// with core.ErrBadAlgorithm, one under 2 × PoPs with core.ErrInvalid.
+func (b *BudgetBackend) Limiter(l core.Limit) (core.Limiter, error) { return b.p.get(l) }
+
+// Close implements Backend: every limiter stops and runs a last Sync.
+func (b *BudgetBackend) Close(ctx context.Context) error { return b.p.closeAll(ctx) }
+
+// Name implements Backend.
+func (b *BudgetBackend) Name() string { return "budget" }
