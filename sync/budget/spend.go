@@ -73,19 +73,10 @@ func (m *Machine) spendGrant(e *entry, x, n int64) bool {
 	if m.balance(e, x) < n {
 		return false
 	}
-	order := []int{0, 1}
-	if e.grants[1].win < e.grants[0].win {
-		order = []int{1, 0}
-	}
-	for _, i := range order {
-		g := &e.grants[i]
-		if n == 0 || g.bal == 0 || (g.win != x && g.win != x-1) {
-			continue
+	for _, t := range m.takeGrant(e, x, n) {
+		if t.bal > 0 {
+			e.addOp(Op{X: x, GW: t.win, U: t.bal})
 		}
-		u := min(n, g.bal)
-		g.bal -= u
-		n -= u
-		e.addOp(Op{X: x, GW: g.win, U: u})
 	}
 	return true
 }
