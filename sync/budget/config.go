@@ -15,10 +15,15 @@ import (
 // counter).
 var ErrConfig = errors.New("budget: invalid config")
 
+// MaxPoPLen bounds Config.PoP, in bytes: the PoP's name, '#' and its
+// incarnation name it in gossip (Machine.ID), within
+// gossip.MaxSenderLen.
+const MaxPoPLen = 64
+
 // Config configures a Machine (and a Limiter). The zero value is not valid:
 // PoP, Limit and PoPs must be set; every other field has a default.
 type Config struct {
-	PoP         string     // this PoP's name (required)
+	PoP         string     // this PoP's name (required, 1..MaxPoPLen bytes)
 	Incarnation uint64     // this process' random incarnation; 0 is refused by NewMachine (New draws one)
 	Limit       core.Limit // units per window (required; the sliding window counter)
 	PoPs        int        // the deployment's number of PoPs, P (required, ≥ 1)
@@ -52,8 +57,8 @@ type Config struct {
 // ErrConfig.
 func (c Config) withDefaults() (Config, error) {
 	switch {
-	case c.PoP == "":
-		return c, fmt.Errorf("%w: PoP is empty", ErrConfig)
+	case c.PoP == "" || len(c.PoP) > MaxPoPLen:
+		return c, fmt.Errorf("%w: PoP %q is not 1..%d bytes", ErrConfig, c.PoP, MaxPoPLen)
 	case c.Limit.Validate() != nil:
 		return c, fmt.Errorf("%w: Limit %+v: %w", ErrConfig, c.Limit, c.Limit.Validate())
 	case c.Limit.Algorithm != core.SlidingWindow:

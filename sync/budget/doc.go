@@ -30,8 +30,11 @@
 // Every SyncInterval the loop started by Limiter.Start calls Limiter.Sync:
 // Machine.Tick plans one batch per group of identities (spends, returns,
 // free-slot claims, grant requests), Exec runs each, Machine.Finish
-// applies the replies (grants, deny-until, hot identities). Close runs a
-// last Sync.
+// applies the replies (grants, deny-until, hot identities); then, with
+// Limiter.UseNATS, Machine.Gossip's message names the identities whose
+// count at Redis alone is over their limit, and the other PoPs' Limiters
+// hand it to Machine.Hear, which denies them there without a round trip
+// (gossip.go). Close runs a last Sync.
 //
 // Invariant (budget): at every admission by any PoP, the sliding estimate
 // of the units all PoPs truly admitted satisfies core.SlidingAdmits as
@@ -48,6 +51,12 @@
 // a number of a second sequence, one such Call in flight at a time, and
 // the report of one whose reply never came is sent again under its number
 // (TestDecisionReportAppliedOnce); a Reset has a third.
+//
+// Gossip only denies: a count heard is a lower bound of what was
+// admitted, merged with this PoP's own by maximum, so a duplicated,
+// reordered or lost message changes nothing a denial rests on;
+// TestPropertyBudget judges every denial gossip made against what Redis
+// can have counted.
 //
 // Crash loss: a crashed PoP's unreported admissions are inside G or R at
 // Redis already; nothing it admitted is missing from the accounting. A

@@ -152,6 +152,7 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		if !core.SlidingAdmits(core.SlidingEstimate(it.CW, it.CPrev, elapsed, m.w), m.cfg.Limit.Max, 1) {
 			retry := core.SlidingRetryMillis(it.CW, it.CPrev, elapsed, m.w, m.cfg.Limit.Max, 1)
 			e.denyUntil = max(e.denyUntil, r.Now+retry)
+			m.tell(e) // the other PoPs deny it too (gossip.go)
 		}
 	}
 	if it.Headroom > 0 || it.Grant > 0 {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/sync/gossip"
+	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,6 +34,8 @@ type Limiter struct {
 	closed  bool
 	stop    chan struct{}
 	done    chan struct{}
+	tr      *gossip.Transport  // UseNATS's, or nil
+	sub     *nats.Subscription // its subscription
 }
 
 // New returns a Limiter for cfg on rdb, with a random incarnation when
@@ -159,29 +163,109 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 // Limit returns the limit enforced.
 func (l *Limiter) Limit() core.Limit { return l.m.Config().Limit }
 
+// UseNATS has the Limiter gossip over nc (see Machine.Gossip): every Sync
+// publishes what Redis said of identities over their limit on the
+// namespace's subject (Subject), and what the other PoPs publish there
+// denies those identities here without a round trip. Call it once, before
+// Start; a PoP that does not decides as before. A malformed message is
+// dropped and counted (Stats.GossipMalformed), a failed publish counted
+// (Stats.GossipLost); neither stops the Limiter. Errors: ErrClosed after
+// Close; ErrConfig when called twice; a failed subscription wraps
+// core.ErrUnavailable.
+func (l *Limiter) UseNATS(nc *nats.Conn) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		return ErrClosed
+	case l.tr != nil:
+		return fmt.Errorf("%w: UseNATS called twice", ErrConfig)
+	}
+	tr := gossip.NewTransport(nc, gossipNamespace(l.m.cfg.Namespace))
+	sub, err := tr.Subscribe(l.hear)
+	if err != nil {
+		return err
+	}
+	l.tr, l.sub = tr, sub
+	return nil
+}
+
+// Subject is the NATS subject a namespace's budget gossip travels on
+// (gossip.Subject of the namespace and ".budget"); identities never appear
+// in it.
+func Subject(namespace string) string { return gossip.Subject(gossipNamespace(namespace)) }
+
+// gossipNamespace keeps budget gossip apart from the hybrid's on one
+// namespace.
+func gossipNamespace(namespace string) string { return namespace + ".budget" }
+
+// hear applies one received gossip payload (nats.go's delivery goroutine).
+func (l *Limiter) hear(payload []byte) {
+	msg, err := gossip.Decode(payload)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+	case err != nil:
+		l.m.stats.GossipMalformed++
+	default:
+		l.m.Hear(core.Millis(l.clock.Now()), msg)
+	}
+}
+
 // Sync runs one Sync now: the Machine's batches (Tick) are sent in one
 // pipeline (ExecAll) without the lock held, and their outcomes applied
-// (Finish). It
-// returns the first call's error, wrapping core.ErrUnavailable; failed
+// (Finish); then its gossip (Machine.Gossip) is published, with UseNATS.
+// It returns the first call's error, wrapping core.ErrUnavailable; failed
 // batches are sent again by the next Sync.
 func (l *Limiter) Sync(ctx context.Context) error {
 	l.mu.Lock()
 	calls := l.m.Tick(core.Millis(l.clock.Now()))
 	l.mu.Unlock()
-	if len(calls) == 0 {
-		return nil
-	}
-	res, errs := ExecAll(ctx, l.rdb, l.m, calls, core.Millis(l.clock.Now()))
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var first error
-	for i, c := range calls {
-		l.m.Finish(c, res[i], errs[i])
-		if errs[i] != nil && first == nil {
-			first = errs[i]
+	if len(calls) > 0 {
+		res, errs := ExecAll(ctx, l.rdb, l.m, calls, core.Millis(l.clock.Now()))
+		l.mu.Lock()
+		for i, c := range calls {
+			l.m.Finish(c, res[i], errs[i])
+			if errs[i] != nil && first == nil {
+				first = errs[i]
+			}
+		}
+		l.mu.Unlock()
+	}
+	l.publish()
+	return first
+}
+
+// gossipPayloadBytes bounds one published gossip payload.
+const gossipPayloadBytes = 64 << 10
+
+// publish sends the Machine's gossip (always taken, so its queue stays
+// bounded without NATS).
+func (l *Limiter) publish() {
+	l.mu.Lock()
+	msg, ok := l.m.Gossip(core.Millis(l.clock.Now()))
+	tr := l.tr
+	l.mu.Unlock()
+	if !ok || tr == nil {
+		return
+	}
+	payloads, err := gossip.Encode(msg, gossipPayloadBytes)
+	lost := uint64(0)
+	if err != nil {
+		lost = 1 // cannot happen: the Machine's entries are valid
+	}
+	for _, p := range payloads {
+		if tr.Publish(p) != nil {
+			lost++
 		}
 	}
-	return first
+	if lost > 0 {
+		l.mu.Lock()
+		l.m.stats.GossipLost += lost
+		l.mu.Unlock()
+	}
 }
 
 // Start runs Sync every Config.SyncInterval until Close. Calling it twice
@@ -221,13 +305,17 @@ func (l *Limiter) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	l.closed = true
-	stop, done := l.stop, l.done
+	stop, done, sub := l.stop, l.done, l.sub
 	l.mu.Unlock()
 	if stop != nil {
 		close(stop)
 		<-done
 	}
-	return l.Sync(ctx)
+	err := l.Sync(ctx)
+	if sub != nil {
+		_ = sub.Unsubscribe() // its callbacks see closed meanwhile
+	}
+	return err
 }
 
 // Stats returns the Machine's counters.

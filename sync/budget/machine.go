@@ -48,6 +48,11 @@ type Stats struct {
 	RoundTrips uint64
 	Visits     uint64 // identities Ticks looked at (planned or swept)
 	Promoted   uint64 // light records made full entries
+	// GossipSent counts the messages Gossip returned; GossipDenies the
+	// heard identities whose deny-until Hear set or extended. A Limiter
+	// with UseNATS also counts the payloads it dropped as malformed and
+	// those it failed to publish.
+	GossipSent, GossipDenies, GossipMalformed, GossipLost uint64
 }
 
 // Machine is the budget limiter's sans-IO core for one PoP: no goroutines,
@@ -63,10 +68,12 @@ type Machine struct {
 	dirty      []*entry // entries to plan at the next Tick (e.queued)
 	sweep      int      // the next index of all the sweep visits
 	groups     []groupState
-	down       bool    // the last call failed; cleared by the next that succeeds
-	graceUntil int64   // after an outage, contested identities stay on the fallback until then (recovered)
-	reports    reports // decision Calls carrying reports (reports.go)
-	rseq       uint64  // the last Reset's Call (its guard's sequence)
+	down       bool     // the last call failed; cleared by the next that succeeds
+	graceUntil int64    // after an outage, contested identities stay on the fallback until then (recovered)
+	reports    reports  // decision Calls carrying reports (reports.go)
+	rseq       uint64   // the last Reset's Call (its guard's sequence)
+	id         string   // sender name in gossip (ID)
+	told       []*entry // identities to name in the next Gossip (e.telling)
 	stats      Stats
 }
 
@@ -119,6 +126,7 @@ type entry struct {
 	asking     int     // decision Calls in flight
 	renounce   bool    // Redis named e hot: the next Sync claims its slots
 	queued     bool    // in the Machine's dirty list
+	telling    bool    // in the Machine's told list (gossip.go)
 	slot       int     // index in the Machine's all
 }
 
@@ -131,7 +139,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	return &Machine{cfg: c, w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups)}, nil
+	return &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups)}, nil
 }
 
 // Config returns the Machine's configuration, defaults filled in.

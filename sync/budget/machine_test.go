@@ -3,6 +3,7 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ func TestConfigErrors(t *testing.T) {
 	base := Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, time.Second), PoPs: 2}
 	for name, mod := range map[string]func(*Config){
 		"no PoP":                 func(c *Config) { c.PoP = "" },
+		"PoP too long":           func(c *Config) { c.PoP = strings.Repeat("p", MaxPoPLen+1) },
 		"no PoPs":                func(c *Config) { c.PoPs = 0 },
 		"no limit":               func(c *Config) { c.Limit = core.Limit{} },
 		"no incarnation":         func(c *Config) { c.Incarnation = 0 },

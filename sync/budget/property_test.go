@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/sync/gossip"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -28,6 +29,20 @@ import (
 // run FailClosed: fallback admissions in an outage are a separate bound.
 //
 // Runs alternate 1 s and 400 ms windows; 20% of sends are duplicated.
+//
+// Gossip (gossip.go) goes along: each Tick's message reaches every other
+// PoP after its own random delay, 10% of copies lost and 20% duplicated.
+// Every deny-until a heard message sets is judged against what Redis can
+// have counted (every local admission, and every unit Redis admitted,
+// reply lost or not): at its start and at its last instant the sliding
+// estimate of those units leaves no room for one more (gossipDenyRight),
+// so gossip never denies what pure Redis would admit. Mutations this
+// catches (three runs each): adding a heard count to this PoP's own
+// instead of taking the larger: 3/3; reading a heard count of window x−1
+// as window x's: 3/3.
+//
+// An admission counts the whole request, the units its free slot and
+// grant balance paid as well as those Redis decided.
 //
 // Mutations it catches, each checked by hand (three runs of the test each,
 // the failing seed printed):
@@ -71,6 +86,18 @@ func TestPropertyBudget(t *testing.T) {
 	for _, src := range []Source{SrcGrant, SrcFree, SrcRedis, SrcFull, SrcFallback} {
 		require.Positive(t, propSources[src], "the runs decided some requests from %v", src)
 	}
+	t.Logf("deny-until set by gossip: %d", propGossipDenies)
+	require.Positive(t, propGossipDenies, "gossip denied some identities")
+}
+
+// propGossipDenies counts the deny-untils heard gossip set or extended
+// over every run.
+var propGossipDenies uint64
+
+// gossipDeny is a deny-until heard gossip set: key denied from at to until.
+type gossipDeny struct {
+	key       string
+	at, until int64
 }
 
 // propWindows are the windows (ms) the runs alternate: with a Sync every
@@ -85,7 +112,7 @@ const (
 type propEvent struct {
 	at   int64
 	seq  int
-	kind int // 0 request, 1 tick, 2 arrive, 3 reply
+	kind int // 0 request, 1 tick, 2 arrive, 3 reply, 4 gossip delivered
 	pop  int
 	gen  int
 	key  string
@@ -95,6 +122,7 @@ type propEvent struct {
 	err  error
 	ran  int64 // Redis' time the call ran at
 	send int   // the send this event belongs to (a retried batch is sent again)
+	msg  gossip.Message
 }
 
 type propQueue []*propEvent
@@ -184,6 +212,8 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 	slices.Sort(crashes)
 	restarts := slices.Clone(crashes)
 	truth := map[string][]admission{}
+	counted := map[string][]admission{} // what Redis can have counted: truth and every unit it admitted
+	var denies []gossipDeny
 	sends := 0
 	delay := func() int64 { // one way: mostly short, sometimes most of a window
 		if rng.IntN(10) == 0 {
@@ -222,6 +252,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 			if c == nil {
 				if d.Allowed {
 					truth[ev.key] = append(truth[ev.key], admission{ev.at, ev.n})
+					counted[ev.key] = append(counted[ev.key], admission{ev.at, ev.n})
 				}
 				continue
 			}
@@ -233,10 +264,22 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 			if ev.at+100 < horizon+5*propWindow {
 				push(&propEvent{at: ev.at + 100, kind: 1, pop: ev.pop})
 			}
+			if msg, ok := m.Gossip(ev.at); ok {
+				for p := range propPoPs {
+					for range gossipCopies(rng) {
+						if p != ev.pop {
+							push(&propEvent{at: ev.at + delay(), kind: 4, pop: p, msg: msg})
+						}
+					}
+				}
+			}
 		case 2:
 			res, err := Exec(ctx, rdb, m, ev.call, ev.at)
 			if err != nil {
 				return fmt.Sprintf("script: %v", err)
+			}
+			if ev.call.Decision() && res.Items[0].Allowed == 1 {
+				counted[ev.key] = append(counted[ev.key], admission{ev.at, ev.call.Items[0].N})
 			}
 			back := &propEvent{at: ev.at + delay(), kind: 3, pop: ev.pop, gen: ev.gen, call: ev.call, key: ev.key, res: res, ran: ev.at, send: ev.send}
 			if rng.IntN(10) == 0 {
@@ -254,12 +297,38 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 			}
 			d := m.Complete(ev.at, ev.call, ev.res, ev.err)
 			if d.Allowed {
-				at := ev.at
+				// the whole request: Redis decided Items[0].N of it, the
+				// free slot and grant balance it held pay the rest
+				at, n := ev.at, ev.call.req.n
 				if d.Source == SrcRedis {
 					at = ev.ran
 				}
-				truth[ev.key] = append(truth[ev.key], admission{at, ev.call.Items[0].N})
+				truth[ev.key] = append(truth[ev.key], admission{at, n})
+				if held := n - ev.call.Items[0].N; d.Source != SrcRedis {
+					counted[ev.key] = append(counted[ev.key], admission{at, n})
+				} else if held > 0 {
+					counted[ev.key] = append(counted[ev.key], admission{at, held})
+				}
 			}
+		case 4:
+			before := map[string]int64{}
+			for _, k := range keys {
+				if e := m.view[k]; e != nil {
+					before[k] = e.denyUntil
+				}
+			}
+			m.Hear(ev.at, ev.msg)
+			for k, b := range before {
+				if u := m.view[k].denyUntil; u > b {
+					denies = append(denies, gossipDeny{key: k, at: ev.at, until: u})
+				}
+			}
+		}
+	}
+	propGossipDenies += uint64(len(denies))
+	for _, d := range denies {
+		if msg := gossipDenyRight(counted[d.key], d, propWindow); msg != "" {
+			return msg
 		}
 	}
 	for _, m := range ms {
@@ -271,6 +340,42 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 	for key, adm := range truth {
 		if msg := judge(adm, restarts, key, propWindow); msg != "" {
 			return msg
+		}
+	}
+	return ""
+}
+
+// gossipCopies is how many copies of one gossip message reach one PoP:
+// 0 (lost) one time in ten, 2 (duplicated) one in five, else 1.
+func gossipCopies(rng *rand.Rand) int {
+	switch r := rng.IntN(10); {
+	case r == 0:
+		return 0
+	case r <= 2:
+		return 2
+	}
+	return 1
+}
+
+// gossipDenyRight returns "" when, at d's first and last instants, the
+// sliding estimate of the units admitted before each (counted) leaves no
+// room for one more unit: pure Redis denies there too.
+func gossipDenyRight(counted []admission, d gossipDeny, propWindow int64) string {
+	slices.SortStableFunc(counted, func(a, b admission) int { return int(a.at - b.at) })
+	for _, t := range []int64{d.at, d.until - 1} {
+		var st core.WindowState
+		idx := floorDiv(t, propWindow)
+		for _, a := range counted {
+			if a.at <= t {
+				st.Roll(floorDiv(a.at, propWindow))
+				st.Cur += a.n
+			}
+		}
+		st.Roll(idx)
+		est := core.SlidingEstimate(st.Cur, st.Prev, t-idx*propWindow, propWindow)
+		if core.SlidingAdmits(est, propMax, 1) {
+			return fmt.Sprintf("identity %s: gossip denied it from %d to %d, but at %d Redis had counted cur %d prev %d (estimate %.3f) and admits a unit",
+				d.key, d.at, d.until, t, st.Cur, st.Prev, est)
 		}
 	}
 	return ""

@@ -1,0 +1,70 @@
+package budget
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/natstest"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hang bounds a wait for another goroutine's effect (a NATS delivery): a
+// hang only, since a loaded machine may take seconds.
+const hang = time.Minute
+
+// TestLimiterGossipOverNATS: two PoPs' Limiters on a real Redis and a
+// real NATS. Once Redis' count of an identity alone fills its limit at
+// one PoP, that PoP's Sync publishes it, and the other, which holds the
+// identity, denies it without a round trip; a malformed payload on the
+// subject is counted and dropped. UseNATS twice is refused with
+// ErrConfig, after Close with ErrClosed.
+func TestLimiterGossipOverNATS(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	srv := natstest.Start(t)
+	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
+	ctx := context.Background()
+	lim := func(pop string) *Limiter {
+		l, err := New(Config{PoP: pop, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
+		require.NoError(t, err)
+		require.NoError(t, l.UseNATS(srv.Connect(t)), "UseNATS on a live server")
+		return l
+	}
+	a, b := lim("a"), lim("b")
+	for range 2 { // b holds a full entry of k: its free unit, then a unit Redis decides
+		_, err := b.Allow(ctx, "k")
+		require.NoError(t, err)
+	}
+	// a asks for k every 100 ms: the limit fills with budget held at both
+	// PoPs (headroom 0, not C alone), and early in the next window Redis'
+	// counts alone (the previous window's weight) leave no room
+	for i := 0; a.Stats().GossipSent == 0; i++ {
+		require.Less(t, i, 300, "Redis' count of k alone fills the limit within 30 s of requests")
+		_, err := a.Allow(ctx, "k")
+		require.NoError(t, err)
+		require.NoError(t, a.Sync(ctx))
+		require.NoError(t, b.Sync(ctx))
+		clock.Advance(100 * time.Millisecond)
+	}
+	require.Eventually(t, func() bool { return b.Stats().GossipDenies > 0 }, hang, 5*time.Millisecond,
+		"b hears that k is over its limit")
+	calls := b.Stats().Calls
+	d, err := b.Allow(ctx, "k")
+	require.NoError(t, err)
+	assert.False(t, d.Allowed, "b denies k")
+	assert.Equal(t, calls, b.Stats().Calls, "b's denial asked Redis nothing")
+
+	raw := srv.Connect(t)
+	require.NoError(t, raw.Publish(Subject("el"), []byte("not gossip")))
+	require.NoError(t, raw.Flush())
+	require.Eventually(t, func() bool { return b.Stats().GossipMalformed == 1 }, hang, 5*time.Millisecond,
+		"a malformed payload is counted")
+
+	assert.ErrorIs(t, b.UseNATS(srv.Connect(t)), ErrConfig, "UseNATS twice")
+	require.NoError(t, a.Close(ctx))
+	require.NoError(t, b.Close(ctx))
+	assert.ErrorIs(t, a.UseNATS(srv.Connect(t)), ErrClosed, "UseNATS after Close")
+}
