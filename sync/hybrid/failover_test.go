@@ -24,7 +24,8 @@ const roundPause = 10 * time.Millisecond
 // identities spread over every master (six hot ones over the limit), each
 // PoP Syncing every 20 ms in the background. The master serving some of
 // them is killed (SIGKILL); the PoPs keep deciding and Syncing until its
-// replica is promoted. Every decision goes on: local ones without error,
+// replica is promoted and (still fenced off it) they met a local, a
+// fail-open and a fail-closed decision. Every decision goes on: local ones without error,
 // Redis-decided ones with a *core.UnavailableError and the configured fail
 // mode (a local admission, or a fail-closed denial). A go-redis hook keeps
 // the PoPs from the promoted replica until the test has measured what it
@@ -111,6 +112,17 @@ func (r *failRun) failover(victim int) (*phase, time.Duration) {
 			took := time.Since(<-killed)
 			if m, err := r.e.cl.MasterOf(reconcile.Key("el", "late:0", 0)); err != nil || m != reps[0] {
 				r.t.Fatalf("late:0 served by node %d (err %v), want the promoted replica %d", m, err, reps[0])
+			}
+			// The PoPs stay fenced off the promoted replica, so the dead
+			// master's identities still fail: on a loaded machine the
+			// promotion can come before the rounds met every kind of
+			// decision check wants, so rounds go on (by count) until they did.
+			for extra := 0; r.cur.local == 0 || r.cur.failOpen == 0 || r.cur.failClosed == 0; extra++ {
+				if extra == 3000 {
+					r.t.Fatalf("3000 rounds after the promotion, still fenced, met no fallback of each kind: %v", *r.cur)
+				}
+				r.round()
+				time.Sleep(roundPause)
 			}
 			return r.begin(), took
 		default:
