@@ -16,6 +16,9 @@ type BudgetStats struct {
 	Calls      uint64 `json:"calls"`
 	Items      uint64 `json:"items"`
 	RoundTrips uint64 `json:"round_trips"`
+	// GossipDenies counts the deny-untils heard gossip set or extended
+	// (budget-gossip only).
+	GossipDenies uint64 `json:"gossip_denies,omitempty"`
 	// Machines is how many Machines the sums are over: one per PoP plus
 	// one per crash.
 	Machines int `json:"machines"`
@@ -36,6 +39,7 @@ func budgetStats(ms []*budget.Machine, decisions int) *BudgetStats {
 		b.Calls += st.Calls
 		b.Items += st.Items
 		b.RoundTrips += st.RoundTrips
+		b.GossipDenies += st.GossipDenies
 	}
 	if decisions > 0 {
 		b.ItemsPerDecision = float64(b.Items) / float64(decisions)

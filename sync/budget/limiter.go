@@ -181,7 +181,7 @@ func (l *Limiter) UseNATS(nc *nats.Conn) error {
 	case l.tr != nil:
 		return fmt.Errorf("%w: UseNATS called twice", ErrConfig)
 	}
-	tr := gossip.NewTransport(nc, gossipNamespace(l.m.cfg.Namespace))
+	tr := Transport(nc, l.m.cfg.Namespace)
 	sub, err := tr.Subscribe(l.hear)
 	if err != nil {
 		return err
@@ -194,6 +194,12 @@ func (l *Limiter) UseNATS(nc *nats.Conn) error {
 // (gossip.Subject of the namespace and ".budget"); identities never appear
 // in it.
 func Subject(namespace string) string { return gossip.Subject(gossipNamespace(namespace)) }
+
+// Transport is a gossip.Transport on nc for namespace's budget gossip
+// (Subject): what UseNATS publishes and subscribes through.
+func Transport(nc *nats.Conn, namespace string) *gossip.Transport {
+	return gossip.NewTransport(nc, gossipNamespace(namespace))
+}
 
 // gossipNamespace keeps budget gossip apart from the hybrid's on one
 // namespace.

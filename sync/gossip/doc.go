@@ -1,7 +1,9 @@
-// Package gossip is the wire format and the NATS transport of the hybrid
-// limiter's gossip: each PoP publishes, in batches, its own cumulative
-// per-window counts of the identities it admitted, and every PoP merges what
-// it receives into its view by maximum (see package hybrid).
+// Package gossip is the wire format and the NATS transport of the
+// limiters' gossip: per-window counts of identities, which every PoP
+// merges into its view by maximum. The hybrid's PoPs publish their own
+// cumulative counts of what they admitted (see package hybrid); the
+// budget limiter's publish Redis' counts of identities over their limit,
+// on a subject of their own (see package budget).
 //
 // The format is versioned and compact (varints, one header per batch, many
 // identities per message). Decode is defensive: truncated, oversized,
