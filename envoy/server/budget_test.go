@@ -11,6 +11,8 @@ import (
 	"github.com/edgelimit/edgelimit/envoy/config"
 	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/sync/budget"
+	"github.com/edgelimit/edgelimit/sync/gossip"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -111,4 +113,33 @@ func TestBudgetRefusesWhatItCannotEnforce(t *testing.T) {
 		assert.Contains(t, err.Error(), "the budget backend cannot enforce it", c.name)
 		_ = o.Service.Backend.Close(context.Background())
 	}
+}
+
+// TestBudgetGossipsWithNATS: with BudgetOptions.NATS every limiter the
+// backend builds subscribes to its namespace's gossip subject (a
+// malformed payload published there reaches it and is counted); without
+// it none does.
+func TestBudgetGossipsWithNATS(t *testing.T) {
+	rs := startRedis(t)
+	ns := startNATS(t)
+	nc, err := gossip.Connect(ns.URL())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	var mu sync.Mutex
+	lims := map[string]*budget.Limiter{}
+	b := service.NewBudget(service.BudgetOptions{PoP: "pop-a", Redis: redisClient(t, rs.Addr), PoPs: 2, NATS: nc,
+		OnLimiter: func(name string, l *budget.Limiter) { mu.Lock(); lims[name] = l; mu.Unlock() }})
+	r := start(t, slidingRules, server.Options{Service: service.Options{Backend: b, Headers: true}})
+	require.Equal(t, rlsv3.RateLimitResponse_OK, r.ask(t, "edge", 0, desc("remote_address", "10.0.0.1")).OverallCode, "the first request builds the limiter")
+	mu.Lock()
+	require.Len(t, lims, 1, "one limit, one limiter")
+	var name string
+	var lim *budget.Limiter
+	for name, lim = range lims {
+	}
+	mu.Unlock()
+	require.NoError(t, nc.Publish(budget.Subject(name), []byte("not gossip")))
+	require.NoError(t, nc.Flush())
+	require.Eventually(t, func() bool { return lim.Stats().GossipMalformed == 1 }, time.Minute, 5*time.Millisecond,
+		"the limiter of %s hears its subject (a minute bounds a hang only)", name)
 }

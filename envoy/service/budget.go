@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/sync/budget"
+	"github.com/nats-io/nats.go"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -25,6 +26,10 @@ type BudgetOptions struct {
 	NoWait     bool          // budget.Config.NoWait: deny here a request no grant covers once Redis called the identity contested
 	Sync       time.Duration // sync interval; 0 = 100 ms
 	Clock      core.Clock    // nil = the system clock
+	// NATS, when set, has every limiter gossip over it (budget.Limiter's
+	// UseNATS): identities Redis counted over their limit are denied at
+	// the other instances without a round trip. nil = no gossip.
+	NATS *nats.Conn
 	// OnLimiter, when set, is called with every limiter built (for its stats).
 	OnLimiter func(name string, l *budget.Limiter)
 }
@@ -61,6 +66,11 @@ func NewBudget(o BudgetOptions) *BudgetBackend {
 			FailClosed: o.FailClosed, NoWait: o.NoWait, SyncInterval: o.Sync}, o.Redis, o.Clock)
 		if err != nil {
 			return nil, err
+		}
+		if o.NATS != nil {
+			if err := lim.UseNATS(o.NATS); err != nil {
+				return nil, err
+			}
 		}
 		lim.Start()
 		if o.OnLimiter != nil {

@@ -95,7 +95,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.IntVar(&o.budgetPoPs, "budget-pops", 0, "budget: instances that may admit one identity (required with -backend budget; every limit needs at least 2 × this)")
 	fs.DurationVar(&o.budgetSync, "budget-sync", 100*time.Millisecond, "budget: how often reports, returns and grant top-ups go to Redis")
 	fs.BoolVar(&o.budgetNoWait, "budget-no-wait", false, "budget: deny here a request no grant covers once Redis called its identity contested (latency over the last percent of quota)")
-	fs.StringVar(&o.natsURL, "nats-url", "", "hybrid: NATS server(s) for gossip between instances; empty = no gossip")
+	fs.StringVar(&o.natsURL, "nats-url", "", "hybrid and budget: NATS server(s) for gossip between instances; empty = no gossip")
 	fs.Float64Var(&o.hybridMargin, "hybrid-margin", 0.1, "hybrid: share of the limit below it decided at Redis (0 < m < 1)")
 	fs.IntVar(&o.hybridPoPs, "hybrid-pops", 0, "hybrid: instances that may admit one identity at once (widens the margin); 0 = off")
 	fs.DurationVar(&o.hybridSync, "hybrid-sync", 100*time.Millisecond, "hybrid: how often counts are reconciled with Redis")

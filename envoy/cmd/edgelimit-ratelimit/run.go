@@ -143,22 +143,28 @@ func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), 
 		})
 		return b, func() { rdb.Close() }, nil
 	}
-	if o.backend == "budget" {
-		b := service.NewBudget(service.BudgetOptions{
-			PoP: o.pop, Redis: rdb, PoPs: o.budgetPoPs, Namespace: o.redisPrefix,
-			FailClosed: o.failMode == "closed", NoWait: o.budgetNoWait, Sync: o.budgetSync,
-			OnLimiter: func(name string, l *budget.Limiter) {
-				col.AddStats(name, func() map[string]float64 { return budgetFields(l.Stats()) })
-			},
-		})
-		return b, func() { rdb.Close() }, nil
-	}
 	var nc *nats.Conn
 	if o.natsURL != "" {
 		if nc, err = gossip.Connect(o.natsURL); err != nil {
 			rdb.Close()
 			return nil, nil, fmt.Errorf("-nats-url: %w", err)
 		}
+	}
+	closeConns := func() {
+		if nc != nil {
+			nc.Close()
+		}
+		rdb.Close()
+	}
+	if o.backend == "budget" {
+		b := service.NewBudget(service.BudgetOptions{
+			PoP: o.pop, Redis: rdb, PoPs: o.budgetPoPs, Namespace: o.redisPrefix, NATS: nc,
+			FailClosed: o.failMode == "closed", NoWait: o.budgetNoWait, Sync: o.budgetSync,
+			OnLimiter: func(name string, l *budget.Limiter) {
+				col.AddStats(name, func() map[string]float64 { return budgetFields(l.Stats()) })
+			},
+		})
+		return b, closeConns, nil
 	}
 	b := service.NewHybrid(service.HybridOptions{
 		PoP: o.pop, Redis: rdb, NATS: nc, Namespace: o.redisPrefix, Margin: o.hybridMargin,
@@ -167,19 +173,15 @@ func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), 
 			col.AddStats(name, func() map[string]float64 { return metrics.Fields(n.Stats()) })
 		},
 	})
-	return b, func() {
-		if nc != nil {
-			nc.Close()
-		}
-		rdb.Close()
-	}, nil
+	return b, closeConns, nil
 }
 
 // budgetFields flattens a budget limiter's Stats for the metrics
 // collector: its decisions by source and its Redis work.
 func budgetFields(s budget.Stats) map[string]float64 {
 	f := map[string]float64{"calls": float64(s.Calls), "items": float64(s.Items), "round_trips": float64(s.RoundTrips),
-		"visits": float64(s.Visits), "promoted": float64(s.Promoted)}
+		"visits": float64(s.Visits), "promoted": float64(s.Promoted), "gossip_sent": float64(s.GossipSent),
+		"gossip_denies": float64(s.GossipDenies), "gossip_malformed": float64(s.GossipMalformed), "gossip_lost": float64(s.GossipLost)}
 	for src, n := range s.Decisions {
 		f["decisions_"+strings.ReplaceAll(budget.Source(src).String(), "-", "_")] = float64(n)
 	}
