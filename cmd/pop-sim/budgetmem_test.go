@@ -36,7 +36,7 @@ func TestCountBudgetKeysIsExact(t *testing.T) {
 	require.NoError(t, rdb.Set(ctx, "{"+ns+":g0}:seq:42", "3", 0).Err()) // a retry guard
 	require.NoError(t, rdb.SAdd(ctx, "{"+ns+":g1}:hot:8", "id9").Err())  // a hot set: its member is no identity of the count
 	set("{popsim-2-budget:g0}:b0:e7", "other")                           // another run's namespace
-	set(ns+":{id6}:7", "pop0")                                           // the hybrid's layout, not the budget's
+	set(ns+":{id6}:7", "pop0")                                           // another layout, not the budget's
 	c, err := countBudgetKeys(ctx, rdb, ns)
 	require.NoError(t, err)
 	assert.Equal(t, keyCount{keys: 6, identities: 5, hashes: 4, fields: 7}, c,

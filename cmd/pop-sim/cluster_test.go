@@ -13,9 +13,7 @@ import (
 )
 
 // decisionFields are the figures a mode's decisions alone fix: equal on a
-// single node and on a cluster for the same seed. Round trips are not among
-// them for the hybrid, whose reconcile pays one round trip per master a
-// batch touches.
+// single node and on a cluster for the same seed.
 var decisionFields = []string{"decisions", "allowed", "denied", "false_allows", "false_denies",
 	"decision_error_pct", "max_overadmission", "p99_overadmission", "nats_messages",
 	"nats_bytes", "added_latency_p50_ms", "added_latency_p99_ms"}
@@ -23,12 +21,10 @@ var decisionFields = []string{"decisions", "allowed", "denied", "false_allows", 
 // TestClusterRunEqualsSingleNode runs one small simulation of every mode on
 // a single redis-server, on a 3-master Redis Cluster named by the list of
 // its nodes, and on the same cluster named by one node (found a cluster by
-// its INFO). On the ideal network every decision figure must be equal,
-// pure Redis' round trips too, and the hybrid's round trips at least the
-// single node's. On the honest network a cluster splits a Sync into one
-// batch per master, each on its own trip, so the hybrid's decisions may
-// differ from a single node's: there the two namings of the cluster must
-// agree on everything, and pure Redis with the single node.
+// its INFO). On the ideal network (pure Redis and local) every decision
+// figure must be equal, pure Redis' round trips too. On the honest network
+// (budget too) the two namings of the cluster must agree on everything, and
+// pure Redis with the single node.
 func TestClusterRunEqualsSingleNode(t *testing.T) {
 	single := redistest.Start(t)
 	_, cl := redistest.Cluster(t)
@@ -49,8 +45,8 @@ func TestClusterRunEqualsSingleNode(t *testing.T) {
 			compareRun(t, "honest, cluster against single node, "+mode, want, honest[0][mode])
 		}
 	}
-	t.Logf("hybrid round trips: single node %v, cluster %v",
-		ideal[0]["hybrid"]["redis_round_trips"], ideal[1]["hybrid"]["redis_round_trips"])
+	t.Logf("budget round trips: single node %v, cluster %v",
+		honest[0]["budget"]["redis_round_trips"], honest[1]["budget"]["redis_round_trips"])
 }
 
 // clusterRuns runs the small skewed simulation on each Redis target, with
@@ -65,9 +61,9 @@ func clusterRuns(t *testing.T, targets []string, extra ...string) []map[string]m
 		for _, r := range decode(t, out).Results {
 			byMode[r["mode"].(string)] = r
 		}
-		want := 6 // every mode, redis-servertime with clock skew, budget on the honest network
+		want := 5 // redis, local, redis-servertime with clock skew, budget and budget-gossip on the honest network
 		if slices.Contains(extra, "ideal") {
-			want = 5
+			want = 3
 		}
 		require.EqualValues(t, want, len(byMode), "-redis-addr %s %v: modes %v, want %d with clock skew", addr, extra, byMode, want)
 		runs = append(runs, byMode)

@@ -21,7 +21,7 @@ func TestCrowdSpanSweepRunsEveryMode(t *testing.T) {
 	dir := t.TempDir()
 	csvPath, pngPath := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.png")
 	for _, parallel := range []string{"1", "2"} {
-		r := decodeRun(t, privateRun("-scenario", "flash-crowd", "-mode", "redis,local,hybrid",
+		r := decodeRun(t, privateRun("-scenario", "flash-crowd", "-mode", "redis,local,budget",
 			"-sweep", "crowd-span=50ms,1s", "-csv", csvPath, "-plot", pngPath, "-parallel", parallel)...)
 		assert.Empty(t, r.Results, "-parallel %s: no mode runs once", parallel)
 		var got []string
@@ -31,7 +31,7 @@ func TestCrowdSpanSweepRunsEveryMode(t *testing.T) {
 			res := pt["result"].(map[string]any)
 			over[pt["mode"].(string)+" "+pt["value"].(string)] = res["max_overadmission"].(float64)
 		}
-		assert.Equal(t, []string{"redis 50ms", "redis 1s", "local 50ms", "local 1s", "hybrid 50ms", "hybrid 1s"}, got,
+		assert.Equal(t, []string{"redis 50ms", "redis 1s", "local 50ms", "local 1s", "budget 50ms", "budget 1s"}, got,
 			"-parallel %s: every mode at every span", parallel)
 		assert.Equal(t, over["local 50ms"], over["local 1s"], "-parallel %s: local's worst over-admission does not depend on when the crowd arrives", parallel)
 		assert.Equal(t, 1.0, over["redis 50ms"], "-parallel %s: pure Redis holds a crowd arriving in 50 ms to the limit", parallel)

@@ -18,11 +18,7 @@ type options struct {
 	mode         string
 	modeList     []string // -mode's modes; nil for "all" (modes.go)
 	syncInterval time.Duration
-	margin       float64
-	exposure     bool    // -exposure: hybrid.Config.PoPs = -pops
-	calm         float64 // -calm: hybrid.Config.CalmShare
-	owners       bool    // -owners: hybrid.Config.Owners
-	worst        int     // -worst: engine.Env.Worst
+	worst        int // -worst: engine.Env.Worst
 	rttMin       time.Duration
 	rttMax       time.Duration
 	redisAddr    string // one host:port, or a comma-separated list of Redis Cluster nodes
@@ -56,7 +52,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.SetOutput(io.Discard)
 	c := &o.cfg
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "traffic: "+strings.Join(scenarios(), "|"))
-	fs.StringVar(&o.mode, "mode", "all", "all, or one or a comma list of "+strings.Join(knownModes(), "|")+"; with -sweep, the hybrid modes listed are swept and redis, local run once as reference points")
+	fs.StringVar(&o.mode, "mode", "all", "all, or one or a comma list of "+strings.Join(knownModes(), "|")+"; with -sweep, the budget modes listed are swept and redis, local run once as reference points")
 	fs.IntVar(&c.PoPs, "pops", c.PoPs, "simulated points of presence")
 	fs.IntVar(&c.Identities, "identities", c.Identities, "distinct identities")
 	fs.IntVar(&c.Requests, "requests", c.Requests, "requests in the trace")
@@ -65,12 +61,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "traffic seed: same seed, same figures")
 	fs.DurationVar(&c.CrowdSpan, "crowd-span", 0, "flash-crowd: how long each crowd identity's burst takes to arrive, from every PoP (default: a fifth of -window)")
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second per PoP: the trace lasts requests/(rate×pops) (default: 6 windows)")
-	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "hybrid: time between a PoP's reconciles with Redis")
-	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid: headroom margin, a fraction of the limit")
-	fs.Float64Var(&o.calm, "calm", 0, "hybrid (with gossip, not escrow): keep identities at most this share of the limit out of Redis, gossip only (hybrid.Config.CalmShare)")
-	fs.BoolVar(&o.owners, "owners", false, "hybrid (not escrow, which has it): a PoP that alone sends an identity decides it within the margin as its sole holder, no round trip (hybrid.Config.Owners)")
+	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "budget: time between a PoP's Syncs with Redis (budget.Config.SyncInterval)")
 	fs.IntVar(&o.worst, "worst", 0, "list each mode's N most over-admitted identities second by second beside the reference's verdicts (in -json too: \"worst\")")
-	fs.BoolVar(&o.exposure, "exposure", false, "hybrid: rate-aware exposure, a PoP's own units Redis has not acknowledged count once per other PoP against the margin (hybrid.Config.PoPs = -pops)")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
 	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
 	fs.StringVar(&o.redisAddr, "redis-addr", "", "host:port of a Redis to use, or host:port,host:port,... of Redis Cluster nodes (default: start a private redis-server)")
@@ -78,7 +70,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.clockSkew, "clock-skew", 0, "offset each PoP's clock by a seeded amount spread over [-D, +D]; the ground truth keeps true time")
 	fs.StringVar(&o.natsURL, "nats-url", "", "NATS server for gossip (default: an embedded one)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
-	fs.StringVar(&o.sweep, "sweep", "", "run the hybrid modes -mode selects (with all: hybrid) at each value: sync-interval=10ms,50ms,..., margin=0,0.05,... or clock-skew=0,500ms,...; or crowd-span=100ms,1s,10s (flash-crowd: every mode -mode selects at each value, the plot worst over-admission against the span)")
+	fs.StringVar(&o.sweep, "sweep", "", "run the budget modes -mode selects (with all: budget) at each value: sync-interval=10ms,50ms,... or clock-skew=0,500ms,...; or crowd-span=100ms,1s,10s (flash-crowd: every mode -mode selects at each value, the plot worst over-admission against the span)")
 	fs.StringVar(&o.plot, "plot", "", "with -sweep: write the trade-off curve as a PNG")
 	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV")
 	o.traceFlags(fs)
@@ -135,10 +127,28 @@ func (o *options) validate() error {
 	if o.sweepSpec, err = parseSweep(o.sweep); err != nil {
 		return err
 	}
+	if err := o.validateBudgetNetwork(); err != nil {
+		return err
+	}
 	if err := o.validateCrowdSpan(); err != nil {
 		return err
 	}
 	return o.validateSweepModes()
+}
+
+// validateBudgetNetwork refuses a budget mode, listed or swept, on the
+// ideal network: the budget limiter's Machines run on the honest one only.
+func (o *options) validateBudgetNetwork() error {
+	if o.net.network != "ideal" {
+		return nil
+	}
+	once, swept := o.plan()
+	for _, m := range append(once, swept...) {
+		if slices.Contains(sweptModes, m) {
+			return fmt.Errorf("mode %s runs on the honest network only: drop -network ideal", m)
+		}
+	}
+	return nil
 }
 
 // validateCrowdSpan checks that -crowd-span, or a crowd-span sweep, has a
@@ -182,12 +192,6 @@ func (o *options) validateKnobs() error {
 		return errors.New("the article scenario needs a single Redis node (used_memory is per node)")
 	case o.syncInterval <= 0:
 		return errors.New("sync-interval must be positive")
-	case !(o.margin >= 0 && o.margin < 1): // NaN too
-		return errors.New("margin must be in [0, 1)")
-	case !(o.calm >= 0 && o.calm < 1-o.margin): // NaN too
-		return errors.New("calm must be in [0, 1 - margin)")
-	case o.owners && o.calm > 0:
-		return errors.New("-owners and -calm do not go together (ownership weighs what Redis holds; calm units never reach it)")
 	case o.rttMin < 0 || o.rttMax < o.rttMin:
 		return errors.New("need 0 <= rtt-min <= rtt-max")
 	case (o.plot != "" || o.csv != "") && o.sweep == "":

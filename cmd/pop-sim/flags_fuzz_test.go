@@ -8,14 +8,14 @@ import (
 )
 
 // FuzzParseFlags: any command line either fails to parse with an error or
-// yields options every later stage can trust (positive sizes, a margin in
-// [0, 1), a positive sync interval, a known mode); it never panics.
+// yields options every later stage can trust (positive sizes, a positive
+// sync interval, a known mode); it never panics.
 func FuzzParseFlags(f *testing.F) {
 	for _, s := range []string{
-		"", "-pops 8", "-margin NaN", "-margin 1", "-window 0s", "-limit -1",
-		"-sweep margin=0,0.1", "-sweep sync-interval=10ms -plot x.png",
-		"-mode hybrid -clock-skew 2s", "-scenario article -requests 10",
-		"-redis-addr a:1,b:2", "-mode redis,hybrid,hybrid-escrow -sweep margin=0,0.1", "-sync-interval -1ms", "-rtt-min 10ms -rtt-max 5ms",
+		"", "-pops 8", "-window 0s", "-limit -1",
+		"-sweep clock-skew=0,1s", "-sweep sync-interval=10ms -plot x.png",
+		"-mode budget -clock-skew 2s", "-scenario article -requests 10", "-network ideal -mode budget",
+		"-redis-addr a:1,b:2", "-mode redis,budget,budget-gossip -sweep sync-interval=10ms,1s", "-sync-interval -1ms", "-rtt-min 10ms -rtt-max 5ms",
 	} {
 		f.Add(s)
 	}
@@ -27,7 +27,6 @@ func FuzzParseFlags(f *testing.F) {
 		c := o.cfg
 		require.False(t, c.PoPs <= 0 || c.Identities <= 0 || c.Requests <= 0 || c.Limit <= 0 || c.Window <= 0,
 			"%q: accepted non-positive sizes %+v", line, c)
-		require.True(t, o.margin >= 0 && o.margin < 1, "%q: accepted margin %v", line, o.margin)
 		require.False(t, o.syncInterval <= 0 || o.clockSkew < 0 || o.rttMin < 0 || o.rttMax < o.rttMin,
 			"%q: accepted bad durations", line)
 		require.NotEmpty(t, o.modes(), "%q: no mode to run", line)

@@ -1,8 +1,8 @@
 // Command pop-sim is edgelimit's multi-PoP simulator. It plays one
 // deterministic traffic scenario through several limiter modes — pure Redis,
-// each PoP alone, the local-first hybrid with and without gossip, and (on
-// the honest network) the budget limiter — on a
-// real Redis and a real NATS, in virtual time, and reports the global
+// each PoP alone, and (on the honest network) the local-first budget
+// limiter without and with gossip over NATS (budget-gossip) — on a real
+// Redis and a real NATS, in virtual time, and reports the global
 // accuracy each mode loses against the exact admitted log and the Redis
 // round trips it saves, and, against the reference (the exact log deciding
 // each request at its instant with no network, a row of its own), the
@@ -14,14 +14,14 @@
 //
 //	go run ./cmd/pop-sim                      # all modes, mixed traffic
 //	go run ./cmd/pop-sim -scenario article    # the article's tables A and B
-//	go run ./cmd/pop-sim -mode hybrid -sweep sync-interval=10ms,100ms,1s -plot t.png -csv t.csv
-//	go run ./cmd/pop-sim -mode redis,local,hybrid,hybrid-escrow -sweep margin=0,0.1 -plot f.png  # a curve per hybrid mode, redis and local as references
+//	go run ./cmd/pop-sim -mode budget -sweep sync-interval=10ms,100ms,1s -plot t.png -csv t.csv
+//	go run ./cmd/pop-sim -mode redis,local,budget,budget-nowait -sweep sync-interval=50ms,200ms -plot f.png  # a curve per budget mode, redis and local as references
 //
 //	go run ./cmd/pop-sim -clock-skew 500ms     # PoP clocks spread over ±500ms; adds redis-servertime
 //	go run ./cmd/pop-sim -redis-cluster       # on a private 3-master Redis Cluster
 //
 //	go run ./cmd/pop-sim -scenario edge       # an edge's traffic: a calm Zipf population, a warm head, a few abusers
-//	go run ./cmd/pop-sim -scenario flash-crowd -mode redis,local,hybrid -sweep crowd-span=100ms,1s,10s -plot c.png
+//	go run ./cmd/pop-sim -scenario flash-crowd -mode redis,local,budget -sweep crowd-span=100ms,1s,10s -plot c.png
 //
 //	go run ./cmd/pop-sim -trace mine.csv      # your own traffic (docs/trace-format.md)
 //	go run ./cmd/pop-sim -write-trace t.csv   # save the scenario's trace (and its seed), then exit
@@ -29,12 +29,11 @@
 //	go run ./cmd/pop-sim -identities 1000000 -requests 10000000 -cpuprofile cpu.out  # at scale (~12 min here)
 //
 //	go run ./cmd/pop-sim -redis-outage 20s+5s -partition 3@30s+2s -crash 5@40s -gossip-loss 0.05
-//	go run ./cmd/pop-sim -mode hybrid-escrow  # escrowed allowances (experimental; not in "all")
-//	go run ./cmd/pop-sim -clock-skew 2s -redis-clock  # the hybrid on Redis' clock
+//	go run ./cmd/pop-sim -mode redis,budget,budget-nowait  # latency first (experimental; not in "all")
 //	go run ./cmd/pop-sim -mode redis,budget -redis-outage 20s+5s -worst 3  # each mode's 3 most over-admitted identities, second by second
 //
 // It starts a private redis-server (with -redis-cluster, a private
-// 3-master Redis Cluster) and an embedded NATS server unless -redis-addr
+// 3-master Redis Cluster) and, for budget-gossip, an embedded NATS server unless -redis-addr
 // (one address, or a comma-separated list of Redis Cluster nodes) and
 // -nats-url name running ones. By default (-parallel 2) it runs two modes
 // at a time, each in a pop-sim process of its own with its own
@@ -62,8 +61,9 @@ import (
 // gcPercent is pop-sim's GOGC unless the environment sets one. At a
 // million identities eight PoPs' views are over a gigabyte of small Go
 // objects, which the default of 100 has the collector rescan for a fifth of
-// the run's CPU; 400 trades memory for time (hybrid at 1M identities and 2M
-// requests: 127 s and 2.6 GB peak at 100, 94 s and 4.4 GB at 400). The
+// the run's CPU; 400 trades memory for time (the removed hybrid at 1M
+// identities and 2M requests: 127 s and 2.6 GB peak at 100, 94 s and 4.4 GB
+// at 400). The
 // table's peak MB column shows what a run took.
 const gcPercent = 400
 

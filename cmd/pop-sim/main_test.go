@@ -37,7 +37,7 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-scenario", "stampede"},
 		{"-redis-addr", "127.0.0.1:1"},
 		{"-sync-interval", "-1s"},
-		{"-margin", "1.5"},
+		{"-margin", "0.1"},
 		{"-sweep", "colour=red"},
 		{"-sweep", "sync-interval=10ms,soon"},
 		{"-plot", "x.png"},
@@ -58,9 +58,9 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-crash", "x@1s"},
 		{"-gossip-loss", "2"},
 		{"-network", "ideal", "-crash", "1@1s"},
-		{"-network", "ideal", "-redis-clock"},
+		{"-network", "ideal", "-mode", "budget"},
+		{"-network", "ideal", "-mode", "redis", "-sweep", "sync-interval=10ms"},
 		{"-parallel", "0"},
-		{"-owners", "-calm", "0.5"},
 		{"-worst", "-1"},
 	} {
 		code, out, errOut := popSim(t, args...)
@@ -173,7 +173,7 @@ func TestSweepWritesCSVAndPlot(t *testing.T) {
 	p := redistest.Start(t)
 	dir := t.TempDir()
 	csvPath, pngPath := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.png")
-	args := smallRun(p.Addr, "-mode", "hybrid", "-sweep", "sync-interval=50ms,500ms",
+	args := smallRun(p.Addr, "-mode", "budget", "-sweep", "sync-interval=50ms,500ms",
 		"-csv", csvPath, "-plot", pngPath)
 	code, out, errOut := popSim(t, args...)
 	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
@@ -197,7 +197,7 @@ func TestHelpPrintsEveryFlag(t *testing.T) {
 		code, out, errOut := popSim(t, arg)
 		require.False(t, code != 0 || errOut != "", "%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut)
 		for _, f := range []string{"-scenario", "-network", "-jitter", "-redis-outage", "-partition", "-crash",
-			"-gossip-loss", "-gossip-dup", "-redis-clock", "-trace", "(default 0.1)"} {
+			"-gossip-loss", "-gossip-dup", "-sync-interval", "-trace", "(default 0.2)"} {
 			assert.True(t, strings.Contains(out, f), "%s: no %q in:\n%s", arg, f, out)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/edgelimit/edgelimit/sim/engine"
 )
 
-// sweptModes are the modes a sweep runs once per value: the hybrid family,
-// which the swept parameters configure.
-var sweptModes = []string{"hybrid", "hybrid-nogossip", "hybrid-escrow"}
+// sweptModes are the modes a sweep runs once per value: the budget
+// limiter's, which the swept parameters configure.
+var sweptModes = []string{"budget", "budget-nowait", "budget-gossip"}
 
 // referenceModes may share a sweep's -mode list: each runs once, at the
 // flags' values, as a reference point (0% and 100% of round trips saved).
@@ -36,7 +36,7 @@ func parseModes(s string) ([]string, error) {
 }
 
 // validateSweepModes checks, with -sweep and a -mode list, that the list
-// names a hybrid mode to sweep and nothing but references besides.
+// names a budget mode to sweep and nothing but references besides.
 func (o *options) validateSweepModes() error {
 	if o.sweep == "" || o.modeList == nil || o.sweepSpec.changesTrace() {
 		return nil
@@ -44,20 +44,20 @@ func (o *options) validateSweepModes() error {
 	once, swept := o.plan()
 	for _, m := range once {
 		if !slices.Contains(referenceModes, m) {
-			return fmt.Errorf("-sweep cannot run mode %q: list hybrid modes to sweep (%s) and optionally references (%s)",
+			return fmt.Errorf("-sweep cannot run mode %q: list budget modes to sweep (%s) and optionally references (%s)",
 				m, strings.Join(sweptModes, "|"), strings.Join(referenceModes, "|"))
 		}
 	}
 	if len(swept) == 0 {
-		return fmt.Errorf("-sweep needs a hybrid mode in -mode %q (one or more of %s)", o.mode, strings.Join(sweptModes, "|"))
+		return fmt.Errorf("-sweep needs a budget mode in -mode %q (one or more of %s)", o.mode, strings.Join(sweptModes, "|"))
 	}
-	return o.validateSkips()
+	return nil
 }
 
 // plan splits the run into the modes run once, in report order, and the
 // modes run at each swept value. Without -sweep every mode runs once; with
-// -sweep and -mode all, every mode runs once and the hybrid is swept (as
-// before -mode took lists); with a list, its hybrid modes are swept and the
+// -sweep and -mode all, every mode runs once and budget is swept; with a
+// list, its budget modes are swept and the
 // others run once. A sweep that changes the trace (crowd-span) sweeps every
 // mode.
 func (o *options) plan() (once, swept []string) {
@@ -67,7 +67,7 @@ func (o *options) plan() (once, swept []string) {
 	case o.sweepSpec.changesTrace():
 		return nil, o.modes()
 	case o.modeList == nil:
-		return o.modes(), []string{"hybrid"}
+		return o.modes(), []string{"budget"}
 	}
 	for _, m := range o.modeList {
 		if slices.Contains(sweptModes, m) {

@@ -22,33 +22,35 @@ func TestModeListErrorsNameTheMode(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-mode", "hybrid,sideways"}, `unknown mode "sideways"`},
-		{[]string{"-mode", "hybrid,,local"}, `unknown mode ""`},
-		{[]string{"-mode", "all,hybrid"}, `unknown mode "all"`},
-		{[]string{"-mode", "hybrid,hybrid"}, `mode "hybrid" listed twice`},
-		{[]string{"-mode", "redis", "-sweep", "margin=0,0.1"}, `-sweep needs a hybrid mode in -mode "redis"`},
-		{[]string{"-mode", "redis-servertime,hybrid", "-sweep", "margin=0"}, `-sweep cannot run mode "redis-servertime"`},
-		{[]string{"-mode", "hybrid,sideways", "-sweep", "margin=0"}, `unknown mode "sideways"`},
-		{[]string{"-mode", "hybrid,hybrid-escrow", "-sweep", "margin=0"}, `hybrid-escrow can run at none of these values`},
+		{[]string{"-mode", "budget,sideways"}, `unknown mode "sideways"`},
+		{[]string{"-mode", "budget,,local"}, `unknown mode ""`},
+		{[]string{"-mode", "all,budget"}, `unknown mode "all"`},
+		{[]string{"-mode", "budget,budget"}, `mode "budget" listed twice`},
+		{[]string{"-mode", "hybrid"}, `unknown mode "hybrid"`},
+		{[]string{"-mode", "redis", "-sweep", "sync-interval=10ms,1s"}, `-sweep needs a budget mode in -mode "redis"`},
+		{[]string{"-mode", "redis-servertime,budget", "-sweep", "sync-interval=10ms"}, `-sweep cannot run mode "redis-servertime"`},
+		{[]string{"-mode", "budget,sideways", "-sweep", "sync-interval=10ms"}, `unknown mode "sideways"`},
+		{[]string{"-mode", "budget", "-network", "ideal"}, `mode budget runs on the honest network only`},
+		{[]string{"-sweep", "margin=0,0.1"}, `unknown parameter "margin"`},
 	} {
 		code, out, errOut := popSim(t, c.args...)
 		assert.False(t, code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want), "%v: exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", c.args, code, out, errOut, c.want)
 	}
 }
 
-// TestPlanSplitsRunOnceFromSwept: -mode all keeps the sweep of the hybrid
-// alone, with every mode also run once; a list sweeps its hybrid modes and
-// runs redis and local once.
+// TestPlanSplitsRunOnceFromSwept: -mode all sweeps budget alone, with
+// every other mode run once; a list sweeps its budget modes and runs redis
+// and local once.
 func TestPlanSplitsRunOnceFromSwept(t *testing.T) {
 	for _, c := range []struct {
 		args        []string
 		once, swept []string
 	}{
-		{[]string{"-mode", "redis,hybrid-escrow"}, []string{"redis", "hybrid-escrow"}, nil},
-		{[]string{"-sweep", "margin=0"}, []string{"redis", "local", "hybrid", "hybrid-nogossip"}, []string{"hybrid"}},
-		{[]string{"-mode", "hybrid-escrow", "-sweep", "margin=0.1"}, nil, []string{"hybrid-escrow"}},
-		{[]string{"-mode", "local,hybrid,redis,hybrid-escrow", "-sweep", "margin=0,0.1"},
-			[]string{"local", "redis"}, []string{"hybrid", "hybrid-escrow"}},
+		{[]string{"-mode", "redis,budget-nowait"}, []string{"redis", "budget-nowait"}, nil},
+		{[]string{"-sweep", "sync-interval=10ms"}, []string{"redis", "local"}, []string{"budget"}},
+		{[]string{"-mode", "budget-gossip", "-sweep", "sync-interval=10ms"}, nil, []string{"budget-gossip"}},
+		{[]string{"-mode", "local,budget,redis,budget-nowait", "-sweep", "clock-skew=0,1s"},
+			[]string{"local", "redis"}, []string{"budget", "budget-nowait"}},
 	} {
 		o, err := parseFlags(c.args)
 		require.NoError(t, err, "%v: %v", c.args, err)
@@ -57,18 +59,17 @@ func TestPlanSplitsRunOnceFromSwept(t *testing.T) {
 	}
 }
 
-// TestSweepOfTwoModesWithReferences runs a margin sweep of the hybrid and
-// escrow with pure Redis and local as references, and checks every output
-// names each point's mode, and that escrow skips margin 0 with a note.
+// TestSweepOfTwoModesWithReferences runs a sync-interval sweep of budget
+// and budget-nowait with pure Redis and local as references, and checks
+// every output names each point's mode.
 func TestSweepOfTwoModesWithReferences(t *testing.T) {
 	p := redistest.Start(t)
 	dir := t.TempDir()
 	csvPath, pngPath := filepath.Join(dir, "f.csv"), filepath.Join(dir, "f.png")
-	code, out, errOut := popSim(t, smallRun(p.Addr, "-mode", "redis,local,hybrid,hybrid-escrow",
-		"-sweep", "margin=0,0.2", "-csv", csvPath, "-plot", pngPath)...)
+	code, out, errOut := popSim(t, smallRun(p.Addr, "-mode", "redis,local,budget,budget-nowait",
+		"-sweep", "sync-interval=50ms,200ms", "-csv", csvPath, "-plot", pngPath)...)
 	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
 	var r struct {
-		Notes   []string                `json:"notes"`
 		Results []struct{ Mode string } `json:"results"`
 		Sweep   []struct {
 			Mode, Value string
@@ -83,14 +84,13 @@ func TestSweepOfTwoModesWithReferences(t *testing.T) {
 		assert.EqualValues(t, pt.Result.Mode, pt.Mode, "point %+v: mode differs from its result's", pt)
 		got = append(got, pt.Mode+" "+pt.Value)
 	}
-	want := []string{"hybrid 0", "hybrid 0.2", "hybrid-escrow 0.2"}
+	want := []string{"budget 50ms", "budget 200ms", "budget-nowait 50ms", "budget-nowait 200ms"}
 	assert.True(t, slices.Equal(got, want), "sweep %v, want %v", got, want)
-	assert.True(t, slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "sweep: hybrid-escrow skips margin=0 ") }), "no note of escrow's skipped margin 0 in %q", r.Notes)
 	f, err := os.Open(csvPath)
 	require.NoError(t, err)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	require.False(t, err != nil || len(rows) != 7 || rows[0][0] != "mode", "csv %v, %v: want a header led by mode, 3 points, the reference and 2 references", rows, err)
+	require.False(t, err != nil || len(rows) != 8 || rows[0][0] != "mode", "csv %v, %v: want a header led by mode, 4 points, the reference and 2 references", rows, err)
 	for k, w := range append(want, "reference ", "redis ", "local ") {
 		row := rows[k+1]
 		assert.EqualValues(t, w, row[0]+" "+row[2], "csv row %v, want %q", row, w)
@@ -103,18 +103,18 @@ func TestSweepOfTwoModesWithReferences(t *testing.T) {
 // point's mode and value.
 func TestSweepTableNamesEachPointsMode(t *testing.T) {
 	p := redistest.Start(t)
-	args := slices.DeleteFunc(smallRun(p.Addr, "-mode", "hybrid,hybrid-escrow", "-sweep", "margin=0.1"),
+	args := slices.DeleteFunc(smallRun(p.Addr, "-mode", "budget,budget-nowait", "-sweep", "sync-interval=50ms"),
 		func(a string) bool { return a == "-json" })
 	code, out, errOut := popSim(t, args...)
 	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
-	for _, row := range []string{"hybrid margin=0.1", "hybrid-escrow margin=0.1"} {
+	for _, row := range []string{"budget sync-interval=50ms", "budget-nowait sync-interval=50ms"} {
 		assert.True(t, strings.Contains(out, row), "no row %q in:\n%s", row, out)
 	}
 }
 
 // TestAllRunsBudgetOnTheHonestNetwork: -mode all runs the budget limiter
-// after the hybrids on the honest network, not on the ideal one (it has no
-// runner there) nor in a sweep (the swept parameters do not configure it).
+// once after redis and local on the honest network, not on the ideal one
+// (it has no runner there) nor once in a sweep (it is the swept mode).
 func TestAllRunsBudgetOnTheHonestNetwork(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -122,8 +122,8 @@ func TestAllRunsBudgetOnTheHonestNetwork(t *testing.T) {
 	}{
 		{nil, true},
 		{[]string{"-network", "ideal"}, false},
-		{[]string{"-sweep", "margin=0,0.1"}, false},
-		{[]string{"-mode", "redis,hybrid"}, false},
+		{[]string{"-sweep", "sync-interval=10ms,1s"}, false},
+		{[]string{"-mode", "redis,local"}, false},
 	} {
 		o, err := parseFlags(c.args)
 		require.NoError(t, err, "%v", c.args)

@@ -19,7 +19,6 @@ type netOptions struct {
 	crash      string // -crash POP@TIME
 	gossipLoss float64
 	gossipDup  float64
-	redisClock bool
 	faults     netmodel.Faults // parsed by validateNet
 }
 
@@ -32,7 +31,6 @@ func (n *netOptions) netFlags(fs *flag.FlagSet) {
 	fs.StringVar(&n.crash, "crash", "", "POP@TIME: PoP number POP's process dies at TIME, losing what it had not flushed, and restarts as a new incarnation")
 	fs.Float64Var(&n.gossipLoss, "gossip-loss", 0, "chance that one copy of a gossip message is lost")
 	fs.Float64Var(&n.gossipDup, "gossip-dup", 0, "chance that one copy of a gossip message is delivered twice")
-	fs.BoolVar(&n.redisClock, "redis-clock", false, "hybrid: each PoP keeps its windows on Redis' clock, learning its offset from its Syncs (hybrid.Config.RedisClock)")
 }
 
 // validateNet parses and checks the network flags for pops PoPs.
@@ -61,8 +59,8 @@ func (n *netOptions) validateNet(pops int) error {
 	if err := f.Validate(pops); err != nil {
 		return err
 	}
-	if n.network == "ideal" && (f.Any() || n.redisClock) {
-		return errors.New("faults and -redis-clock need the honest network: drop -network ideal")
+	if n.network == "ideal" && f.Any() {
+		return errors.New("faults need the honest network: drop -network ideal")
 	}
 	n.faults = f
 	return nil
@@ -70,7 +68,7 @@ func (n *netOptions) validateNet(pops int) error {
 
 // apply sets e's network model.
 func (n *netOptions) apply(e *engine.Env) {
-	e.Network, e.Jitter, e.Faults, e.RedisClock = n.network, n.jitter, n.faults, n.redisClock
+	e.Network, e.Jitter, e.Faults = n.network, n.jitter, n.faults
 }
 
 // usageError carries -h's text: run prints it on stdout and exits 0.
@@ -82,7 +80,7 @@ func (u *usageError) Error() string { return "usage requested" }
 // with its default.
 func usage(fs *flag.FlagSet) error {
 	var b bytes.Buffer
-	b.WriteString("usage: pop-sim [flags]\n\nPlays one traffic scenario through pure Redis, each PoP alone, the local-first\nhybrid and the budget limiter, on a real Redis and NATS in virtual time, and\nreports accuracy against round trips saved. Flags:\n\n")
+	b.WriteString("usage: pop-sim [flags]\n\nPlays one traffic scenario through pure Redis, each PoP alone and the\nlocal-first budget limiter (without and with gossip), on a real Redis and\nNATS in virtual time, and reports accuracy against round trips saved. Flags:\n\n")
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
 	return &usageError{text: b.String()}

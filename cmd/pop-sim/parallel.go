@@ -57,9 +57,6 @@ func (o *options) planJobs() (jobs []job, points []*report.Point) {
 	sp := o.sweepSpec
 	for _, m := range swept {
 		for _, v := range sp.values {
-			if sp.skips(m, v) != "" {
-				continue
-			}
 			oo := *o
 			sp.apply(&oo, v)
 			jobs = append(jobs, job{o: &oo, mode: m, param: sp.param, value: v})
@@ -69,7 +66,7 @@ func (o *options) planJobs() (jobs []job, points []*report.Point) {
 	return jobs, points
 }
 
-// dispatchOrder is the order runApart starts jobs: the hybrid modes, the
+// dispatchOrder is the order runApart starts jobs: the budget modes, the
 // longest, first, then the others, each group in the jobs' order, so the
 // short ones fill the end.
 func dispatchOrder(jobs []job) []int {
@@ -78,7 +75,7 @@ func dispatchOrder(jobs []job) []int {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		ha, hb := strings.HasPrefix(jobs[a].mode, "hybrid"), strings.HasPrefix(jobs[b].mode, "hybrid")
+		ha, hb := strings.HasPrefix(jobs[a].mode, "budget"), strings.HasPrefix(jobs[b].mode, "budget")
 		switch {
 		case ha == hb:
 			return 0

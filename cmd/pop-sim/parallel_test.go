@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
 
@@ -63,7 +64,7 @@ func simulationFigures(t *testing.T, r runReport) []byte {
 // at a time in processes of their own give the figures of the same run
 // one mode after the other, in the same order.
 func TestParallelGivesTheSequentialFigures(t *testing.T) {
-	for _, extra := range [][]string{nil, {"-mode", "redis,hybrid", "-sweep", "margin=0,0.2"}} {
+	for _, extra := range [][]string{nil, {"-mode", "redis,budget", "-sweep", "sync-interval=50ms,200ms"}} {
 		seq := decodeRun(t, privateRun(append([]string{"-parallel", "1"}, extra...)...)...)
 		par := decodeRun(t, privateRun(append([]string{"-parallel", "2"}, extra...)...)...)
 		require.False(t, seq.Run.Parallel != 1 || par.Run.Parallel != 2, "%v: parallel %d and %d, want 1 and 2", extra, seq.Run.Parallel, par.Run.Parallel)
@@ -107,19 +108,19 @@ func TestWorkers(t *testing.T) {
 // TestChildArgsOverrideTheUsers: a process gets the user's flags, then its
 // job's, which the flag package lets win.
 func TestChildArgsOverrideTheUsers(t *testing.T) {
-	o, err := parseFlags([]string{"-mode", "all", "-margin", "0.3", "-sweep", "margin=0,0.2", "-plot", "x.png", "-cpuprofile", "cpu.out"})
+	o, err := parseFlags([]string{"-mode", "all", "-sync-interval", "300ms", "-sweep", "sync-interval=50ms,200ms", "-plot", "x.png", "-cpuprofile", "cpu.out"})
 	require.NoError(t, err)
-	args := o.childArgs(job{o: o, mode: "hybrid", param: "margin", value: "0.2"})
+	args := o.childArgs(job{o: o, mode: "budget", param: "sync-interval", value: "200ms"})
 	c, err := parseFlags(args)
 	require.NoError(t, err, "%v: %v", args, err)
-	require.False(t, !slices.Equal(c.modeList, []string{"hybrid"}) || c.margin != 0.2 || c.sweep != "" || c.plot != "" ||
-		!c.json || !c.progressLines || c.parallel != 1 || c.cpuProfile != "cpu.out.hybrid-margin=0.2",
+	require.False(t, !slices.Equal(c.modeList, []string{"budget"}) || c.syncInterval != 200*time.Millisecond || c.sweep != "" || c.plot != "" ||
+		!c.json || !c.progressLines || c.parallel != 1 || c.cpuProfile != "cpu.out.budget-sync-interval=200ms",
 		"child of %v: %+v", args, c)
 }
 
-func TestDispatchOrderStartsTheHybridsFirst(t *testing.T) {
+func TestDispatchOrderStartsTheBudgetModesFirst(t *testing.T) {
 	var jobs []job
-	for _, m := range []string{"redis", "local", "hybrid", "hybrid-nogossip"} {
+	for _, m := range []string{"redis", "local", "budget", "budget-gossip"} {
 		jobs = append(jobs, job{mode: m})
 	}
 	assert.Equal(t, []int{2, 3, 0, 1}, dispatchOrder(jobs), "dispatch order")
@@ -140,16 +141,16 @@ func TestFirstErrorSkipsCancellations(t *testing.T) {
 func TestProgressShowsEveryRunningMode(t *testing.T) {
 	var w bytes.Buffer
 	p := &progress{w: &w, total: 100, tty: true}
-	ra, enda := p.start("hybrid")
+	ra, enda := p.start("budget")
 	rb, endb := p.start("redis")
 	ra(50)
 	rb(25)
 	last := lastLine(w.String())
-	require.False(t, !strings.Contains(last, "hybrid  50%") || !strings.Contains(last, "redis  25%"), "line %q, want both modes' shares", last)
+	require.False(t, !strings.Contains(last, "budget  50%") || !strings.Contains(last, "redis  25%"), "line %q, want both modes' shares", last)
 	endb()
 	ra(60)
 	last = lastLine(w.String())
-	require.False(t, !strings.Contains(last, "[") || strings.Contains(last, "redis"), "line %q, want hybrid's bar alone", last)
+	require.False(t, !strings.Contains(last, "[") || strings.Contains(last, "redis"), "line %q, want budget's bar alone", last)
 	enda()
 }
 

@@ -121,7 +121,7 @@ func (o *options) newReport(requests int) report.Report {
 	return report.Report{Scenario: c.Scenario, Seed: c.Seed, PoPs: c.PoPs,
 		Identities: c.Identities, Requests: requests, Limit: c.Limit,
 		WindowMs: c.Window.Milliseconds(), SyncIntervalMs: o.syncInterval.Milliseconds(),
-		Margin: o.margin, ClockSkewMs: o.clockSkew.Milliseconds(), Notes: notes(o),
+		ClockSkewMs: o.clockSkew.Milliseconds(), Notes: notes(o),
 		Network: o.net.network, Jitter: o.net.jitter}
 }
 
@@ -135,16 +135,7 @@ func notes(o *options) []string {
 		"round trips saved are against pure-Redis mode on the same trace (one per decision)",
 	}
 	if o.net.network == "honest" {
-		n = append(n, "lost: units admitted that Redis never counted, read back from Redis after the run (hybrid: after each live PoP's final flush; redis: admitted by failing open)")
-	}
-	if o.calm > 0 {
-		n = append(n, fmt.Sprintf("calm: the hybrid (gossip, no escrow) keeps identities at most %g of the limit out of Redis: their units travel by gossip only (hybrid.Config.CalmShare); lost is not measured: calm units never reach Redis once their windows pass, by design", o.calm))
-	}
-	if o.owners {
-		n = append(n, "owners: the hybrid modes without escrow run with hybrid.Config.Owners (a PoP that alone sends an identity decides it within the margin as its sole holder; the others' requests within the margin go to Redis as without it)")
-	}
-	if o.exposure {
-		n = append(n, fmt.Sprintf("exposure: the hybrid modes run with hybrid.Config.PoPs = %d (a PoP's own units Redis has not acknowledged count %d times more against the margin)", o.cfg.PoPs, o.cfg.PoPs-1))
+		n = append(n, "lost: units admitted that Redis never counted, read back from Redis after the run (redis: admitted by failing open; not measured for budget, whose free units sit in Redis' reservation, not its count, by design)")
 	}
 	if o.sweepSpec.changesTrace() {
 		n = append(n, "crowd-span: each point plays a trace of its own, the flash crowd's bursts arriving over the span (the rest of the trace unchanged); every mode is swept, and each row is measured against the reference on its own trace")
@@ -152,9 +143,8 @@ func notes(o *options) []string {
 		n = append(n, fmt.Sprintf("crowd-span: each crowd identity's burst arrives over %s", o.cfg.CrowdSpan))
 	}
 	n = append(n, o.traceNotes()...)
-	n = append(n, o.sweepNotes()...)
 	if o.clustered() {
-		n = append(n, "redis cluster: round trips are counted on each node's client, so a pipeline (the hybrid's reconcile) counts one per node it touches")
+		n = append(n, "redis cluster: round trips are counted on each node's client, so a pipeline (a budget Sync's batches) counts one per node it touches")
 	}
 	if o.clockSkew > 0 || o.sweepSpec.param == "clock-skew" {
 		n = append(n, "clock skew: each PoP's clock is offset by a seeded amount spread evenly over [-D, +D]; limiters see their PoP's clock, the ground truth judges on true time",
@@ -179,8 +169,7 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 		return engine.Result{}, fmt.Errorf("mode %s is not available in this build", mode)
 	}
 	e := engine.NewEnv(tr, net)
-	e.SyncInterval, e.Margin, e.Exposure, e.CalmShare = o.syncInterval, o.margin, o.exposure, o.calm
-	e.Owners, e.Worst = o.owners, o.worst
+	e.SyncInterval, e.Worst = o.syncInterval, o.worst
 	e.RedisAddr, e.NATSURL, e.Namespace = srv.redisAddr, srv.natsURL, namespace(mode)
 	e.RedisCluster = o.clustered()
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)

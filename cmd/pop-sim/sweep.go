@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -14,8 +13,8 @@ type sweepSpec struct {
 	values []string
 }
 
-// parseSweep reads "sync-interval=10ms,50ms", "margin=0,0.1",
-// "clock-skew=0,500ms,2s" or "crowd-span=100ms,1s,10s"; "" is no sweep.
+// parseSweep reads "sync-interval=10ms,50ms", "clock-skew=0,500ms,2s" or
+// "crowd-span=100ms,1s,10s"; "" is no sweep.
 func parseSweep(s string) (sweepSpec, error) {
 	if s == "" {
 		return sweepSpec{}, nil
@@ -40,11 +39,6 @@ func (sp sweepSpec) check(v string) error {
 		if err != nil || d <= 0 {
 			return fmt.Errorf("sweep sync-interval: bad value %q", v)
 		}
-	case "margin":
-		m, err := strconv.ParseFloat(v, 64)
-		if err != nil || m < 0 || m >= 1 {
-			return fmt.Errorf("sweep margin: bad value %q (want 0 <= m < 1)", v)
-		}
 	case "clock-skew":
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -56,7 +50,7 @@ func (sp sweepSpec) check(v string) error {
 			return fmt.Errorf("sweep crowd-span: bad value %q (want a positive duration)", v)
 		}
 	default:
-		return fmt.Errorf("sweep: unknown parameter %q (want sync-interval, margin, clock-skew or crowd-span)", sp.param)
+		return fmt.Errorf("sweep: unknown parameter %q (want sync-interval, clock-skew or crowd-span)", sp.param)
 	}
 	return nil
 }
@@ -66,8 +60,6 @@ func (sp sweepSpec) apply(o *options, v string) {
 	switch sp.param {
 	case "sync-interval":
 		o.syncInterval, _ = time.ParseDuration(v)
-	case "margin":
-		o.margin, _ = strconv.ParseFloat(v, 64)
 	case "clock-skew":
 		o.clockSkew, _ = time.ParseDuration(v)
 	case "crowd-span":

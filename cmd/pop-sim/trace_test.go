@@ -72,7 +72,7 @@ func TestSampleTraceReplays(t *testing.T) {
 	p := redistest.Start(t)
 	code, out, errOut := popSim(t, "-redis-addr", p.Addr, "-trace", sample, "-limit", "20", "-window", "1s")
 	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
-	for _, want := range []string{"scenario trace:sample.csv, seed 1: 4 PoPs,", "note: trace: replayed from", "hybrid-nogossip"} {
+	for _, want := range []string{"scenario trace:sample.csv, seed 1: 4 PoPs,", "note: trace: replayed from", "budget"} {
 		assert.True(t, strings.Contains(out, want), "table lacks %q:\n%s", want, out)
 	}
 }

@@ -1,7 +1,7 @@
 // Command multipop is edgelimit's multi-process example: three PoPs, each
 // an HTTP server behind the rate-limit middleware and the local-first
-// budget limiter (package sync/budget; -limiter hybrid runs the superseded
-// sync/hybrid, over NATS), sharing one redis-server (and NATS), loaded by
+// budget limiter (package sync/budget), gossiping over NATS, sharing one
+// redis-server and one NATS, loaded by
 // an attacker whose requests are spread over all three PoPs and by calm
 // clients far below the limit. It prints, per window, how many of the
 // attacker's requests the three PoPs admitted together against the limit.

@@ -21,18 +21,18 @@ import (
 
 // TestThreePoPsHoldTheLimit builds the example, runs NATS and three PoPs
 // as separate processes on a private redis-server, once with the budget
-// limiter (the default) and once with the superseded hybrid, sends the load for
+// limiter alone and once gossiping over the NATS, sends the load for
 // about three 2-second windows, and checks what run.sh shows: no window
 // admits more of the attacker than 1.25 × the limit, every full window
 // admits close to the limit (the limit is enforced, not just denied), no
 // calm request is refused, and every PoP exits cleanly on SIGTERM.
 func TestThreePoPsHoldTheLimit(t *testing.T) {
-	for _, lim := range []string{"budget", "hybrid"} {
-		t.Run(lim, func(t *testing.T) { threePoPsHoldTheLimit(t, lim) })
+	for _, gossip := range []bool{false, true} {
+		t.Run(fmt.Sprint("gossip=", gossip), func(t *testing.T) { threePoPsHoldTheLimit(t, gossip) })
 	}
 }
 
-func threePoPsHoldTheLimit(t *testing.T, limiter string) {
+func threePoPsHoldTheLimit(t *testing.T, gossip bool) {
 	bin := filepath.Join(t.TempDir(), "multipop")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		require.FailNow(t, fmt.Sprintf("go build: %v\n%s", err, out))
@@ -46,9 +46,12 @@ func threePoPsHoldTheLimit(t *testing.T, limiter string) {
 	_, natsURL := startReady(t, bin, "nats", "-port", "-1")
 	var targets []string
 	var pops []*exec.Cmd
+	if !gossip {
+		natsURL = ""
+	}
 	for i := 1; i <= 3; i++ {
 		pop, url := startReady(t, bin, "pop", "-name", fmt.Sprint("pop", i), "-port", "0",
-			"-redis", redis.Addr, "-nats", natsURL, "-limit", fmt.Sprint(limit), "-window", window.String(), "-limiter", limiter)
+			"-redis", redis.Addr, "-nats", natsURL, "-limit", fmt.Sprint(limit), "-window", window.String())
 		pops = append(pops, pop)
 		targets = append(targets, url)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/edgelimit/edgelimit/middleware"
 	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/edgelimit/edgelimit/sync/gossip"
-	"github.com/edgelimit/edgelimit/sync/hybrid"
 	"github.com/nats-io/nats.go"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -26,9 +25,7 @@ type popOptions struct {
 	port                     int
 	limit                    int64
 	window                   time.Duration
-	margin                   float64
-	limiter                  string // "budget" or "hybrid"
-	pops                     int    // budget: the deployment's PoPs
+	pops                     int // the deployment's PoPs
 }
 
 // keyHeader carries the client identity the limit is counted by.
@@ -40,17 +37,12 @@ func popCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&o.name, "name", "pop1", "this PoP's unique name")
 	fs.IntVar(&o.port, "port", 8080, "HTTP port on 127.0.0.1")
 	fs.StringVar(&o.redisAddr, "redis", "127.0.0.1:6379", "Redis address")
-	fs.StringVar(&o.natsURL, "nats", "nats://127.0.0.1:4222", "NATS URL")
+	fs.StringVar(&o.natsURL, "nats", "", "NATS URL for gossip between the PoPs (budget.Limiter.UseNATS); empty = no gossip")
 	fs.Int64Var(&o.limit, "limit", 50, "requests per window and client")
 	fs.DurationVar(&o.window, "window", 5*time.Second, "the window of -limit")
-	fs.StringVar(&o.limiter, "limiter", "budget", "budget (the local-first limiter, sync/budget) or hybrid (superseded, sync/hybrid; needs -nats)")
-	fs.IntVar(&o.pops, "pops", 3, "budget: the deployment's number of PoPs")
-	fs.Float64Var(&o.margin, "margin", 0.1, "hybrid Margin: decide at Redis above (1-margin)×limit")
+	fs.IntVar(&o.pops, "pops", 3, "the deployment's number of PoPs")
 	if err := fs.Parse(args); err != nil {
 		return err
-	}
-	if o.limiter != "budget" && o.limiter != "hybrid" {
-		return fmt.Errorf("-limiter %q: want budget or hybrid", o.limiter)
 	}
 	return runPoP(ctx, o, out)
 }
@@ -62,48 +54,42 @@ type limiter struct {
 	stats func() string
 }
 
-// newLimiter builds and starts o's limiter on rdb (and NATS for the
-// hybrid); closing it closes what it opened.
+// newLimiter builds and starts o's budget limiter on rdb, gossiping over
+// NATS with -nats; closing it closes what it opened.
 func newLimiter(o popOptions, rdb goredis.UniversalClient) (*limiter, error) {
-	l := core.PerWindow(o.limit, o.window)
-	if o.limiter == "budget" {
-		b, err := budget.New(budget.Config{PoP: o.name, Limit: l, PoPs: o.pops, Namespace: "multipop"}, rdb, nil)
-		if err != nil {
+	b, err := budget.New(budget.Config{PoP: o.name, Limit: core.PerWindow(o.limit, o.window), PoPs: o.pops, Namespace: "multipop"}, rdb, nil)
+	if err != nil {
+		return nil, err
+	}
+	var nc *nats.Conn
+	if o.natsURL != "" {
+		if nc, err = gossip.Connect(o.natsURL, nats.Name("edgelimit-"+o.name)); err != nil {
 			return nil, err
 		}
-		b.Start() // the default: a Sync every 100 ms
-		return &limiter{Limiter: b, close: b.Close, stats: func() string {
-			s := b.Stats()
-			var here uint64
-			for _, src := range []budget.Source{budget.SrcDenyCache, budget.SrcFull, budget.SrcGrant, budget.SrcFree} {
-				here += s.Decisions[src]
-			}
-			return fmt.Sprintf("%d decisions here, %d at Redis, %d Redis round trips", here, s.Decisions[budget.SrcRedis], s.RoundTrips)
-		}}, nil
+		if err := b.UseNATS(nc); err != nil {
+			nc.Close()
+			return nil, err
+		}
 	}
-	nc, err := gossip.Connect(o.natsURL, nats.Name("edgelimit-"+o.name))
-	if err != nil {
-		return nil, err
-	}
-	node, err := hybrid.New(hybrid.Config{PoP: o.name, Limit: l, Redis: rdb, NATS: nc, Margin: o.margin, Namespace: "multipop"})
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
-	node.Start(0, 0) // the defaults: Sync and Gossip every 100 ms
-	return &limiter{Limiter: node, close: func(ctx context.Context) error {
-		defer nc.Close()
-		return node.Close(ctx)
+	b.Start() // the default: a Sync every 100 ms
+	return &limiter{Limiter: b, close: func(ctx context.Context) error {
+		if nc != nil {
+			defer nc.Close()
+		}
+		return b.Close(ctx)
 	}, stats: func() string {
-		s := node.Stats()
-		return fmt.Sprintf("%d local decisions, %d cached denies, %d at Redis, %d Redis round trips, %d gossip sent, %d received",
-			s.LocalDecisions, s.CachedDenies, s.RedisDecisions, s.RedisRoundTrips, s.GossipSent, s.GossipReceived)
+		s := b.Stats()
+		var here uint64
+		for _, src := range []budget.Source{budget.SrcDenyCache, budget.SrcFull, budget.SrcGrant, budget.SrcFree} {
+			here += s.Decisions[src]
+		}
+		return fmt.Sprintf("%d decisions here, %d at Redis, %d Redis round trips, %d gossip messages sent, %d identities denied from gossip",
+			here, s.Decisions[budget.SrcRedis], s.RoundTrips, s.GossipSent, s.GossipDenies)
 	}}, nil
 }
 
 // runPoP serves until ctx ends, then shuts down in order: stop serving,
-// close the limiter (its last Sync; the hybrid's last gossip too), close
-// the connections.
+// close the limiter (its last Sync and gossip), close the connections.
 func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	// A limiter's answer is worthless late: ContextTimeoutEnabled lets the
 	// middleware's deadline reach a Redis that does not answer, and short
@@ -134,7 +120,11 @@ func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(out, "pop %s ready on http://%s/ (%d per %s per %s, %s)\n", o.name, ln.Addr(), o.limit, o.window, keyHeader, o.limiter)
+	gossiping := "no gossip"
+	if o.natsURL != "" {
+		gossiping = "gossip over NATS"
+	}
+	fmt.Fprintf(out, "pop %s ready on http://%s/ (%d per %s per %s, budget, %s)\n", o.name, ln.Addr(), o.limit, o.window, keyHeader, gossiping)
 	select {
 	case <-ctx.Done():
 	case err := <-served:

@@ -2,7 +2,7 @@
 # run.sh runs edgelimit's multi-process example: it builds the multipop
 # command, starts a private redis-server and an embedded NATS on free
 # loopback ports, three PoP processes (HTTP server → middleware → budget
-# limiter; LIMITER=hybrid for the superseded hybrid),
+# limiter, gossiping over the NATS; GOSSIP=0 for none),
 # sends the load (one attacker spread over the three PoPs, calm clients far
 # below the limit), prints the attacker's admitted count per window against
 # the limit, and stops everything, also on Ctrl-C or failure.
@@ -13,7 +13,7 @@
 # Needs Go and redis-server (scripts/need-redis.sh installs it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-LIMIT=${LIMIT:-50} WINDOW=${WINDOW:-5s} DURATION=${DURATION:-21s} ATTACK_RATE=${ATTACK_RATE:-150} LIMITER=${LIMITER:-budget}
+LIMIT=${LIMIT:-50} WINDOW=${WINDOW:-5s} DURATION=${DURATION:-21s} ATTACK_RATE=${ATTACK_RATE:-150} GOSSIP=${GOSSIP:-1}
 command -v redis-server >/dev/null || { echo "run.sh: redis-server not found (scripts/need-redis.sh installs it)" >&2; exit 1; }
 
 work=$(mktemp -d)
@@ -44,11 +44,13 @@ redis_pid=$!
 for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null && break; sleep 0.05; done
 "$work/multipop" nats -port "$nats_port" &
 nats_pid=$!
+nats_url=''
+[ "$GOSSIP" = 0 ] || nats_url="nats://127.0.0.1:$nats_port"
 targets=()
 for i in 1 2 3; do
   port=${ports[$((i + 1))]}
   "$work/multipop" pop -name "pop$i" -port "$port" -redis "127.0.0.1:$redis_port" \
-    -nats "nats://127.0.0.1:$nats_port" -limit "$LIMIT" -window "$WINDOW" -limiter "$LIMITER" &
+    -nats "$nats_url" -limit "$LIMIT" -window "$WINDOW" &
   pops+=($!)
   targets+=("http://127.0.0.1:$port/")
 done

@@ -1,7 +1,7 @@
 package engine
 
-// releaseMachines measures the Go heap the live PoPs' Machines hold, as
-// releaseViews does for the hybrid's Nodes, then drops them: the heap
+// releaseMachines measures the Go heap the live PoPs' Machines hold, then
+// drops them: the heap
 // live after a full collection with the Machines, minus the same without
 // them, divided by the entries of their views (Machine.Len) and by the
 // identities of the run. Crashed incarnations are kept, and not counted.

@@ -18,7 +18,7 @@ import (
 func TestCrashAnswersItsOpenRequests(t *testing.T) {
 	crash := netmodel.Crash{PoP: 3, At: 2500 * time.Millisecond}
 	e := faultEnv(t, netmodel.Faults{Crashes: []netmodel.Crash{crash}})
-	o, err := runHybridNoGossipHonest(context.Background(), e)
+	o, err := runBudgetHonest(context.Background(), e, budgetOptions{})
 	require.NoError(t, err)
 	killed := 0
 	for i, r := range e.Trace.Requests {

@@ -3,34 +3,35 @@
 //
 // Every mode drives the library's own limiters with explicit simulated
 // times: "local" gives each PoP its own backends/local limiter, "redis"
-// sends every decision to backends/redis, and "hybrid" (and
-// "hybrid-nogossip", and the experimental "hybrid-escrow") runs one
-// sync/hybrid Node per PoP in a discrete-event loop of virtual time.
+// sends every decision to backends/redis, and "budget" (and the
+// experimental "budget-nowait" and "budget-gossip") runs one sync/budget
+// Machine per PoP in a discrete-event loop of virtual time (budget.go).
 //
-// On the honest network (Env.Network "honest", the default; honest.go,
+// On the honest network (Env.Network "honest", the default; budget.go,
 // redis_honest.go) every Redis call, reply and gossip message is an event
 // delivered one drawn one-way delay after it is sent (sim/netmodel.Links:
 // the link's base delay plus seeded exponential jitter, so messages
-// reorder). The hybrid is driven through its sans-IO seam (Node.Begin and
-// Complete, BeginSync and SyncRound, Exec and Fail): a call is executed on
-// the real Redis at its arrival, in arrival order across PoPs (each key
-// sees its calls in that order: redisqueue.go), and its reply applied when
-// it arrives; a Redis-decided request is answered then, its latency the
-// whole trip; a PoP's Syncs never overlap. Pure Redis runs
-// each identity's calls in arrival order. Env.Faults (outage, partition,
-// crash, gossip loss and duplication) apply there only, deterministically
-// for a seed, and a ledger reads back from Redis what each incarnation
-// admitted and Redis never counted (Result.LostHits). Results are also
-// broken down by traffic class and by fault.
+// reorder). The budget limiter is driven through its sans-IO Machine
+// (Request and Complete, Tick and Finish, Gossip and Hear), the simulator
+// swapping only the network, the clock and Redis' arrival order: a call
+// is executed on the real Redis at its arrival, in arrival order across
+// PoPs, and its reply applied when it arrives; a Redis-decided request is
+// answered then, its latency the whole trip. budget-gossip's messages go
+// through the real NATS and are delivered at their drawn arrival. Pure
+// Redis runs each identity's calls in arrival order. Env.Faults (outage,
+// partition, crash, gossip loss and duplication) apply there only,
+// deterministically for a seed; pure Redis' units admitted by failing
+// open are counted (Result.LostHits). Results are also broken down by
+// traffic class and by fault.
 //
-// On the ideal network ("ideal"; hybrid.go, tick.go, redis.go) a Redis call
-// is executed and its reply applied at the simulated instant it is made
-// (its round-trip time is only charged as latency), Redis sees the calls
-// of different PoPs in the order of their request times, and gossip is
-// applied at send time plus the fixed one-way delay: the model before the
-// honest one, kept so its cost can be seen. Redis round trips are counted
-// by a go-redis hook there, by the Nodes' own counts on the honest network
-// (refused and lost calls included).
+// On the ideal network ("ideal"; redis.go, local.go) a Redis call is
+// executed and its reply applied at the simulated instant it is made (its
+// round-trip time is only charged as latency), Redis sees the calls of
+// different PoPs in the order of their request times: the model before
+// the honest one, kept so its cost can be seen (the budget modes run on
+// the honest network only). Redis round trips are counted by a go-redis
+// hook there, by the Machines' own counts on the honest network (refused
+// and lost calls included).
 //
 // With Env.Skew each PoP's limiter reads its own clock (true time plus the
 // PoP's offset) everywhere a time is handed to it, while the ground truth

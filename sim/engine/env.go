@@ -15,13 +15,11 @@ type Env struct {
 	Limit        core.Limit
 	Net          netmodel.Model
 	Start        time.Time       // simulated instant of the trace's time 0, window-aligned
-	SyncInterval time.Duration   // hybrid: time between one PoP's reconciles
-	Margin       float64         // hybrid: headroom margin
+	SyncInterval time.Duration   // budget: time between one PoP's Syncs
 	RedisAddr    string          // host:port of the Redis every mode shares, or a comma-separated list of Redis Cluster nodes
 	RedisCluster bool            // use a cluster client even for a single RedisAddr
 	Skew         []time.Duration // per PoP: its clock's offset from true time (nil: none)
-	Capacity     int             // hybrid: view capacity of each PoP; 0 = every identity
-	NATSURL      string          // NATS server for hybrid gossip
+	NATSURL      string          // NATS server for gossip (budget-gossip)
 	Namespace    string          // prefix of every Redis key and NATS subject of the run
 	Progress     func(done int)
 	// Network is "honest" (the default, also for ""): every Redis call,
@@ -32,24 +30,6 @@ type Env struct {
 	Network string
 	Jitter  float64         // honest: mean jitter of a one-way delay, a fraction of its base
 	Faults  netmodel.Faults // honest: what goes wrong during the run
-	// RedisClock runs the hybrid with hybrid.Config.RedisClock: each PoP
-	// learns its offset to Redis' clock from its Syncs. Redis' clock is the
-	// true virtual time at a batch's arrival (honest network only: the real
-	// Redis TIME is the wall clock).
-	RedisClock bool
-	// Exposure runs the hybrid with hybrid.Config.PoPs set to the trace's
-	// PoPs: a PoP's own units Redis has not acknowledged count once per
-	// other PoP against the margin (rate-aware exposure).
-	Exposure bool
-	// CalmShare is hybrid.Config.CalmShare for the modes that gossip
-	// without escrow (it needs gossip, and escrow's grants weigh only what
-	// Redis holds); the others run without it.
-	CalmShare float64
-	// Owners runs the hybrid modes without escrow with
-	// hybrid.Config.Owners: a PoP that alone sends an identity decides it
-	// within the margin as its sole holder (escrow has sole holders
-	// already).
-	Owners bool
 	// Worst is how many of the most over-admitted identities each Result
 	// lists with their traffic second by second (Result.Worst); 0 lists
 	// none.
@@ -104,7 +84,7 @@ func (e *Env) Clock(p int, t time.Duration) time.Time {
 const expiryMargin = time.Hour
 
 // expirySlack is added to the TTL of every Redis key a run writes (the
-// redis backend's WithExpirySlack, the hybrid's Config.ExpirySlack). Redis
+// redis backend's WithExpirySlack, budget.Config.ExpirySlack). Redis
 // expires keys by the wall clock while a run plays virtual time, which may
 // pass much more slowly: a 100ms window can last seconds of wall time, and
 // keys expiring mid-run would make the figures wrong and vary from run to
@@ -112,14 +92,6 @@ const expiryMargin = time.Hour
 // every key for the whole run; each run writes under its own namespace, so
 // keys outliving their windows change nothing.
 func (e *Env) expirySlack() time.Duration { return e.Trace.Duration + expiryMargin }
-
-// capacity is the view capacity of each hybrid PoP.
-func (e *Env) capacity() int {
-	if e.Capacity > 0 {
-		return e.Capacity
-	}
-	return max(e.Trace.Config.Identities, 1)
-}
 
 func (e *Env) progress(done int) {
 	if e.Progress != nil {
@@ -129,25 +101,3 @@ func (e *Env) progress(done int) {
 
 // Ideal reports whether e runs on the ideal network.
 func (e *Env) Ideal() bool { return e.Network == "ideal" }
-
-// exposurePoPs is hybrid.Config.PoPs for the run: the trace's PoPs with
-// Exposure, else 0 (off).
-func (e *Env) exposurePoPs() int {
-	if !e.Exposure {
-		return 0
-	}
-	return e.Trace.Config.PoPs
-}
-
-// owners is hybrid.Config.Owners for a hybrid mode: Owners without escrow
-// and with a margin (at margin 0 nothing is decided within one).
-func (e *Env) owners(escrow bool) bool { return e.Owners && !escrow && e.Margin > 0 }
-
-// calmShare is hybrid.Config.CalmShare for a hybrid mode: CalmShare when it
-// gossips without escrow, else 0.
-func (e *Env) calmShare(gossip, escrow bool) float64 {
-	if !gossip || escrow {
-		return 0
-	}
-	return e.CalmShare
-}

@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"time"
-
-	"github.com/edgelimit/edgelimit/sync/hybrid"
-)
+import "time"
 
 // Event kinds, in the order they run when due at the same instant: what
 // has arrived over the network first (at a PoP, then at Redis), then
@@ -17,7 +13,7 @@ const (
 	evTick            // a PoP's sync tick: reconcile, then publish gossip
 )
 
-// event is one scheduled happening of the hybrid's loop, at At after the
+// event is one scheduled happening of a mode's loop, at At after the
 // start of the trace. seq breaks ties in scheduling order, so the loop is
 // deterministic.
 type event struct {
@@ -27,22 +23,16 @@ type event struct {
 	seq  uint64
 	msg  any // the gossip message of a delivery
 
-	// honest network: the call in flight, the Node that made it and its
-	// incarnation, when it was sent, the request it decides (-1 for a
-	// Sync's batch) and the Node's window clock at its decision (ms), and
-	// whether the network lost it
-	call *hybrid.Call
-	node *hybrid.Node
+	// honest network: the call's incarnation (the PoP process that sent
+	// it), when it was sent, the request it decides (-1 for a Sync's
+	// batch), and whether the network lost it
 	gen  int
 	sent time.Duration
 	req  int
-	win  int64
 	lost bool
-	// ticket is the call's place in the redisQueue (0: not queued)
-	ticket uint64
 }
 
-// agenda is the hybrid loop's queue of ticks and deliveries, soonest
+// agenda is a mode's loop's queue of ticks and deliveries, soonest
 // first: a binary heap of small keys (entry), each naming its event in a
 // slab, events, whose free places are reused. The heap moves 24 bytes a
 // step rather than a whole event, holds no pointer for the collector to

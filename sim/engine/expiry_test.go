@@ -30,11 +30,11 @@ func TestShortWindowRunsSurviveWallClockExpiry(t *testing.T) {
 	require.NoError(t, err)
 	net, err := netmodel.WorldWide(c.PoPs, 5*time.Millisecond, 150*time.Millisecond)
 	require.NoError(t, err)
-	for _, mode := range []string{"redis", "hybrid", "hybrid-nogossip"} {
+	for _, mode := range []string{"redis", "budget", "budget-gossip"} {
 		var rs [2]Result
 		for i := range rs {
 			e := NewEnv(tr, net)
-			e.RedisAddr, e.NATSURL, e.Margin = p.Addr, ns.URL(), 0.1
+			e.RedisAddr, e.NATSURL = p.Addr, ns.URL()
 			e.SyncInterval = 10 * time.Millisecond
 			e.Namespace = fmt.Sprintf("%s-%s-%d", t.Name(), mode, i)
 			rs[i], err = Run(context.Background(), e, mode)

@@ -17,8 +17,8 @@ type Memory struct {
 	// Redis is the mode's keys at Redis; nil when not measured (a Redis
 	// Cluster, or a mode that left no key).
 	Redis *RedisMemory `json:"redis,omitempty"`
-	// View is the Go heap the hybrid PoPs' views (the budget PoPs'
-	// Machines) held; nil for other modes.
+	// View is the Go heap the budget PoPs' Machines held; nil for other
+	// modes.
 	View *ViewMemory `json:"view,omitempty"`
 	// ArticleBytes and CloudflareBytes are the references the figures are
 	// read against (ArticleBytesPerIdentity, CloudflareBytesPerIdentity).
@@ -33,21 +33,20 @@ type RedisMemory struct {
 	Keys             int64   `json:"keys"`               // keys in the mode's namespace
 	Identities       int64   `json:"identities"`         // distinct identities (hash tags) among them
 	BytesPerIdentity float64 `json:"bytes_per_identity"` // UsedBytes / Identities
-	// FieldsPerHash is the mean number of fields (one per PoP counter
-	// that wrote it) of the mode's hashes: the hybrid's one hash per
-	// identity and window; 0 when the mode stores no hash (pure Redis).
+	// FieldsPerHash is the mean number of fields of the mode's hashes
+	// (budget: one hash per bucket of identities and two windows); 0 when
+	// the mode stores no hash (pure Redis).
 	FieldsPerHash float64 `json:"fields_per_hash,omitempty"`
 }
 
-// ViewMemory is the Go heap the live hybrid PoPs' Nodes (budget PoPs'
-// Machines) held at the end of the run (their views, mostly), divided by the entries of those views
+// ViewMemory is the Go heap the live budget PoPs' Machines held at the end of the run (their views, mostly), divided by the entries of those views
 // (BytesPerEntry: what one PoP pays for one identity it holds) and by the
 // identities of the run (BytesPerIdentity: what every PoP together pays
 // per identity served). Two modes whose views differ in size compare by
 // BytesPerIdentity: a mode holding fewer entries can cost more per entry
 // and less per identity.
 type ViewMemory struct {
-	HeapBytes     int64   `json:"heap_bytes"`      // heap freed by dropping every live Node, after a GC
+	HeapBytes     int64   `json:"heap_bytes"`      // heap freed by dropping every live Machine, after a GC
 	Entries       int64   `json:"entries"`         // view entries summed over the PoPs
 	EntriesPerPoP float64 `json:"entries_per_pop"` // Entries / PoPs
 	BytesPerEntry float64 `json:"bytes_per_entry"` // HeapBytes / Entries: one PoP's cost per identity in its view

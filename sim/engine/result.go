@@ -38,14 +38,14 @@ type Result struct {
 	// INFO by the command (on a Redis Cluster summed over its masters); nil
 	// when INFO failed.
 	RedisLoad *RedisLoad `json:"redis_load,omitempty"`
-	// Memory is what the mode's state cost per identity: the hybrid's
+	// Memory is what the mode's state cost per identity: the budget PoPs'
 	// views (set here) and its keys at Redis (set by the command, which
 	// reads the server); nil when nothing was measured (local).
 	Memory *Memory `json:"memory,omitempty"`
 	// LostHits are units admitted that Redis never counted, measured after
-	// the run (hybrid: against each incarnation's field, after every live
-	// PoP's final flush; redis: admitted by failing open); -1 when not
-	// measured (local, the ideal network).
+	// the run (redis: admitted by failing open); -1 when not measured
+	// (local, budget: its free units sit in Redis' reservation, not its
+	// count, by design; the ideal network).
 	LostHits int64 `json:"lost_hits"`
 	// Budget is the budget mode's Machine work (Stats summed over its
 	// PoPs); nil for every other mode.
@@ -78,7 +78,7 @@ type outcome struct {
 	natsBytes  int64
 	lost       int64        // units admitted that Redis never counted (-1: not measured)
 	crashLost  []int64      // per crash of Env.Faults: its dead incarnation's share of lost
-	view       *ViewMemory  // hybrid, budget: the heap the live PoPs' views held at the end (releaseViews, releaseMachines)
+	view       *ViewMemory  // budget: the heap the live PoPs' Machines held at the end (releaseMachines)
 	budget     *BudgetStats // budget: its Machines' Stats summed
 }
 

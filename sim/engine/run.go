@@ -13,9 +13,6 @@ var runners = map[string]runner{
 	"local":            runLocal,
 	"redis":            runRedis,
 	"redis-servertime": runRedisServerTime,
-	"hybrid":           runHybrid,
-	"hybrid-nogossip":  runHybridNoGossip,
-	"hybrid-escrow":    nil, // honest network only (honestRunners)
 }
 
 // honestRunners replace runners on the honest network (Env.Network); a
@@ -23,13 +20,10 @@ var runners = map[string]runner{
 var honestRunners = map[string]runner{
 	"redis":            runRedisHonest,
 	"redis-servertime": runRedisServerTimeHonest,
-	"hybrid":           runHybridHonest,
-	"hybrid-nogossip":  runHybridNoGossipHonest,
-	"hybrid-escrow":    runHybridEscrowHonest,
 }
 
 // Modes lists the modes in the order "all" runs them.
-var Modes = []string{"redis", "local", "hybrid", "hybrid-nogossip"}
+var Modes = []string{"redis", "local"}
 
 // Variants lists the modes "all" runs only when they can differ from one of
 // Modes: redis-servertime (pure Redis on Redis' clock) equals redis unless
@@ -37,12 +31,12 @@ var Modes = []string{"redis", "local", "hybrid", "hybrid-nogossip"}
 var Variants = []string{"redis-servertime"}
 
 // HonestModes lists the modes "all" runs after Modes on the honest
-// network only (outside sweeps): budget (sync/budget).
+// network only (outside sweeps): budget and budget-gossip (sync/budget).
 var HonestModes []string
 
-// Experimental lists the modes "all" does not run, asked for by name:
-// hybrid-escrow (hybrid.Config.Escrow, honest network only).
-var Experimental = []string{"hybrid-escrow"}
+// Experimental lists the modes "all" does not run, asked for by name
+// (budget-nowait).
+var Experimental []string
 
 // Available reports whether mode can run in this build.
 func Available(mode string) bool {
@@ -61,9 +55,6 @@ func Run(ctx context.Context, e *Env, mode string) (Result, error) {
 	}
 	if run == nil {
 		return Result{}, fmt.Errorf("mode %s runs only on the honest network", mode)
-	}
-	if e.Ideal() && e.RedisClock {
-		return Result{}, fmt.Errorf("the Redis clock needs the honest network (Redis TIME is the wall clock)")
 	}
 	if e.Ideal() && e.Faults.Any() {
 		return Result{}, fmt.Errorf("faults need the honest network (not -network ideal)")

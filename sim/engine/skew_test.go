@@ -41,17 +41,17 @@ func TestSkewReachesRedisOnlyFromThePoPs(t *testing.T) {
 	require.NotEqualValues(t, 0, differ, "a ±400ms skew changed no decision of a 1 s window")
 }
 
-// TestSkewedHybridIsDeterministic runs the hybrid with skewed clocks twice
-// on one seed: same figures, and not those of no skew.
-func TestSkewedHybridIsDeterministic(t *testing.T) {
+// TestSkewedBudgetIsDeterministic runs the budget limiter with skewed
+// clocks twice on one seed: same figures, and not those of no skew.
+func TestSkewedBudgetIsDeterministic(t *testing.T) {
 	_, p := redistest.Client(t)
 	var rs []Result
 	for i, skew := range []time.Duration{300 * time.Millisecond, 300 * time.Millisecond, 0} {
 		e := testEnv(t, "spread-attack")
-		e.RedisAddr, e.Margin = p.Addr, 0.1
+		e.RedisAddr = p.Addr
 		e.Namespace = t.Name() + time.Duration(i).String()
 		e.Skew = netmodel.Skews(e.Trace.Config.PoPs, skew, 3)
-		r, err := Run(context.Background(), e, "hybrid-nogossip")
+		r, err := Run(context.Background(), e, "budget")
 		require.NoError(t, err)
 		dropMachine(&r)
 		rs = append(rs, r)

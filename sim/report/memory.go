@@ -11,7 +11,7 @@ import (
 // writeMemory writes what each mode's state cost per identity it touched
 // (the modes that measured it), beside the article's and Cloudflare's
 // figures: Redis' used_memory grown during the mode per identity with
-// keys, and the Go heap of the hybrid PoPs' views per view entry and per
+// keys, and the Go heap of the budget PoPs' views per view entry and per
 // identity of the run (every PoP's view together).
 func writeMemory(w io.Writer, rs []engine.Result) error {
 	var rows []engine.Result

@@ -23,15 +23,15 @@ func TestMemorySection(t *testing.T) {
 		Identities: 1_000_000, BytesPerIdentity: 3221.23}
 	cl := engine.NewMemory()
 	cl.View = hy.View
-	rs := []engine.Result{{Mode: "redis", Memory: red}, {Mode: "local"}, {Mode: "hybrid", Memory: hy}, {Mode: "hybrid-nogossip", Memory: cl}}
+	rs := []engine.Result{{Mode: "redis", Memory: red}, {Mode: "local"}, {Mode: "budget", Memory: hy}, {Mode: "budget-gossip", Memory: cl}}
 	var b bytes.Buffer
 	require.NoError(t, writeMemory(&b, rs))
 	got := b.String()
 	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
 	want := [][]string{
 		{"redis", "160.0", "1000000", "1000000", "-", "167.8", "-", "-", "-", "-"},
-		{"hybrid", "640.0", "2000000", "1000000", "7.50", "671.1", "3072.0", "1000000", "402.6", "3221.2"},
-		{"hybrid-nogossip", "-", "-", "-", "-", "-", "3072.0", "1000000", "402.6", "3221.2"},
+		{"budget", "640.0", "2000000", "1000000", "7.50", "671.1", "3072.0", "1000000", "402.6", "3221.2"},
+		{"budget-gossip", "-", "-", "-", "-", "-", "3072.0", "1000000", "402.6", "3221.2"},
 	}
 	require.Len(t, lines, 2+len(want), "want a title with the references, a header and 3 rows:\n%s", got)
 	require.Contains(t, lines[0], "article: 96 B for its two keys; Cloudflare: 24 B", "the title names the references")

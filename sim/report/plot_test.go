@@ -19,11 +19,11 @@ import (
 // every point is at the bottom or on the right.
 func frontierSample() ([]Point, []engine.Result) {
 	pt := func(mode, v string, errPct, saved float64) Point {
-		return Point{Mode: mode, Param: "margin", Value: v,
+		return Point{Mode: mode, Param: "sync-interval", Value: v,
 			Result: engine.Result{Mode: mode, DecisionErrorPct: errPct, RoundTripsSavedPct: saved}}
 	}
-	pts := []Point{pt("hybrid", "0", 12, 98), pt("hybrid", "0.1", 10.5, 60), pt("hybrid", "0.3", 10.4, 52),
-		pt("hybrid-escrow", "0", 20, 97.9), pt("hybrid-escrow", "0.1", 21, 97.8), pt("hybrid-escrow", "0.3", 22, 97.7)}
+	pts := []Point{pt("budget", "0", 12, 98), pt("budget", "0.1", 10.5, 60), pt("budget", "0.3", 10.4, 52),
+		pt("budget-nowait", "0", 20, 97.9), pt("budget-nowait", "0.1", 21, 97.8), pt("budget-nowait", "0.3", 22, 97.7)}
 	refs := []engine.Result{{Mode: "redis", DecisionErrorPct: 10.7}, {Mode: "local", DecisionErrorPct: 36, RoundTripsSavedPct: 100}}
 	return pts, refs
 }
@@ -67,7 +67,7 @@ func TestPlotDrawsOneCurvePerModeWithALegend(t *testing.T) {
 	img := render(t, pts, refs)
 	b := img.Bounds()
 	require.True(t, b.Dx() >= 600 && b.Dy() >= 400 && b.Dx() > b.Dy(), "image %v, want a landscape 9×6 in figure", b)
-	for k, mode := range []string{"hybrid", "hybrid-escrow"} {
+	for k, mode := range []string{"budget", "budget-nowait"} {
 		assert.GreaterOrEqual(t, pixels(img, img.Bounds(), curveColor(k)), 100, "%s: pixels of its colour, want its curve's points", mode)
 		assert.NotZero(t, pixels(img, topLeft(img), curveColor(k)), "%s: not in the legend (no pixel of its colour top left)", mode)
 	}
@@ -77,7 +77,7 @@ func TestPlotDrawsOneCurvePerModeWithALegend(t *testing.T) {
 func TestPlotOfOneModeHasOneCurve(t *testing.T) {
 	pts, _ := frontierSample()
 	img := render(t, pts[:3], nil)
-	assert.GreaterOrEqual(t, pixels(img, img.Bounds(), curveColor(0)), 100, "hybrid: pixels of its colour, want its curve")
+	assert.GreaterOrEqual(t, pixels(img, img.Bounds(), curveColor(0)), 100, "budget: pixels of its colour, want its curve")
 	assert.Zero(t, pixels(img, img.Bounds(), curveColor(1)), "pixels of a second curve's colour, with one mode")
 	assert.Zero(t, pixels(img, img.Bounds(), referenceColor), "pixels of the references' colour, with none")
 }

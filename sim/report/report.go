@@ -18,7 +18,6 @@ type Report struct {
 	Limit          int64   `json:"limit"`
 	WindowMs       int64   `json:"window_ms"`
 	SyncIntervalMs int64   `json:"sync_interval_ms"`
-	Margin         float64 `json:"margin"`
 	ClockSkewMs    int64   `json:"clock_skew_ms"` // PoP clocks spread over ±this
 	Network        string  `json:"network"`       // honest or ideal (see engine.Env.Network)
 	Jitter         float64 `json:"jitter"`        // honest: mean jitter of a one-way delay, a fraction of its base
@@ -49,7 +48,7 @@ type Run struct {
 	PeakRSSMB   float64 `json:"peak_rss_mb"`
 }
 
-// Point is one run of a sweep: Mode (a hybrid mode) with Param set to
+// Point is one run of a sweep: Mode (a budget mode) with Param set to
 // Value.
 type Point struct {
 	Mode   string        `json:"mode"`

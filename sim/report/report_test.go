@@ -17,8 +17,8 @@ func sample() Report {
 	return Report{Scenario: "mixed", Seed: 1, PoPs: 2, Identities: 3, Requests: 4,
 		Results: []engine.Result{{Mode: "redis", Decisions: 4, RedisRoundTrips: 4, RoundTripsPerDecision: 1},
 			{Mode: "local", Decisions: 4, RoundTripsSavedPct: 100}},
-		Sweep: []Point{{Mode: "hybrid", Param: "margin", Value: "0", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 1, RoundTripsSavedPct: 90}},
-			{Mode: "hybrid", Param: "margin", Value: "0.2", Result: engine.Result{Mode: "hybrid", DecisionErrorPct: 0.5, RoundTripsSavedPct: 80}}}}
+		Sweep: []Point{{Mode: "budget", Param: "sync-interval", Value: "0", Result: engine.Result{Mode: "budget", DecisionErrorPct: 1, RoundTripsSavedPct: 90}},
+			{Mode: "budget", Param: "sync-interval", Value: "0.2", Result: engine.Result{Mode: "budget", DecisionErrorPct: 0.5, RoundTripsSavedPct: 80}}}}
 }
 
 func TestTableIsAligned(t *testing.T) {
@@ -34,7 +34,7 @@ func TestTableIsAligned(t *testing.T) {
 		}
 	}
 	assert.True(t, strings.HasPrefix(strings.TrimSpace(lines[2]), "reference "), "the reference's row comes first: %q", lines[2])
-	assert.Contains(t, b.String(), "hybrid margin=0.2", "sweep row labelled")
+	assert.Contains(t, b.String(), "budget sync-interval=0.2", "sweep row labelled")
 	assert.Contains(t, lines[7], "against the reference", "the felt section's title")
 	for _, h := range feltHeader {
 		assert.Contains(t, lines[8], h, "the felt section's header names %q", h)
@@ -51,7 +51,7 @@ func TestCSVAndPlot(t *testing.T) {
 	require.NoError(t, WriteCSV(&b, rep.Sweep, rep.Results))
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	require.Len(t, lines, 5, "csv lines: want header, 2 points, 2 references:\n%s", b.String())
-	for k, lead := range []string{"mode,param,value,", "hybrid,margin,0,", "hybrid,margin,0.2,", "redis,,,", "local,,,"} {
+	for k, lead := range []string{"mode,param,value,", "budget,sync-interval,0,", "budget,sync-interval,0.2,", "redis,,,", "local,,,"} {
 		assert.True(t, strings.HasPrefix(lines[k], lead), "csv line %d %q, want it led by %q", k, lines[k], lead)
 	}
 	assert.True(t, strings.HasSuffix(lines[0], ",quota_served_pct,under_admission_pct,beyond_limit_units,wrongly_limited,wrongly_limited_units,rate_error_mean_pct,rate_error_p99_pct,contested"),

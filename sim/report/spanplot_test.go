@@ -20,7 +20,7 @@ func TestSpanPlotDrawsACurvePerMode(t *testing.T) {
 		return Point{Mode: mode, Param: "crowd-span", Value: v, Result: engine.Result{Mode: mode, MaxOveradmission: over}}
 	}
 	pts := []Point{pt("redis", "100ms", 1), pt("redis", "1s", 1), pt("redis", "10s", 1.09),
-		pt("hybrid", "100ms", 1.5), pt("hybrid", "1s", 1.11), pt("hybrid", "10s", 1.09)}
+		pt("budget", "100ms", 1.5), pt("budget", "1s", 1.11), pt("budget", "10s", 1.09)}
 	path := filepath.Join(t.TempDir(), "span.png")
 	require.NoError(t, WriteSpanPlot(path, "test span", pts))
 	f, err := os.Open(path)
@@ -28,7 +28,7 @@ func TestSpanPlotDrawsACurvePerMode(t *testing.T) {
 	defer f.Close()
 	img, err := png.Decode(f)
 	require.NoError(t, err, "not a PNG")
-	for k, mode := range []string{"redis", "hybrid"} {
+	for k, mode := range []string{"redis", "budget"} {
 		assert.GreaterOrEqual(t, pixels(img, img.Bounds(), curveColor(k)), 100, "%s: pixels of its colour, want its curve", mode)
 	}
 	assert.Zero(t, pixels(img, img.Bounds(), curveColor(2)), "pixels of a third curve's colour, with two modes")

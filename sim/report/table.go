@@ -35,9 +35,9 @@ func mb(v float64) string {
 // there is one) and an aligned table, one row per
 // result, then the sweep's rows when there are any.
 func WriteTable(w io.Writer, rep Report) error {
-	fmt.Fprintf(w, "scenario %s, seed %d: %d PoPs, %d identities, %d requests, limit %d per %dms, sync every %dms, margin %g",
+	fmt.Fprintf(w, "scenario %s, seed %d: %d PoPs, %d identities, %d requests, limit %d per %dms, sync every %dms",
 		rep.Scenario, rep.Seed, rep.PoPs, rep.Identities, rep.Requests, rep.Limit, rep.WindowMs,
-		rep.SyncIntervalMs, rep.Margin)
+		rep.SyncIntervalMs)
 	if rep.ClockSkewMs != 0 {
 		fmt.Fprintf(w, ", clock skew ±%dms", rep.ClockSkewMs)
 	}
