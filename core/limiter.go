@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Limiter is what every backend and the hybrid implement. All methods are
+// Limiter is what every backend and the budget limiter implement. All methods are
 // safe for concurrent use.
 //
 // Errors: bad input (empty or oversized key, weight out of 1..Max) returns an

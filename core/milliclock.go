@@ -19,7 +19,7 @@ type MilliClock interface {
 // UnixMilli agrees with its Now: a UnixMilli read between two Now reads lies
 // between them, in one of three tries. It returns nil otherwise (c is nil,
 // does not implement MilliClock, or disagrees), and the caller reads Now.
-// The local backend and the hybrid call it once when they are built.
+// The local backend calls it once when it is built.
 func MilliClockOf(c Clock) MilliClock {
 	mc, ok := c.(MilliClock)
 	if !ok {

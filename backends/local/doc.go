@@ -4,8 +4,7 @@
 // math of package core, so it gives the same answers as the Redis backend for
 // the same history.
 //
-// It is the fast path of a single node and the local view of the
-// local-first hybrid: a decision on a key already held takes one shard lock,
+// It is the fast path of a single node: a decision on a key already held takes one shard lock,
 // one map lookup and no allocation. A key of up to 32 bytes is stored inside
 // the slot that holds its state, so the lookup's key comparison brings in
 // the state's cache line, or the one beside it. The state is changed in place; the key

@@ -2,8 +2,8 @@ package local
 
 import "github.com/edgelimit/edgelimit/core"
 
-// State is a copy of one identity's stored state, for a higher layer (the
-// local-first hybrid, diagnostics) that needs the counters rather than a
+// State is a copy of one identity's stored state, for a higher layer
+// (diagnostics, a limiter built on this one) that needs the counters rather than a
 // decision. Only the field of the limiter's algorithm is set: Window for
 // SlidingWindow and FixedWindow, Bucket for TokenBucket, Log for SlidingLog.
 // The zero value is the state of an identity never seen.

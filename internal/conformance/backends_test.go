@@ -12,7 +12,6 @@ import (
 	"github.com/edgelimit/edgelimit/internal/conformance"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/sync/budget"
-	"github.com/edgelimit/edgelimit/sync/hybrid"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -50,12 +49,6 @@ func TestConformance(t *testing.T) {
 			New: onRedis(c, budgetPoP(c)), Stored: dbsize(c)},
 		{Name: "budget-cluster", Algorithms: []core.Algorithm{core.SlidingWindow},
 			New: onCluster(cc, budgetPoP(cc)), Stored: clusterSize(cc)},
-		{Name: "hybrid-local-first", Algorithms: []core.Algorithm{core.SlidingWindow},
-			New: onRedis(c, hybridNode(c, 0)), Stored: dbsize(c)},
-		{Name: "hybrid-margin-0.3", Algorithms: []core.Algorithm{core.SlidingWindow},
-			New: onRedis(c, hybridNode(c, 0.3)), Stored: dbsize(c)},
-		{Name: "hybrid-cluster-margin-0.3", Algorithms: []core.Algorithm{core.SlidingWindow},
-			New: onCluster(cc, hybridNode(cc, 0.3)), Stored: clusterSize(cc)},
 	}
 	for _, b := range backends {
 		conformance.Run(t, b)
@@ -97,14 +90,6 @@ func dbsize(c *goredis.Client) func(*testing.T) int {
 }
 
 var pops int
-
-// hybridNode builds a lone PoP (no gossip) with the given headroom margin.
-func hybridNode(c goredis.UniversalClient, margin float64) func(core.Limit) (core.Limiter, error) {
-	return func(l core.Limit) (core.Limiter, error) {
-		pops++
-		return hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", pops), Limit: l, Redis: c, Margin: margin})
-	}
-}
 
 // budgetPoP builds a lone PoP of the budget limiter (PoPs 1: its free
 // credit and grants are all the budget there is, so it must decide as pure

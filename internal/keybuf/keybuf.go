@@ -2,7 +2,7 @@
 // map keyed by that string compares a request's key against bytes in the
 // record the caller reads next, instead of in an allocation of their own:
 // on a large key set, one cache miss fewer per lookup. backends/local's
-// slots and sync/hybrid's view entries embed a Buf.
+// slots embed a Buf.
 package keybuf
 
 import (

@@ -7,7 +7,7 @@
 // reload at a time but, when a reload fails (the whole cluster
 // unreachable), starts the next one at once; the interval here bounds that
 // sweep of CLUSTER SLOTS calls whatever the outcome. Used by the Redis
-// backend and the hybrid.
+// backend.
 package topology
 
 import (
