@@ -12,21 +12,14 @@
 //     round trips — one per command, one per pipeline — with their latency,
 //     pipeline sizes and errors.
 //   - AddStats takes a function returning a node's counters by name (for
-//     instance a hybrid limiter's gossip sent, received and dropped, pending
-//     hits, batch sizes) and exports them at every scrape; Fields turns a
-//     struct of counters such as hybrid.Stats into that map. So this package
+//     instance a budget limiter's decisions by source, calls, round trips
+//     and gossip) and exports them at every scrape; Fields turns a struct
+//     of counters such as budget.Stats into that map. So this package
 //     never imports the sync packages: it imports core, Prometheus and
-//     go-redis only. A hybrid node's live accuracy (hybrid.Config.AuditRate)
-//     arrives this way as stat="audit_checked", "audit_false_allows",
-//     "audit_false_denies", "audit_dropped", "audit_round_trips" and
-//     "audit_errors" (disagreement rate: rate of false allows + false denies
-//     over rate of audit_checked), beside the "pending_redis" and
-//     "pending_gossip" gauges. A Redis outage shows there in every mode as
-//     stat="redis_down" (a gauge: the Redis nodes whose last call failed
-//     less than the node's RedisRetry ago, 0 while Redis answers) and a
-//     rising stat="redis_errors"; with escrow no decision waits for Redis,
-//     so decision_errors_total does not move during an outage and these
-//     are the signal. Alert on edgelimit_node_stat{stat="redis_down"} > 0.
+//     go-redis only. A budget limiter's Redis outage shows in
+//     decision_errors_total{type="unavailable"}: while Redis is down every
+//     decision it makes, on its view or after a failed call, comes with
+//     that error. Alert on its rate.
 //
 // # Metrics
 //
@@ -43,8 +36,9 @@
 //
 // During a store outage a limiter still decides and returns its decision
 // with an error matching core.ErrUnavailable: that decision is counted by
-// what it is (a hybrid node's counted local fallback as allowed/local, then
-// denied/cached-deny once its local count is over; a Redis limiter's fail
+// what it is (a budget limiter's counted decision on its view as
+// allowed/local, then denied/local once its view's count is over; a Redis
+// limiter's fail
 // modes as allowed/fail-open or denied/fail-closed), and the error in
 // decision_errors_total{type="unavailable"}. A call that returned no
 // decision (bad input) counts only in decision_errors_total. Series are

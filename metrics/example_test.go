@@ -50,11 +50,11 @@ func ExampleCollector_RedisHook() {
 	defer rdb.Close()
 }
 
-// Export a node's own statistics, such as a hybrid node's Stats(), without
+// Export a node's own statistics, such as a budget limiter's Stats(), without
 // this package importing the node's package.
 func ExampleCollector_AddStats() {
 	c := metrics.New()
-	type stats struct{ GossipSent, GossipDropped uint64 } // stands for hybrid.Stats
+	type stats struct{ GossipSent, GossipDropped uint64 } // stands for budget.Stats
 	node := func() stats { return stats{GossipSent: 12, GossipDropped: 1} }
 	c.AddStats("pop-1", func() map[string]float64 { return metrics.Fields(node()) })
 

@@ -6,7 +6,7 @@ import (
 	"unicode"
 )
 
-// Fields turns a struct of counters, such as a hybrid node's Stats(), into
+// Fields turns a struct of counters, such as a budget limiter's Stats(), into
 // the map AddStats wants: one entry per exported field of integer or float
 // kind, named in snake case (GossipSent → "gossip_sent"). Other fields are
 // skipped; v may also be a pointer to a struct. Anything else, or a nil

@@ -6,9 +6,9 @@ import "github.com/prometheus/client_golang/prometheus"
 // edgelimit_node_stat{node=node, stat=<name>}, calling f at every scrape
 // (WithNodeLabel renames the node label, or drops it when the collector's
 // const labels already name the node).
-// Use it for a hybrid node's counters (gossip sent, received and dropped,
-// pending hits, batch sizes, NATS errors) without this package importing
-// the node's package:
+// Use it for a budget limiter's counters (decisions by source, calls,
+// round trips, gossip sent and heard) without this package importing the
+// limiter's package:
 //
 //	c.AddStats("pop-1", func() map[string]float64 { s := node.Stats(); return map[string]float64{...} })
 //

@@ -49,8 +49,8 @@ type SourceLister interface {
 //
 // Every decision is counted by result (allowed, denied) and core.Source,
 // including one returned together with an error matching
-// core.ErrUnavailable (a hybrid node's counted local fallback is
-// allowed/local or denied/cached-deny, a Redis limiter's fail modes
+// core.ErrUnavailable (a budget limiter's counted decision on its view is
+// allowed/local or denied/local, a Redis limiter's fail modes
 // allowed/fail-open or denied/fail-closed); every error is also counted in
 // decision_errors_total by type: "unavailable" (the store failed, a
 // decision came with it), "invalid" (bad input, no decision), "other".

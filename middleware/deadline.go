@@ -2,8 +2,8 @@ package middleware
 
 // DeadlineBound is implemented by a limiter that can say whether every
 // wait of its decisions ends by their context's deadline, and that never
-// waits for a decision it makes without its store (a hybrid node whose
-// go-redis client has ContextTimeoutEnabled; see hybrid.Node.DeadlineBound).
+// waits for a decision it makes without its store (a budget limiter whose
+// go-redis client has ContextTimeoutEnabled; see budget.Limiter.DeadlineBound).
 // When every limit's limiter says true, the middleware calls them on the
 // request's goroutine, as under WithTrustedDeadline: WithTimeout's deadline
 // then bounds only their waits on their stores, and a decision made from

@@ -74,8 +74,8 @@ func (m *Middleware) peekRest(ctx context.Context, key string, now time.Time, o 
 // expires even if a limiter ignores its context; the abandoned call finishes
 // in the background and its result is dropped (unless it is already there
 // when the deadline is seen). The limiters' context expires answerMargin
-// before that, so a limiter that honours it (a hybrid node giving up on
-// Redis and falling back) still delivers its decision. Under
+// before that, so a limiter that honours it (a budget limiter giving up on
+// Redis and deciding on its view) still delivers its decision. Under
 // WithTrustedDeadline, or when every limiter is DeadlineBound, it only sets
 // the deadline and calls decide directly: the deadline then bounds only
 // the limiters' waits on their stores, and a decision they make without

@@ -13,7 +13,7 @@
 // skipping trusted hops, so a client cannot choose its own key) and
 // HeaderKey (a header such as an API key; with the header on several lines
 // the first line wins). Keys go verbatim into the limiter's store (Redis key
-// names) and the hybrid's gossip: wrap a secret in HashedKey, which keeps
+// names) and the budget limiter's gossip: wrap a secret in HashedKey, which keeps
 // the first 128 bits of its SHA-256 in hex. A key that is empty or longer
 // than core.MaxKeyLen is a bad key: the request is answered by
 // WithBadKeyHandler's function (default DefaultBadKey: 400 Bad Request,
@@ -70,8 +70,9 @@
 // limiter's decision stands unless the middleware is told to override it.
 // A limiter whose store is down still decides: core.Limiter returns an
 // error matching core.ErrUnavailable together with the decision its own
-// fail mode prescribes (a hybrid node admits from its local count, or denies
-// with core.SourceFailClosed when its Config.FailClosed is set; a Redis
+// fail mode prescribes (a budget limiter decides on its view and counts,
+// or denies with core.SourceFailClosed when its Config.FailClosed is set,
+// and says so while Redis stays down, call or not; a Redis
 // limiter denies, or admits with core.SourceFailOpen under WithFailOpen).
 // WithFailMode chooses what the middleware does with that:
 //
@@ -84,12 +85,13 @@
 //
 // (*) the deadline passed first, or the error did not match
 // core.ErrUnavailable (such an error carries no decision). Denials made
-// with no error (a hybrid's cached over-limit state) are 429 in every mode.
+// with no error (a budget limiter's deny cache with Redis up) are 429 in
+// every mode.
 //
-// So a FailClosed hybrid behind the default middleware enforces its limit
-// during an outage (503 with Retry-After, never more than the limit served),
-// and a hybrid deciding locally keeps counting and answering 429 once its
-// local count is over. 503 means "the limiter could not decide", 429 "over
+// So a FailClosed budget limiter behind the default middleware enforces its
+// limit during an outage (503 with Retry-After, never more than the limit
+// served), and one deciding on its view keeps counting and answering 429
+// once its view's count is over. 503 means "the limiter could not decide", 429 "over
 // the limit". A fail-mode decision (core.SourceFailOpen,
 // core.SourceFailClosed) counted nothing and says nothing about the quota,
 // so it gets no RateLimit field; with several limits a counted decision is
@@ -98,7 +100,7 @@
 // Every decision runs under a deadline (WithTimeout, default
 // DefaultTimeout): the limiters get a context that expires a little before
 // it (a tenth of the timeout, at most 10 ms), so a limiter that honours its
-// context (a hybrid node, a Redis limiter whose go-redis client has
+// context (a budget limiter, a Redis limiter whose go-redis client has
 // ContextTimeoutEnabled) gives up on its store and its fail-mode decision
 // still arrives; the middleware stops waiting at the deadline even if a
 // limiter ignores its context. Only then is there no decision; if the
@@ -106,8 +108,8 @@
 // the machine), it is kept. That guard costs a goroutine per request, and
 // a stall of the machine longer than the deadline can still beat a local
 // decision to it; WithTrustedDeadline drops it for limiters known to honour
-// their context, and so does every limiter being DeadlineBound (a hybrid
-// node whose client has ContextTimeoutEnabled): the deadline then bounds
+// their context, and so does every limiter being DeadlineBound (a budget
+// limiter whose client has ContextTimeoutEnabled): the deadline then bounds
 // only the waits on the store, and a decision from local state never fails
 // for lack of time. Every limiter error and timeout goes to
 // WithErrorHandler's function. The middleware never panics on a limiter

@@ -5,7 +5,7 @@ package middleware
 //
 // A limiter whose store is down still decides (core.Limiter returns an error
 // matching core.ErrUnavailable together with the decision its own fail mode
-// prescribes: a hybrid node's counted local fallback, a Redis limiter's
+// prescribes: a budget limiter's counted decision on its view, a Redis limiter's
 // fail-open admission or fail-closed denial). FailAsLimiter keeps that
 // decision; FailOpen and FailClosed override it. When no decision arrives at
 // all (the limiter ran past WithTimeout, or failed with an error not
@@ -16,7 +16,7 @@ type FailMode uint8
 const (
 	// FailAsLimiter keeps the limiter's decision: allowed, the request is
 	// served with its RateLimit field; denied by a limiter that counted
-	// (for instance a hybrid node's local fallback over the limit), 429;
+	// (for instance a budget limiter's view over the limit), 429;
 	// denied because its store is down (core.SourceFailClosed), 503 with
 	// the limiter's Retry-After. No decision: 503.
 	FailAsLimiter FailMode = iota
@@ -27,7 +27,7 @@ const (
 	FailOpen
 	// FailClosed answers 503 Service Unavailable to every request whose
 	// decision met a store failure, even one the limiter admitted (and
-	// counted, as a hybrid node's local fallback does), and to every
+	// counted, as a budget limiter's decision on its view does), and to every
 	// request with no decision.
 	FailClosed
 )

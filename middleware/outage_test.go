@@ -9,53 +9,54 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/middleware"
-	"github.com/edgelimit/edgelimit/sync/hybrid"
+	"github.com/edgelimit/edgelimit/sync/budget"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// outageHybrid is a hybrid node with limit 5 per minute whose Redis has
-// been killed: with Margin 0.5 the first two requests of an identity are
-// decided locally and every later one that fits is sent to Redis, which
-// fails.
-func outageHybrid(t *testing.T, failClosed bool) *hybrid.Node {
+// outageBudget is a lone budget PoP (PoPs 1) with limit 5 per minute
+// whose Redis has been killed: an identity's first request of a window is
+// its free credit, decided here; every later one needs Redis, whose call
+// fails, and is decided on the view (the fallback) or, with FailClosed,
+// denied.
+func outageBudget(t *testing.T, failClosed bool) *budget.Limiter {
 	t.Helper()
 	base, proc := redistest.Client(t)
 	// One dial, no retry: a refused connection fails the call at once.
 	rdb := goredis.NewClient(&goredis.Options{Addr: base.Options().Addr, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { rdb.Close() })
-	n, err := hybrid.New(hybrid.Config{PoP: "p1", Limit: core.PerWindow(5, time.Minute), Redis: rdb,
-		Margin: 0.5, FailClosed: failClosed})
+	l, err := budget.New(budget.Config{PoP: "p1", Limit: core.PerWindow(5, time.Minute), PoPs: 1,
+		FailClosed: failClosed}, rdb, core.NewManualClock(epoch))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_ = n.Close(ctx) // Redis is dead: the final flush fails
+		_ = l.Close(ctx) // Redis is dead: the last Sync fails
 	})
 	err = proc.Kill()
 	require.NoError(t, err)
-	return n
+	return l
 }
 
 // TestOutageFailModesCompose: with Redis really down, the limiter's own
 // decision stands unless the middleware is told to override it. Eight
 // requests of one identity at a limit of 5:
 //
-//   - default mode: a hybrid deciding locally serves 5 then says 429 (its
-//     local fallback counts); a hybrid with FailClosed serves the 2 decided
-//     before Redis was needed, then 503 with Retry-After (never more than
-//     the limit).
+//   - default mode: a budget PoP deciding on its view serves 5 then says
+//     429 (its fallback counts its own units); one with FailClosed serves
+//     the free unit decided before Redis was needed, then 503 with
+//     Retry-After (never more than the limit).
 //   - FailOpen overrides denials made because Redis is down: the
-//     FailClosed hybrid's denials are served (8 of 8, as asked).
-//   - FailClosed overrides admissions made while Redis is down: 503 for
-//     every request Redis should have decided, 429 once the local count is
-//     over the limit.
+//     FailClosed PoP's denials are served (8 of 8, as asked).
+//   - FailClosed overrides every decision made while Redis is down,
+//     admissions and the view's denials alike (each comes with an error
+//     matching core.ErrUnavailable, the first because its call failed,
+//     the others because the PoP knows Redis is down): 503 for every
+//     request but the free unit decided before Redis was needed.
 //
 // In the default mode every 200 and 429 carries the limiter's RateLimit
-// field, and every 503 its Retry-After. Before, the default mode (fail open)
-// served 8 of 8 behind a FailClosed hybrid, the two fail modes cancelling
-// out, and served the local fallback's admissions without a RateLimit field.
+// field, and every 503 its Retry-After.
 func TestOutageFailModesCompose(t *testing.T) {
 	const (
 		ok   = http.StatusOK
@@ -64,7 +65,7 @@ func TestOutageFailModesCompose(t *testing.T) {
 	)
 	for _, c := range []struct {
 		name       string
-		failClosed bool // the hybrid's
+		failClosed bool // the limiter's
 		opts       []middleware.Option
 		want       [8]int
 	}{
@@ -72,15 +73,15 @@ func TestOutageFailModesCompose(t *testing.T) {
 		{"local fallback/fail-open", false, []middleware.Option{middleware.WithFailMode(middleware.FailOpen)},
 			[8]int{ok, ok, ok, ok, ok, deny, deny, deny}},
 		{"local fallback/fail-closed", false, []middleware.Option{middleware.WithFailMode(middleware.FailClosed)},
-			[8]int{ok, ok, down, down, down, deny, deny, deny}},
-		{"fail-closed/default", true, nil, [8]int{ok, ok, down, down, down, down, down, down}},
+			[8]int{ok, down, down, down, down, down, down, down}},
+		{"fail-closed/default", true, nil, [8]int{ok, down, down, down, down, down, down, down}},
 		{"fail-closed/fail-open", true, []middleware.Option{middleware.WithFailMode(middleware.FailOpen)},
 			[8]int{ok, ok, ok, ok, ok, ok, ok, ok}},
 		{"fail-closed/fail-closed", true, []middleware.Option{middleware.WithFailMode(middleware.FailClosed)},
-			[8]int{ok, ok, down, down, down, down, down, down}},
+			[8]int{ok, down, down, down, down, down, down, down}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n := outageHybrid(t, c.failClosed)
+			n := outageBudget(t, c.failClosed)
 			// The middleware's deadline is set to what only a hang reaches:
 			// a refused connection (go-redis dials again several times)
 			// could outlast the default 100 ms on a loaded machine, and the

@@ -56,9 +56,10 @@ func coreSource(s Source, failClosed bool) core.Source {
 		return core.SourceCachedDeny
 	case SrcFallback:
 		if failClosed {
-			return core.SourceFailClosed
+			return core.SourceFailClosed // denied: nothing decided
 		}
-		return core.SourceFailOpen
+		// decided on the view and counted (reported once Redis is back):
+		// a counted decision, not a fail-open guess
 	}
 	return core.SourceLocal
 }

@@ -20,6 +20,10 @@ var _ core.Limiter = (*Limiter)(nil)
 // ErrClosed is returned by a Limiter's methods after Close.
 var ErrClosed = errors.New("budget: limiter closed")
 
+// errDown is the cause of the core.UnavailableError AllowN returns beside
+// a decision made on the view, without a call, while Redis is down.
+var errDown = errors.New("the last Redis call failed: decided on the view until one succeeds")
+
 // Limiter is the production driver of a Machine: one mutex around it, the
 // Redis calls made outside the lock, and a Sync loop (Start). It is safe
 // for concurrent use. Build one with New. Redis counts each call in the
@@ -78,7 +82,8 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // returns at once; one it does not is decided at Redis (one round trip,
 // without the lock held). A failed call is decided on the view (see
 // Machine.decide) and its error, wrapping core.ErrUnavailable, returned
-// beside the Decision. Machine.Describe says what the Decision's
+// beside the Decision; so is a decision made on the view without a call
+// while Redis is down (Machine.Down). Machine.Describe says what the Decision's
 // Remaining, RetryAfter, ResetAfter and Staleness hold. After Close it
 // returns ErrClosed. A bad key (core.ValidateKey) or a weight outside
 // 1..Limit.Max returns an error matching core.ErrInvalid, and nothing is
@@ -99,7 +104,13 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	d, c := l.m.Request(t, key, n)
 	if c == nil {
 		defer l.mu.Unlock()
-		return l.m.Describe(t, key, n, d), nil
+		var err error
+		if d.Source == SrcFallback && l.m.Down() {
+			// Redis is down: the caller (a middleware's fail mode) must
+			// know, as for a decision whose own call failed
+			err = &core.UnavailableError{Op: "budget decide", Err: errDown}
+		}
+		return l.m.Describe(t, key, n, d), err
 	}
 	l.mu.Unlock()
 	r, err := Exec(ctx, l.rdb, l.m, c, c.Now)
@@ -329,4 +340,22 @@ func (l *Limiter) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.m.Stats()
+}
+
+// DeadlineBound reports whether every wait of the Limiter's decisions
+// ends by their context's deadline: true when its go-redis client (a
+// Client, ClusterClient or Ring) has ContextTimeoutEnabled, since a
+// decision waits only on its one script call; a decision from the view
+// waits for nothing. The middleware then calls it on the request's
+// goroutine (see package middleware, DeadlineBound).
+func (l *Limiter) DeadlineBound() bool {
+	switch c := l.rdb.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }

@@ -148,6 +148,10 @@ func (m *Machine) Config() Config { return m.cfg }
 // Stats returns the Machine's counters.
 func (m *Machine) Stats() Stats { return m.stats }
 
+// Down reports whether the Machine's last call failed (it decides on the
+// view until one succeeds).
+func (m *Machine) Down() bool { return m.down }
+
 // Len is the number of identities in the view, full entries and light
 // records.
 func (m *Machine) Len() int { return len(m.view) + m.lightLen() }
