@@ -23,13 +23,9 @@
 // ARGV above, then the identity and the clock-back horizon), and
 // reset_bucket.lua forgets an identity there (see backends/redis).
 //
-// The local-first hybrid's scripts are here too, with their own calling
-// conventions documented in package sync/reconcile: hybrid_reconcile.lua
-// (a batch of per-PoP cumulative counts, max-merged), hybrid_decide.lua
-// (one decision at Redis on the merged global count) and hybrid_escrow.lua
-// (a reconcile batch that also keeps and grants each PoP's escrowed
-// allowance). budget.lua is the budget limiter's (package sync/budget):
-// one call per batch of reports and grants of one hash tag, or per decision.
+// budget.lua is the budget limiter's (package sync/budget), with its own
+// calling convention documented there: one call per batch of reports and
+// grants of one hash tag, or per decision.
 //
 // The package has no logic beyond listing and reading the files: a new
 // script is added by dropping a .lua file here.

@@ -24,16 +24,14 @@ func TestNamesAndSource(t *testing.T) {
 	assert.Error(t, err, "Source(\"nope\") gave no error")
 }
 
-// TestHybridScriptsLoad: the hybrid's scripts (exercised by sync/reconcile's
-// tests) are embedded and load into a real Redis.
-func TestHybridScriptsLoad(t *testing.T) {
+// TestBudgetScriptLoads: the budget limiter's script (exercised by
+// sync/budget's tests) is embedded and loads into a real Redis.
+func TestBudgetScriptLoads(t *testing.T) {
 	c, _ := redistest.Client(t)
-	for _, name := range []string{"hybrid_decide", "hybrid_reconcile"} {
-		src, err := Source(name)
-		require.NoError(t, err)
-		err = c.ScriptLoad(context.Background(), src).Err()
-		require.NoError(t, err, "%s.lua does not load", name)
-	}
+	src, err := Source("budget")
+	require.NoError(t, err)
+	err = c.ScriptLoad(context.Background(), src).Err()
+	require.NoError(t, err, "budget.lua does not load")
 }
 
 // TestScriptsLoadAndAnswer loads every script into a real Redis and runs it

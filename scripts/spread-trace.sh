@@ -2,12 +2,11 @@
 # spread-trace.sh IDENTITIES POPS writes to stdout a pop-sim trace
 # (docs/trace-format.md) in which every identity sends one request of
 # weight 1 to every PoP, all within the first 9 s of one 10 s window: the
-# traffic that makes each of the hybrid's views and Redis hashes hold a
-# field per PoP for every identity (the memory per identity with
-# 8 and 32 PoPs seeing each identity; docs/tradeoffs.md §2).
+# traffic that makes every PoP's view hold every identity (the memory per
+# identity with 8 and 32 PoPs seeing each identity; docs/tradeoffs.md §2).
 #
 #   scripts/spread-trace.sh 1000000 8 > /tmp/spread8.csv
-#   go run ./cmd/pop-sim -trace /tmp/spread8.csv -mode hybrid
+#   go run ./cmd/pop-sim -trace /tmp/spread8.csv -mode budget
 set -euo pipefail
 if [ $# -ne 2 ]; then
 	echo "usage: $0 IDENTITIES POPS > trace.csv" >&2

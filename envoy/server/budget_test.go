@@ -11,12 +11,21 @@ import (
 	"github.com/edgelimit/edgelimit/envoy/config"
 	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/sim/natsembed"
 	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// slidingRules limit each remote address to 10 a minute, sliding window.
+const slidingRules = `
+domain: edge
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: minute, requests_per_unit: 10}
+`
 
 // budgetOpts is an instance of the budget backend, one of pops, on clk;
 // its Sync loop runs every sync.
@@ -113,6 +122,14 @@ func TestBudgetRefusesWhatItCannotEnforce(t *testing.T) {
 		assert.Contains(t, err.Error(), "the budget backend cannot enforce it", c.name)
 		_ = o.Service.Backend.Close(context.Background())
 	}
+}
+
+func startNATS(t *testing.T) *natsembed.Server {
+	t.Helper()
+	ns, err := natsembed.Start()
+	require.NoError(t, err)
+	t.Cleanup(ns.Stop)
+	return ns
 }
 
 // TestBudgetGossipsWithNATS: with BudgetOptions.NATS every limiter the

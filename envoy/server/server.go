@@ -154,8 +154,9 @@ func (s *Server) load() (*config.Set, string, error) {
 }
 
 // loadSet loads the configuration and builds the backend's limiter of every
-// rule, so a limit the backend cannot enforce (the hybrid's: any algorithm
-// but the sliding window) is a configuration error naming its rule.
+// rule, so a limit the backend cannot enforce (the budget backend's: any
+// algorithm but the sliding window) is a configuration error naming its
+// rule.
 func (s *Server) loadSet() (*config.Set, error) {
 	set, err := config.Load(s.o.ConfigPath, s.o.ConfigOptions)
 	if err != nil {
@@ -236,7 +237,7 @@ func (s *Server) reloadLoop() {
 // Shutdown stops the server gracefully: health turns NOT_SERVING, the gRPC
 // server stops taking calls and waits for those in flight (until ctx ends,
 // then it cuts them), the HTTP server and the reload loop stop, and the
-// backend is closed (the hybrid flushes its counts to Redis within ctx).
+// backend is closed (the budget backend's last Sync runs within ctx).
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {

@@ -14,12 +14,13 @@ import (
 type Backend interface {
 	// Limiter returns the limiter enforcing l, built at the first call.
 	// Errors are the backend's own for a limit it cannot enforce (the
-	// hybrid: any algorithm but the sliding window).
+	// budget backend: any algorithm but the sliding window, or a limit
+	// under 2 × its PoPs).
 	Limiter(l core.Limit) (core.Limiter, error)
 	// Close stops every limiter, flushing what it has not written; later
 	// calls to Limiter fail with core.ErrClosed.
 	Close(ctx context.Context) error
-	// Name is "local", "redis" or "hybrid".
+	// Name is "local", "redis" or "budget".
 	Name() string
 }
 

@@ -40,7 +40,7 @@
 // not supported), or more than MaxDescriptors descriptors.
 //
 // Store failure: a backend that cannot reach Redis decides by its fail mode
-// (RedisOptions.FailOpen, HybridOptions.FailClosed); that decision is
+// (RedisOptions.FailOpen, BudgetOptions.FailClosed); that decision is
 // answered as any other (OK or OVER_LIMIT), so Envoy's failure_mode_deny,
 // which applies only when this service does not answer, is not involved.
 package service

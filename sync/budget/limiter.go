@@ -212,7 +212,7 @@ func Transport(nc *nats.Conn, namespace string) *gossip.Transport {
 	return gossip.NewTransport(nc, gossipNamespace(namespace))
 }
 
-// gossipNamespace keeps budget gossip apart from the hybrid's on one
+// gossipNamespace keeps budget gossip on a subject of its own within the
 // namespace.
 func gossipNamespace(namespace string) string { return namespace + ".budget" }
 

@@ -48,13 +48,13 @@ func ConnectOptions() []nats.Option {
 
 // Connect dials url (one server, or a comma-separated list of a cluster's
 // servers) with ConnectOptions followed by extra, and returns the
-// connection to give hybrid.Config.NATS. Because a failed first connect is
+// connection to give budget.Limiter.UseNATS. Because a failed first connect is
 // retried in the background, an unreachable or wrong address is not an
 // error here: the connection is returned reconnecting, publishes are
 // buffered, and nc.Status() or a nats.ConnectHandler /
 // nats.ReconnectErrHandler in extra tell when it is up. Errors are the
 // ones nats.Connect returns at once: a malformed URL or option. Close the
-// connection after hybrid.Node.Close.
+// connection after the limiter's Close.
 func Connect(url string, extra ...nats.Option) (*nats.Conn, error) {
 	return nats.Connect(url, append(ConnectOptions(), extra...)...)
 }

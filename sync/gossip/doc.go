@@ -1,9 +1,7 @@
-// Package gossip is the wire format and the NATS transport of the
-// limiters' gossip: per-window counts of identities, which every PoP
-// merges into its view by maximum. The hybrid's PoPs publish their own
-// cumulative counts of what they admitted (see package hybrid); the
-// budget limiter's publish Redis' counts of identities over their limit,
-// on a subject of their own (see package budget).
+// Package gossip is the wire format and the NATS transport of the budget
+// limiter's gossip (see package budget): per-window counts of identities
+// (Redis' counts of those over their limit), which every PoP merges into
+// its view by maximum.
 //
 // The format is versioned and compact (varints, one header per batch, many
 // identities per message). Decode is defensive: truncated, oversized,

@@ -7,7 +7,7 @@ import "time"
 type Entry struct {
 	Key    string // the identity, 1..core.MaxKeyLen bytes
 	Window int64  // window index: unix milliseconds / window length
-	Count  int64  // cumulative units in that window, 1..MaxCount: the sender's admissions (hybrid) or Redis' count (budget)
+	Count  int64  // units counted in that window (the budget limiter: Redis' count C), 1..MaxCount
 }
 
 // Message is one gossip batch. The zero value is invalid (no PoP).

@@ -21,9 +21,10 @@ const (
 // Limits enforced by Encode and Decode.
 const (
 	// MaxSenderLen bounds Message.PoP, the sender's counter id, in bytes:
-	// what a message may claim, not what a PoP may be called. A hybrid
-	// node's id is its PoP name (at most hybrid.MaxPoPLen, 64 bytes), '#'
-	// and an 8-hex-digit incarnation, 73 bytes at most, within this bound.
+	// what a message may claim, not what a PoP may be called. A budget
+	// limiter's id is its PoP name (at most budget.MaxPoPLen, 64 bytes),
+	// '#' and a 16-hex-digit incarnation, 81 bytes at most, within this
+	// bound.
 	MaxSenderLen    = 96
 	MaxMessageBytes = 1 << 20   // a longer payload is refused unread
 	MaxCount        = 1 << 53   // counts stay exact in Redis' Lua doubles

@@ -11,13 +11,13 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/sim/natsembed"
 	"github.com/edgelimit/edgelimit/sim/traffic"
-	"github.com/edgelimit/edgelimit/sync/hybrid"
+	"github.com/edgelimit/edgelimit/sync/budget"
 	gubernator "github.com/gubernator-io/gubernator/v2"
 	"github.com/nats-io/nats.go"
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// accuracySync is the hybrid's sync and gossip interval in table 5, and
+// accuracySync is the budget limiter's Sync interval in table 5, and
 // gubernator's test cluster uses GlobalSyncWait 50 ms: the same cadence.
 const accuracySync = 50 * time.Millisecond
 
@@ -61,7 +61,7 @@ func accuracyTrace(quick bool) (*traffic.Trace, error) {
 }
 
 // gubernatorTable is table 5: gubernator's in-process cluster in GLOBAL
-// behaviour against our hybrid (and pure-Redis mode, and gubernator
+// behaviour against our budget limiter (and pure-Redis mode, and gubernator
 // without GLOBAL), on the simulator's spread-attack traffic replayed in
 // real time, scored by the simulator's ground truth.
 func gubernatorTable(ctx context.Context, e *env) (section, error) {
@@ -85,8 +85,8 @@ func gubernatorTable(ctx context.Context, e *env) (section, error) {
 		within(stopTimeout, stop)
 		rows = append(rows, accuracyRow{name: name, note: note, res: res})
 	}
-	run("**edgelimit sync/hybrid**", fmt.Sprintf("sliding window, Margin 0.1, Sync and gossip every %s, NATS", accuracySync),
-		func() (peers.Weighted, func(), error) { return hybridPoPs(e, c) })
+	run("**edgelimit sync/budget**", fmt.Sprintf("sliding window, Sync every %s, gossip over NATS", accuracySync),
+		func() (peers.Weighted, func(), error) { return budgetPoPs(e, c) })
 	run("gubernator v2 GLOBAL", "token bucket, GlobalSyncWait 50ms (its test cluster)",
 		func() (peers.Weighted, func(), error) {
 			return peers.GubernatorCluster(c.PoPs, c.Limit, c.Window, gubernator.Behavior_GLOBAL)
@@ -109,18 +109,18 @@ func gubernatorTable(ctx context.Context, e *env) (section, error) {
 	return func(d *doc) { renderAccuracy(d, tr, rows) }, nil
 }
 
-// hybridPoPs runs one hybrid Node per PoP, each with its own Redis client,
-// gossiping over an embedded NATS, with Start's background loops.
-func hybridPoPs(e *env, c traffic.Config) (peers.Weighted, func(), error) {
+// budgetPoPs runs one budget limiter per PoP, each with its own Redis
+// client, gossiping over an embedded NATS, with Start's Sync loop.
+func budgetPoPs(e *env, c traffic.Config) (peers.Weighted, func(), error) {
 	ns, err := natsembed.Start()
 	if err != nil {
 		return nil, nil, err
 	}
-	var nodes []*hybrid.Node
+	var lims []*budget.Limiter
 	var closers []func()
 	stop := func() {
-		for _, n := range nodes {
-			n.Close(context.Background())
+		for _, l := range lims {
+			l.Close(context.Background())
 		}
 		for _, f := range closers {
 			f()
@@ -135,17 +135,20 @@ func hybridPoPs(e *env, c traffic.Config) (peers.Weighted, func(), error) {
 		}
 		rc := goredis.NewClient(&goredis.Options{Addr: e.redis.Addr, PoolSize: 8})
 		closers = append(closers, nc.Close, func() { rc.Close() })
-		n, err := hybrid.New(hybrid.Config{PoP: fmt.Sprintf("pop%d", p), Limit: core.PerWindow(c.Limit, c.Window),
-			Redis: rc, NATS: nc, Namespace: "acc", Margin: 0.1, Capacity: c.Identities})
+		l, err := budget.New(budget.Config{PoP: fmt.Sprintf("pop%d", p), Limit: core.PerWindow(c.Limit, c.Window),
+			PoPs: c.PoPs, Namespace: "acc", SyncInterval: accuracySync}, rc, nil)
+		if err == nil {
+			err = l.UseNATS(nc)
+		}
 		if err != nil {
 			stop()
 			return nil, nil, err
 		}
-		n.Start(accuracySync, accuracySync)
-		nodes = append(nodes, n)
+		l.Start()
+		lims = append(lims, l)
 	}
 	return func(ctx context.Context, pop int, k string, n int64) (bool, error) {
-		d, err := nodes[pop].AllowN(ctx, k, time.Now(), n)
+		d, err := lims[pop].AllowN(ctx, k, time.Now(), n)
 		return d.Allowed, err
 	}, stop, nil
 }

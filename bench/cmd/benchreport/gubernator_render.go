@@ -10,14 +10,14 @@ import (
 // renderAccuracy writes table 5.
 func renderAccuracy(d *doc, tr *traffic.Trace, rows []accuracyRow) {
 	c := tr.Config
-	d.heading(2, "5. Accuracy under a spread attack: gubernator GLOBAL next to our hybrid")
+	d.heading(2, "5. Accuracy under a spread attack: gubernator GLOBAL next to our budget limiter")
 	d.para("The simulator's `%s` traffic (package `sim/traffic`, seed %d): %d PoPs, %s identities, %s requests "+
 		"over %s, limit %d per %s; attackers spread over every PoP at several times their limit, and a calm "+
 		"majority. The trace is replayed in real time, in order, from one goroutine (each request at its PoP's "+
 		"limiter), and every decision is judged by the simulator's ground truth (`sim/truth`: the exact log of "+
 		"everything admitted, over all PoPs) at the time it was sent. Gubernator runs as its own in-process "+
-		"cluster (package `cluster`), one daemon per PoP; our hybrid runs one `sync/hybrid` Node per PoP on the "+
-		"same private Redis and an embedded NATS. Ratio = that row's decision error ÷ our hybrid's.",
+		"cluster (package `cluster`), one daemon per PoP; our budget limiter runs one `sync/budget` Limiter per PoP on the "+
+		"same private Redis, gossiping over an embedded NATS. Ratio = that row's decision error ÷ our budget limiter's.",
 		c.Scenario, c.Seed, c.PoPs, thousands(float64(c.Identities)), thousands(float64(len(tr.Requests))),
 		tr.Duration, c.Limit, c.Window)
 	ref := -1.0
@@ -43,13 +43,13 @@ func renderAccuracy(d *doc, tr *traffic.Trace, rows []accuracyRow) {
 		ours, gub := rows[0].res, rows[1].res
 		d.heading(3, "Goals")
 		d.table([]string{"goal", "figure", "target", "verdict"}, [][]string{
-			{"hybrid decision error ÷ gubernator GLOBAL's", ratio(ours.ErrorPct(), gub.ErrorPct()), "< 1", verdict(ours.ErrorPct() < gub.ErrorPct())},
-			{"hybrid worst over-admission ÷ gubernator GLOBAL's", ratio(ours.MaxOveradmission, gub.MaxOveradmission), "< 1",
+			{"budget decision error ÷ gubernator GLOBAL's", ratio(ours.ErrorPct(), gub.ErrorPct()), "< 1", verdict(ours.ErrorPct() < gub.ErrorPct())},
+			{"budget worst over-admission ÷ gubernator GLOBAL's", ratio(ours.MaxOveradmission, gub.MaxOveradmission), "< 1",
 				verdict(ours.MaxOveradmission < gub.MaxOveradmission)},
 		})
 	}
 	d.para("The pure-Redis row is the sliding window counter's own approximation error against the exact log " +
-		"on this traffic: the part of the hybrid's error that its local-first design did not add. ")
+		"on this traffic: the part of the budget limiter's error that its local-first design did not add. ")
 	d.para("Gubernator offers token and leaky buckets only, so part of its error against the sliding-window " +
 		"ground truth is its algorithm, not its GLOBAL mode: the \"owner decides\" row isolates that part. " +
 		"Over-admission is the most units one identity got in any window-long interval ÷ the limit (1.00 = exact). " +

@@ -9,7 +9,6 @@ import (
 	"github.com/edgelimit/edgelimit/backends/local"
 	"github.com/edgelimit/edgelimit/bench/peers"
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/sync/hybrid"
 )
 
 // hotMax and hotWindow make a policy every call of the in-process table is
@@ -42,11 +41,6 @@ func localContenders(ctx context.Context, e *env) ([]*contender, error) {
 	if err != nil {
 		return nil, err
 	}
-	node, err := hybrid.New(hybrid.Config{PoP: "bench-local", Limit: core.PerWindow(hotMax, hotWindow),
-		Redis: e.client, Margin: 0.1, Capacity: 2 * len(e.keys.keys), Resync: -1})
-	if err != nil {
-		return nil, err
-	}
 	seth, sethClose, err := peers.SethvargoMemory(hotMax, hotWindow)
 	if err != nil {
 		return nil, err
@@ -59,8 +53,6 @@ func localContenders(ctx context.Context, e *env) ([]*contender, error) {
 		{name: "edgelimit backends/local (sliding window)", role: "ours", d: peers.Ours(ours)},
 		{name: "edgelimit backends/local, CoarseClock", role: "ours", d: peers.Ours(oursCoarse), close: coarse.Stop,
 			note: "sliding window, WithClock(core.NewCoarseClock(time.Millisecond)): the time is one atomic load"},
-		{name: "edgelimit sync/hybrid (sliding window, local path)", role: "ours", d: peers.Ours(node),
-			note: "no sync loop running; every decision local", close: func() { node.Close(context.Background()) }},
 		{name: "x/time/rate, map + sync.Mutex", role: "peer", d: peers.XRateMutex(hotMax, hotWindow)},
 		{name: "x/time/rate, sync.Map", role: "peer", d: peers.XRateSyncMap(hotMax, hotWindow)},
 		{name: "sethvargo/go-limiter memorystore", role: "peer", d: seth, close: sethClose},

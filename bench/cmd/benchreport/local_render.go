@@ -29,8 +29,7 @@ func renderLocal(d *doc, e *env, cs []*contender, figs [][2]figure, outs []*outc
 	}
 }
 
-// localGoals checks, for our local backend and our hybrid, the issue's
-// goals: ahead of every peer, 0 allocs/op, under the bare LRU floor.
+// localGoals checks, for our local backends, the report's goals: ahead of every peer, 0 allocs/op, under the bare LRU floor.
 func localGoals(cs []*contender, figs [][2]figure) [][]string {
 	var rows [][]string
 	modes := []string{"serial", "parallel"}

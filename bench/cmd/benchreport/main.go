@@ -59,7 +59,7 @@ type settings struct {
 	argv       string
 }
 
-var tableNames = []string{"local", "redis", "hybrid", "memory", "gubernator"}
+var tableNames = []string{"local", "redis", "memory", "gubernator"}
 
 func parseFlags() settings {
 	var s settings
@@ -105,7 +105,6 @@ func run(ctx context.Context, cfg settings, start time.Time) (string, error) {
 	}{
 		{"local", localTable},
 		{"redis", redisTable},
-		{"hybrid", hybridTable},
 		{"memory", memoryTable},
 		{"gubernator", gubernatorTable},
 	}

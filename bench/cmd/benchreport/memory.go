@@ -7,9 +7,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/bench/peers"
-	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redisproc"
-	"github.com/edgelimit/edgelimit/sync/hybrid"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -40,20 +38,10 @@ func memoryTable(ctx context.Context, e *env) (section, error) {
 		return v, 0, err
 	})
 	rows = append(rows, memRow{name: "go-redis/redis_rate/v10: one GCRA string per identity, `rate:user:NNNNNNNN`", where: "Redis", perID: rr, err: err})
-	var hybHeap float64
-	hr, _, err := onFreshRedis(func(c *goredis.Client) (float64, float64, error) {
-		v, h, err := hybridMemory(ctx, c, n)
-		hybHeap = h
-		return v, 0, err
-	})
-	rows = append(rows, memRow{name: "edgelimit sync/hybrid: one hash per identity and window, a field per PoP (one PoP here)",
-		where: "Redis", perID: hr, err: err, note: "not a goal row: the hybrid's counting model"})
 	lh, err := heapGrowth(n, func() (any, error) { return localHeap(ctx, n) })
 	rows = append(rows, memRow{name: "**edgelimit backends/local** (default shards, capacity = identities)", where: "Go heap", perID: lh, err: err})
 	xh, err := heapGrowth(n, func() (any, error) { return xrateHeap(n), nil })
 	rows = append(rows, memRow{name: "x/time/rate, one *rate.Limiter per key in a map", where: "Go heap", perID: xh, err: err})
-	rows = append(rows, memRow{name: "edgelimit sync/hybrid view (LRU of entries, after Sync)", where: "Go heap", perID: hybHeap,
-		note: "not a goal row"})
 	return func(d *doc) { renderMemory(d, n, rows) }, nil
 }
 
@@ -111,38 +99,6 @@ func redisRateMemory(ctx context.Context, c *goredis.Client, n int) (float64, er
 		}
 		return nil
 	})
-}
-
-// hybridMemory writes n identities through one hybrid Node (43 units in
-// the previous window, 57 in this one) and a Sync, and returns Redis growth
-// and the Node's Go heap growth per identity.
-func hybridMemory(ctx context.Context, c *goredis.Client, n int) (redisPer, heapPer float64, err error) {
-	now := time.Now()
-	var node *hybrid.Node
-	heapPer, err = heapGrowth(n, func() (any, error) {
-		node, err = hybrid.New(hybrid.Config{PoP: "pop-1", Limit: core.PerWindow(100, time.Minute), Redis: c,
-			Capacity: n, Resync: -1})
-		if err != nil {
-			return nil, err
-		}
-		redisPer, err = growth(ctx, c, n, func() error {
-			for i := 0; i < n; i++ {
-				k := memKey(i)
-				if _, err := node.AllowN(ctx, k, now.Add(-time.Minute), 43); err != nil {
-					return err
-				}
-				if _, err := node.AllowN(ctx, k, now, 57); err != nil {
-					return err
-				}
-			}
-			return node.Sync(ctx, now)
-		})
-		return node, err
-	})
-	if node != nil {
-		node.Close(ctx)
-	}
-	return redisPer, heapPer, err
 }
 
 // memKey is the i-th identity of the memory table, named as

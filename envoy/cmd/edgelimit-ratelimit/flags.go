@@ -40,12 +40,8 @@ type options struct {
 	pipelineWindow time.Duration
 	pipelineBatch  int
 
-	pop          string
-	natsURL      string
-	hybridMargin float64
-	hybridPoPs   int
-	hybridSync   time.Duration
-	hybridGossip time.Duration
+	pop     string
+	natsURL string
 
 	budgetPoPs   int
 	budgetSync   time.Duration
@@ -67,13 +63,13 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.StringVar(&o.config, "config", "", "rules: a YAML file or a directory of them (envoyproxy/ratelimit's format); required")
 	fs.StringVar(&o.grpcAddr, "grpc-addr", ":8081", "gRPC listen address (RateLimitService, grpc.health.v1)")
 	fs.StringVar(&o.httpAddr, "http-addr", ":8080", `HTTP listen address for /metrics and /healthcheck; "" = off`)
-	fs.StringVar(&o.backend, "backend", "redis", "where counts live: local, redis, budget (local-first, every local admission budgeted by Redis) or hybrid (superseded)")
+	fs.StringVar(&o.backend, "backend", "redis", "where counts live: local, redis or budget (local-first, every local admission budgeted by Redis)")
 	fs.StringVar(&o.algorithm, "algorithm", "sliding", "algorithm of rules without one: sliding, fixed, bucket or log")
-	fs.StringVar(&o.failMode, "fail-mode", "open", "Redis unreachable: open (redis: OK; budget, hybrid: decide locally) or closed (OVER_LIMIT)")
+	fs.StringVar(&o.failMode, "fail-mode", "open", "Redis unreachable: open (redis: OK; budget: decide on its view) or closed (OVER_LIMIT)")
 	fs.BoolVar(&o.shadow, "shadow-mode", false, "answer OK whatever the limits say, still counting and reporting")
 	fs.BoolVar(&o.headers, "response-headers", true, "add RateLimit-Policy, RateLimit and Retry-After to responses")
 	fs.DurationVar(&o.reloadInterval, "reload-interval", time.Second, "how often the configuration is checked for a change; 0 = never")
-	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for calls in flight and the budget's or hybrid's last Sync")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for calls in flight and the budget's last Sync")
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json, on stderr")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.localCapacity, "local-capacity", 0, "local backend: identities kept per distinct limit; 0 = 1,048,576")
@@ -91,15 +87,11 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.StringVar(&o.redisPrefix, "redis-prefix", "el", "Redis key prefix (redis backend)")
 	fs.DurationVar(&o.pipelineWindow, "redis-pipeline-window", 0, "redis backend: how long concurrent decisions wait to share a pipeline")
 	fs.IntVar(&o.pipelineBatch, "redis-pipeline-batch", 0, "redis backend: most decisions per pipeline; 0 = no pipelining")
-	fs.StringVar(&o.pop, "pop", host, "budget, hybrid: this instance's PoP name, unique among the instances")
+	fs.StringVar(&o.pop, "pop", host, "budget: this instance's PoP name, unique among the instances")
 	fs.IntVar(&o.budgetPoPs, "budget-pops", 0, "budget: instances that may admit one identity (required with -backend budget; every limit needs at least 2 × this)")
 	fs.DurationVar(&o.budgetSync, "budget-sync", 100*time.Millisecond, "budget: how often reports, returns and grant top-ups go to Redis")
 	fs.BoolVar(&o.budgetNoWait, "budget-no-wait", false, "budget: deny here a request no grant covers once Redis called its identity contested (latency over the last percent of quota)")
-	fs.StringVar(&o.natsURL, "nats-url", "", "hybrid and budget: NATS server(s) for gossip between instances; empty = no gossip")
-	fs.Float64Var(&o.hybridMargin, "hybrid-margin", 0.1, "hybrid: share of the limit below it decided at Redis (0 < m < 1)")
-	fs.IntVar(&o.hybridPoPs, "hybrid-pops", 0, "hybrid: instances that may admit one identity at once (widens the margin); 0 = off")
-	fs.DurationVar(&o.hybridSync, "hybrid-sync", 100*time.Millisecond, "hybrid: how often counts are reconciled with Redis")
-	fs.DurationVar(&o.hybridGossip, "hybrid-gossip", 100*time.Millisecond, "hybrid: how often counts are gossiped over NATS")
+	fs.StringVar(&o.natsURL, "nats-url", "", "budget: NATS server(s) for gossip between instances; empty = no gossip")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -126,9 +118,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 		return nil, fmt.Errorf("-config (or %s) is required", envName("config"))
 	}
 	switch o.backend {
-	case "local", "redis", "budget", "hybrid":
+	case "local", "redis", "budget":
 	default:
-		return nil, fmt.Errorf("-backend %q: want local, redis, budget or hybrid", o.backend)
+		return nil, fmt.Errorf("-backend %q: want local, redis or budget", o.backend)
 	}
 	if o.backend == "budget" && o.budgetPoPs < 1 {
 		return nil, fmt.Errorf("-budget-pops %d: -backend budget needs the number of instances that may admit one identity (≥ 1)", o.budgetPoPs)
@@ -140,9 +132,6 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	case "open", "closed":
 	default:
 		return nil, fmt.Errorf("-fail-mode %q: want open or closed", o.failMode)
-	}
-	if o.hybridMargin <= 0 || o.hybridMargin >= 1 {
-		return nil, fmt.Errorf("-hybrid-margin %v: want 0 < m < 1", o.hybridMargin)
 	}
 	return o, nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/edgelimit/edgelimit/metrics"
 	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/edgelimit/edgelimit/sync/gossip"
-	"github.com/edgelimit/edgelimit/sync/hybrid"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -143,6 +142,7 @@ func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), 
 		})
 		return b, func() { rdb.Close() }, nil
 	}
+	// budget (parse refuses any other backend)
 	var nc *nats.Conn
 	if o.natsURL != "" {
 		if nc, err = gossip.Connect(o.natsURL); err != nil {
@@ -156,21 +156,11 @@ func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), 
 		}
 		rdb.Close()
 	}
-	if o.backend == "budget" {
-		b := service.NewBudget(service.BudgetOptions{
-			PoP: o.pop, Redis: rdb, PoPs: o.budgetPoPs, Namespace: o.redisPrefix, NATS: nc,
-			FailClosed: o.failMode == "closed", NoWait: o.budgetNoWait, Sync: o.budgetSync,
-			OnLimiter: func(name string, l *budget.Limiter) {
-				col.AddStats(name, func() map[string]float64 { return budgetFields(l.Stats()) })
-			},
-		})
-		return b, closeConns, nil
-	}
-	b := service.NewHybrid(service.HybridOptions{
-		PoP: o.pop, Redis: rdb, NATS: nc, Namespace: o.redisPrefix, Margin: o.hybridMargin,
-		FailClosed: o.failMode == "closed", Sync: o.hybridSync, Gossip: o.hybridGossip, PoPs: o.hybridPoPs,
-		OnNode: func(name string, n *hybrid.Node) {
-			col.AddStats(name, func() map[string]float64 { return metrics.Fields(n.Stats()) })
+	b := service.NewBudget(service.BudgetOptions{
+		PoP: o.pop, Redis: rdb, PoPs: o.budgetPoPs, Namespace: o.redisPrefix, NATS: nc,
+		FailClosed: o.failMode == "closed", NoWait: o.budgetNoWait, Sync: o.budgetSync,
+		OnLimiter: func(name string, l *budget.Limiter) {
+			col.AddStats(name, func() map[string]float64 { return budgetFields(l.Stats()) })
 		},
 	})
 	return b, closeConns, nil

@@ -38,6 +38,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no config", nil, nil, "-config (or EDGELIMIT_CONFIG) is required"},
 		{"bad backend", []string{"-config", good, "-backend", "memcached"}, nil, `-backend "memcached"`},
+		{"the removed hybrid backend", []string{"-config", good, "-backend", "hybrid"}, nil, `-backend "hybrid": want local, redis or budget`},
 		{"bad fail mode", []string{"-config", good, "-fail-mode", "maybe"}, nil, `-fail-mode "maybe"`},
 		{"bad env", []string{"-config", good}, map[string]string{"EDGELIMIT_REDIS_TIMEOUT": "soon"}, `EDGELIMIT_REDIS_TIMEOUT="soon"`},
 		{"bad algorithm", []string{"-config", good, "-algorithm", "gcra"}, nil, `-algorithm "gcra"`},
@@ -58,12 +59,12 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestEnvironmentAndFlags(t *testing.T) {
-	env := map[string]string{"EDGELIMIT_BACKEND": "local", "EDGELIMIT_CONFIG": "from-env.yaml", "EDGELIMIT_HYBRID_MARGIN": "0.2"}
+	env := map[string]string{"EDGELIMIT_BACKEND": "local", "EDGELIMIT_CONFIG": "from-env.yaml", "EDGELIMIT_BUDGET_POPS": "3"}
 	o, err := parse([]string{"-config", "from-flag.yaml"}, func(k string) string { return env[k] }, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "from-flag.yaml", o.config, "a flag wins over its variable")
 	assert.Equal(t, "local", o.backend, "a variable sets an absent flag")
-	assert.Equal(t, 0.2, o.hybridMargin)
+	assert.Equal(t, 3, o.budgetPoPs)
 	assert.Equal(t, "EDGELIMIT_REDIS_PIPELINE_BATCH", envName("redis-pipeline-batch"))
 }
 

@@ -1,5 +1,5 @@
 // Command envoy-bench runs envoyproxy/ratelimit (built from its Go module)
-// and edgelimit-ratelimit in Redis mode and in hybrid mode side by side on
+// and edgelimit-ratelimit in Redis mode and in budget mode side by side on
 // one redis-server, and measures, at 1, 8 and 64 concurrent gRPC callers,
 // decisions per second, p50 and p99 latency, and Redis commands and Redis
 // CPU per 1,000 decisions; then it plays the article's table A (limit 100
@@ -122,8 +122,8 @@ func run(requests, keys int, burst, asJSON bool, stdout, stderr io.Writer) error
 		{name: "edgelimit redis", addr: fmt.Sprintf("127.0.0.1:%d", ports[3]), cmd: exec.Command(ours,
 			"-config", cfg, "-backend", "redis", "-redis-addr", rs.Addr, "-grpc-addr", fmt.Sprintf("127.0.0.1:%d", ports[3]),
 			"-http-addr", fmt.Sprintf("127.0.0.1:%d", ports[4]), "-reload-interval", "0", "-log-level", "warn")},
-		{name: "edgelimit hybrid", addr: fmt.Sprintf("127.0.0.1:%d", ports[5]), cmd: exec.Command(ours,
-			"-config", cfg, "-backend", "hybrid", "-pop", "bench", "-nats-url", ns.URL(), "-redis-addr", rs.Addr,
+		{name: "edgelimit budget", addr: fmt.Sprintf("127.0.0.1:%d", ports[5]), cmd: exec.Command(ours,
+			"-config", cfg, "-backend", "budget", "-pop", "bench", "-budget-pops", "1", "-nats-url", ns.URL(), "-redis-addr", rs.Addr,
 			"-grpc-addr", fmt.Sprintf("127.0.0.1:%d", ports[5]),
 			"-http-addr", fmt.Sprintf("127.0.0.1:%d", ports[6]), "-reload-interval", "0", "-log-level", "warn")},
 	}
@@ -244,7 +244,8 @@ func redisCounters(rdb *goredis.Client) (calls, scripts int64, cpu float64, err 
 
 // load sends requests decisions from callers goroutines, spread over keys
 // values, and measures them. The Redis counters are read after the
-// hybrid's sync interval has passed twice, so its batched writes count.
+// budget backend's sync interval has passed twice, so its batched writes
+// count.
 func load(c rlsv3.RateLimitServiceClient, rdb *goredis.Client, name string, callers, requests, keys int) (result, error) {
 	calls0, scripts0, cpu0, err := redisCounters(rdb)
 	if err != nil {
@@ -271,7 +272,7 @@ func load(c rlsv3.RateLimitServiceClient, rdb *goredis.Client, name string, call
 	}
 	wg.Wait()
 	elapsed := time.Since(begin)
-	time.Sleep(300 * time.Millisecond) // two hybrid sync intervals: its batched writes reach Redis
+	time.Sleep(300 * time.Millisecond) // two budget sync intervals: its batched writes reach Redis
 	calls1, scripts1, cpu1, err := redisCounters(rdb)
 	if err != nil {
 		return result{}, err

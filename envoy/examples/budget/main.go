@@ -1,11 +1,12 @@
-// Command hybrid runs three edgelimit-ratelimit instances on the hybrid
-// backend (one redis-server it starts, an embedded NATS server), drives them
+// Command budget runs three edgelimit-ratelimit instances on the budget
+// backend (one redis-server it starts, an embedded NATS server they gossip
+// over), drives them
 // with a small bounded gRPC load client that spreads one descriptor over the
 // three, and prints, per window, what each instance admitted against the
 // limit.
 //
-//	go run ./examples/hybrid                      # from envoy/
-//	go run ./examples/hybrid -limit 100 -window 2s -windows 5 -rps 600 -json
+//	go run ./examples/budget                      # from envoy/
+//	go run ./examples/budget -limit 100 -window 2s -windows 5 -rps 600 -json
 //
 // Progress goes to stderr; the table (or -json) to stdout.
 package main
@@ -52,11 +53,10 @@ func main() {
 	windows := flag.Int("windows", 6, "windows to run (the first is partial and not printed)")
 	rps := flag.Int("rps", 600, "requests a second, spread round-robin over the instances")
 	callers := flag.Int("callers", 8, "concurrent gRPC callers")
-	margin := flag.Float64("margin", 0.1, "hybrid margin")
 	asJSON := flag.Bool("json", false, "print JSON rows instead of a table")
 	flag.Parse()
-	if err := run(*limit, *window, *windows, *rps, *callers, *margin, *asJSON, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "hybrid:", err)
+	if err := run(*limit, *window, *windows, *rps, *callers, *asJSON, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "budget:", err)
 		os.Exit(1)
 	}
 }
@@ -69,7 +69,7 @@ func unitOf(w time.Duration) (string, error) {
 	return fmt.Sprintf("{unit: second, requests_per_unit: %%d, unit_multiplier: %d}", w/time.Second), nil
 }
 
-func run(limit int, window time.Duration, windows, rps, callers int, margin float64, asJSON bool, stdout, stderr io.Writer) error {
+func run(limit int, window time.Duration, windows, rps, callers int, asJSON bool, stdout, stderr io.Writer) error {
 	unit, err := unitOf(window)
 	if err != nil {
 		return err
@@ -107,7 +107,7 @@ func run(limit int, window time.Duration, windows, rps, callers int, margin floa
 			return err
 		}
 		defer nc.Close()
-		b := service.NewHybrid(service.HybridOptions{PoP: fmt.Sprintf("pop-%d", i), Redis: rdb, NATS: nc, Margin: margin, PoPs: instances})
+		b := service.NewBudget(service.BudgetOptions{PoP: fmt.Sprintf("pop-%d", i), Redis: rdb, NATS: nc, PoPs: instances})
 		srv, err := server.New(server.Options{ConfigPath: cfg.Name(), Logger: quiet, Service: service.Options{Backend: b}})
 		if err != nil {
 			return err
