@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/logtest"
 	"github.com/edgelimit/edgelimit/internal/natstest"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,6 +17,31 @@ import (
 // hang bounds a wait for another goroutine's effect (a NATS delivery): a
 // hang only, since a loaded machine may take seconds.
 const hang = time.Minute
+
+// overLimitAcross has a drive key k over its limit at Redis (b holding a
+// full entry of it) until a's Sync gossips it, then waits until b hears
+// it (a minute bounds a hang only).
+func overLimitAcross(t *testing.T, a, b *Limiter, clock *core.ManualClock) {
+	t.Helper()
+	ctx := context.Background()
+	for range 2 { // b holds a full entry of k: its free unit, then a unit Redis decides
+		_, err := b.Allow(ctx, "k")
+		require.NoError(t, err)
+	}
+	// a asks for k every 100 ms: the limit fills with budget held at both
+	// PoPs (headroom 0, not C alone), and early in the next window Redis'
+	// counts alone (the previous window's weight) leave no room
+	for i := 0; a.Stats().GossipSent == 0; i++ {
+		require.Less(t, i, 300, "Redis' count of k alone fills the limit within 30 s of requests")
+		_, err := a.Allow(ctx, "k")
+		require.NoError(t, err)
+		require.NoError(t, a.Sync(ctx))
+		require.NoError(t, b.Sync(ctx))
+		clock.Advance(100 * time.Millisecond)
+	}
+	require.Eventually(t, func() bool { return b.Stats().GossipDenies > 0 }, hang, 5*time.Millisecond,
+		"b hears that k is over its limit")
+}
 
 // TestLimiterGossipOverNATS: two PoPs' Limiters on a real Redis and a
 // real NATS. Once Redis' count of an identity alone fills its limit at
@@ -34,23 +61,7 @@ func TestLimiterGossipOverNATS(t *testing.T) {
 		return l
 	}
 	a, b := lim("a"), lim("b")
-	for range 2 { // b holds a full entry of k: its free unit, then a unit Redis decides
-		_, err := b.Allow(ctx, "k")
-		require.NoError(t, err)
-	}
-	// a asks for k every 100 ms: the limit fills with budget held at both
-	// PoPs (headroom 0, not C alone), and early in the next window Redis'
-	// counts alone (the previous window's weight) leave no room
-	for i := 0; a.Stats().GossipSent == 0; i++ {
-		require.Less(t, i, 300, "Redis' count of k alone fills the limit within 30 s of requests")
-		_, err := a.Allow(ctx, "k")
-		require.NoError(t, err)
-		require.NoError(t, a.Sync(ctx))
-		require.NoError(t, b.Sync(ctx))
-		clock.Advance(100 * time.Millisecond)
-	}
-	require.Eventually(t, func() bool { return b.Stats().GossipDenies > 0 }, hang, 5*time.Millisecond,
-		"b hears that k is over its limit")
+	overLimitAcross(t, a, b, clock)
 	calls := b.Stats().Calls
 	d, err := b.Allow(ctx, "k")
 	require.NoError(t, err)
@@ -67,4 +78,51 @@ func TestLimiterGossipOverNATS(t *testing.T) {
 	require.NoError(t, a.Close(ctx))
 	require.NoError(t, b.Close(ctx))
 	assert.ErrorIs(t, a.UseNATS(srv.Connect(t)), ErrClosed, "UseNATS after Close")
+}
+
+// TestGossipOverNATSCredentialsNotLogged: NATS user/password and token are
+// the connection's own options, so gossip works unchanged on a server that
+// refuses anonymous clients and wrong credentials; the refusals do not echo
+// the secret tried, and nothing logged during the test (the standard
+// logger, go-redis' logger; the library itself has no logger) contains
+// either secret.
+func TestGossipOverNATSCredentialsNotLogged(t *testing.T) {
+	const secret, wrong = "s3cret-nats-pa55", "guess-nats-pa55"
+	for _, c := range []struct {
+		name         string
+		start        func(t *testing.T) *natstest.Server
+		right, guess nats.Option
+	}{
+		{"user/password",
+			func(t *testing.T) *natstest.Server { return natstest.StartWithUser(t, "edge", secret) },
+			nats.UserInfo("edge", secret), nats.UserInfo("edge", wrong)},
+		{"token",
+			func(t *testing.T) *natstest.Server { return natstest.StartWithToken(t, secret) },
+			nats.Token(secret), nats.Token(wrong)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			logs := logtest.Start(t)
+			rdb, _ := redistest.Client(t)
+			srv := c.start(t)
+			for what, opts := range map[string][]nats.Option{"anonymous": nil, "wrong secret": {c.guess}} {
+				nc, err := nats.Connect(srv.URL, append(opts, nats.Timeout(2*time.Second))...)
+				if err == nil {
+					nc.Close()
+				}
+				require.Error(t, err, "%s client refused", what)
+				assert.NotContains(t, err.Error(), "pa55", "%s client: the error shows no secret", what)
+			}
+			clock := core.NewManualClock(time.UnixMilli(w0 + 5))
+			lim := func(pop string) *Limiter {
+				l, err := New(Config{PoP: pop, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
+				require.NoError(t, err)
+				require.NoError(t, l.UseNATS(srv.Connect(t, c.right)), "UseNATS with the right credentials")
+				t.Cleanup(func() { l.Close(context.Background()) })
+				return l
+			}
+			a, b := lim("a"), lim("b")
+			overLimitAcross(t, a, b, clock)
+			assert.NotContains(t, logs.String(), "pa55", "no secret logged")
+		})
+	}
 }
