@@ -10,7 +10,7 @@ import (
 // renderAccuracy writes table 5.
 func renderAccuracy(d *doc, tr *traffic.Trace, rows []accuracyRow) {
 	c := tr.Config
-	d.heading(2, "5. Accuracy under a spread attack: gubernator GLOBAL next to our budget limiter")
+	d.heading(2, "4. Accuracy under a spread attack: gubernator GLOBAL next to our budget limiter")
 	d.para("The simulator's `%s` traffic (package `sim/traffic`, seed %d): %d PoPs, %s identities, %s requests "+
 		"over %s, limit %d per %s; attackers spread over every PoP at several times their limit, and a calm "+
 		"majority. The trace is replayed in real time, in order, from one goroutine (each request at its PoP's "+

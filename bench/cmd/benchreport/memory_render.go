@@ -5,7 +5,7 @@ import "fmt"
 // renderMemory writes table 4 and its goal: our Redis layout under the
 // article's two-key layout.
 func renderMemory(d *doc, n int, rows []memRow) {
-	d.heading(2, "4. Memory per identity")
+	d.heading(2, "3. Memory per identity")
 	d.para("%s identities, each holding the same sliding-window state where the layout allows (43 units in the "+
 		"previous minute, 57 in this one, limit 100 per minute, with TTLs). Redis: `used_memory` grown ÷ identities, "+
 		"each layout written to its own fresh private `redis-server` (ours and the two-key layout by "+
