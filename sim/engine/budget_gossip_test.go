@@ -16,7 +16,7 @@ import (
 // trace on a real Redis and a real NATS, gossip copies lost and
 // duplicated: messages travel, heard counts deny identities at other
 // PoPs, and neither the worst over-admission nor the quota served moves
-// past the tolerances (0.02 of the limit; 1% of the units
+// past the targets' tolerances (0.02 of the limit; 1% of the units
 // admitted), since gossip only denies from lower bounds.
 func TestBudgetGossip(t *testing.T) {
 	ns, err := natsembed.Start()
