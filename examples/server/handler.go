@@ -39,12 +39,16 @@ func newHandler(rdb *goredis.Client, o options) (http.Handler, error) {
 			return nil, err
 		}
 	}
-	mw, err := middleware.New(
+	opts := []middleware.Option{
 		middleware.WithLimit("short", col.Wrap("short", short)),
 		middleware.WithLimit("daily", col.Wrap("daily", daily)),
 		middleware.WithKeyFunc(key),
 		middleware.WithLegacyHeaders(),
-	)
+	}
+	if o.timeout > 0 {
+		opts = append(opts, middleware.WithTimeout(o.timeout))
+	}
+	mw, err := middleware.New(opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ type options struct {
 	max       int64         // requests per window and client
 	window    time.Duration // the window of max
 	trusted   []string      // trusted proxy CIDRs, if any
+	timeout   time.Duration // the middleware's decision deadline; 0: its default (middleware.DefaultTimeout)
 	out       io.Writer     // where the URL is printed
 }
 

@@ -13,10 +13,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// hang bounds the middleware's decision deadline in these tests: what only
+// a hang reaches, since a loaded machine can take longer than the 100 ms
+// default to reach Redis, and a 503 then is not what the tests check.
+const hang = 30 * time.Second
+
 // startServer runs the example (with its own private redis-server) until
 // the test ends and returns its URL.
 func startServer(t *testing.T, o options) string {
 	t.Helper()
+	if o.timeout == 0 {
+		o.timeout = hang
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)

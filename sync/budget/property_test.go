@@ -28,7 +28,9 @@ import (
 // each restart in the last two windows (docs/budget.md's bound). Machines
 // run FailClosed: fallback admissions in an outage are a separate bound.
 //
-// Runs alternate 1 s and 400 ms windows; 20% of sends are duplicated.
+// Runs alternate 1 s and 400 ms windows; 20% of sends are duplicated. A
+// Call runs at Redis as the incarnation that sent it, even after that
+// PoP crashed (its retry guards are its incarnation's).
 //
 // Gossip (gossip.go) goes along: each Tick's message reaches every other
 // PoP after its own random delay, 10% of copies lost and 20% duplicated.
@@ -41,8 +43,9 @@ import (
 // instead of taking the larger: 3/3; reading a heard count of window x−1
 // as window x's: 3/3.
 //
-// An admission counts the whole request, the units its free slot and
-// grant balance paid as well as those Redis decided.
+// An admission counts the whole request: the units Redis decided at the
+// instant it ran the Call, the units its free slot and grant balance paid
+// in the request's window (where the PoP reports them).
 //
 // Mutations it catches, each checked by hand (three runs of the test each,
 // the failing seed printed):
@@ -118,6 +121,7 @@ type propEvent struct {
 	key  string
 	n    int64
 	call *Call
+	by   *Machine // the Machine that made call: a crashed PoP's Calls in flight still carry its incarnation
 	res  *Result
 	err  error
 	ran  int64 // Redis' time the call ran at
@@ -232,7 +236,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 				copies = 2
 			}
 			for range copies {
-				push(&propEvent{at: at + delay(), kind: 2, pop: p, gen: gen[p], call: c, key: key, send: sends})
+				push(&propEvent{at: at + delay(), kind: 2, pop: p, gen: gen[p], call: c, by: ms[p], key: key, send: sends})
 			}
 		}
 	}
@@ -274,7 +278,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 				}
 			}
 		case 2:
-			res, err := Exec(ctx, rdb, m, ev.call, ev.at)
+			res, err := Exec(ctx, rdb, ev.by, ev.call, ev.at)
 			if err != nil {
 				return fmt.Sprintf("script: %v", err)
 			}
@@ -297,17 +301,20 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 			}
 			d := m.Complete(ev.at, ev.call, ev.res, ev.err)
 			if d.Allowed {
-				// the whole request: Redis decided Items[0].N of it, the
-				// free slot and grant balance it held pay the rest
-				at, n := ev.at, ev.call.req.n
-				if d.Source == SrcRedis {
-					at = ev.ran
+				// the whole request: Redis decided Items[0].N of it, at
+				// the instant it ran the Call; the free slot and grant
+				// balance the request held pay the rest, in the window of
+				// the request (the one the PoP reports them in)
+				n := ev.call.req.n
+				if d.Source != SrcRedis {
+					truth[ev.key] = append(truth[ev.key], admission{ev.at, n})
+					counted[ev.key] = append(counted[ev.key], admission{ev.at, n})
+					continue
 				}
-				truth[ev.key] = append(truth[ev.key], admission{at, n})
-				if held := n - ev.call.Items[0].N; d.Source != SrcRedis {
-					counted[ev.key] = append(counted[ev.key], admission{at, n})
-				} else if held > 0 {
-					counted[ev.key] = append(counted[ev.key], admission{at, held})
+				truth[ev.key] = append(truth[ev.key], admission{ev.ran, ev.call.Items[0].N})
+				if held := n - ev.call.Items[0].N; held > 0 {
+					truth[ev.key] = append(truth[ev.key], admission{ev.call.Now, held})
+					counted[ev.key] = append(counted[ev.key], admission{ev.call.Now, held})
 				}
 			}
 		case 4:
