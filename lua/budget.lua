@@ -50,6 +50,24 @@
 -- identities bursts lost 1.8% of their quota.)
 
 local tonumber, floor, ceil, mmax, mmin = tonumber, math.floor, math.ceil, math.max, math.min
+
+-- chunked runs cmd on key with the values of list, at most 1,000 at a time
+-- (an even number, so HSET's field-value pairs stay whole), and returns
+-- the replies concatenated: Lua's unpack stops near 8,000 values, which a
+-- batch of one group reaches with thousands of identities in one bucket or
+-- leaving the hot set at once.
+local function chunked(cmd, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local part = redis.call(cmd, key, unpack(list, i, mmin(i + 999, #list)))
+    if type(part) == 'table' then
+      for j = 1, #part do
+        out[i + j - 1] = part[j]
+      end
+    end
+  end
+  return out
+end
 local mpack, munpack = cmsgpack.pack, cmsgpack.unpack
 
 local now = tonumber(ARGV[1])
@@ -180,7 +198,7 @@ for _, b in ipairs(bl) do
       names[j] = s[30]
     end
     for e = e0, e1 do
-      local vs = redis.call('HMGET', pb .. es[e], unpack(names))
+      local vs = chunked('HMGET', pb .. es[e], names)
       local o = 3 * (2 * e - w + 3)
       for j, s in ipairs(fl) do
         local v = vs[j]
@@ -361,7 +379,7 @@ for _, b in ipairs(bl) do
     end
     if #args > 0 then
       local k = kb[b] .. es[e]
-      redis.call('HSET', k, unpack(args))
+      chunked('HSET', k, args)
       redis.call('PEXPIRE', k, (2 * e + 4) * W - now + slack)
     end
   end
@@ -379,7 +397,7 @@ if #hotOrder > 0 then
     end
   end
   if #rem > 0 then
-    redis.call('ZREM', hk, unpack(rem))
+    chunked('ZREM', hk, rem)
   end
   if added then
     redis.call('PEXPIRE', hk, 2 * W + slack)
