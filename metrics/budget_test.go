@@ -90,11 +90,16 @@ func TestBudgetOutageCountedByDecision(t *testing.T) {
 	c := metrics.New()
 	reg := register(t, c)
 	w := c.Wrap("api", l)
-	for range 8 {
+	for i := range 8 {
 		// A deadline only a hang reaches: the refused calls fail at once.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, _ = w.AllowN(ctx, "k", clk.Now(), 1)
+		_, err := w.AllowN(ctx, "k", clk.Now(), 1)
 		cancel()
+		if i == 0 {
+			require.NoError(t, err, "the free unit is decided without Redis")
+		} else {
+			require.ErrorIs(t, err, core.ErrUnavailable, "decision %d, on the view with Redis down", i+1)
+		}
 	}
 	wantCounters(t, reg, "edgelimit_decisions_total", map[string]float64{
 		"api/allowed/local": 5,

@@ -18,8 +18,9 @@
 //     never imports the sync packages: it imports core, Prometheus and
 //     go-redis only. A budget limiter's Redis outage shows in
 //     decision_errors_total{type="unavailable"}: while Redis is down every
-//     decision it makes, on its view or after a failed call, comes with
-//     that error. Alert on its rate.
+//     decision it makes on its view (its fallback, after a failed call or
+//     without one) comes with that error; those its free credit, grants or
+//     deny cache make do not. Alert on its rate.
 //
 // # Metrics
 //

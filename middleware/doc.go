@@ -100,7 +100,7 @@
 // Every decision runs under a deadline (WithTimeout, default
 // DefaultTimeout): the limiters get a context that expires a little before
 // it (a tenth of the timeout, at most 10 ms), so a limiter that honours its
-// context (a budget limiter, a Redis limiter whose go-redis client has
+// context (a budget limiter or a Redis limiter whose go-redis client has
 // ContextTimeoutEnabled) gives up on its store and its fail-mode decision
 // still arrives; the middleware stops waiting at the deadline even if a
 // limiter ignores its context. Only then is there no decision; if the
