@@ -17,7 +17,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// accuracySync is the budget limiter's Sync interval in table 5, and
+// accuracySync is the budget limiter's Sync interval in table 4, and
 // gubernator's test cluster uses GlobalSyncWait 50 ms: the same cadence.
 const accuracySync = 50 * time.Millisecond
 
@@ -42,7 +42,7 @@ func within(d time.Duration, f func()) {
 	}
 }
 
-// accuracyRow is one limiter of table 5.
+// accuracyRow is one limiter of table 4.
 type accuracyRow struct {
 	name, note string
 	res        scored
@@ -60,7 +60,7 @@ func accuracyTrace(quick bool) (*traffic.Trace, error) {
 	return traffic.Generate(c)
 }
 
-// gubernatorTable is table 5: gubernator's in-process cluster in GLOBAL
+// gubernatorTable is table 4: gubernator's in-process cluster in GLOBAL
 // behaviour against our budget limiter (and pure-Redis mode, and gubernator
 // without GLOBAL), on the simulator's spread-attack traffic replayed in
 // real time, scored by the simulator's ground truth.

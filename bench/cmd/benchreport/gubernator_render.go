@@ -7,7 +7,7 @@ import (
 	"github.com/edgelimit/edgelimit/sim/traffic"
 )
 
-// renderAccuracy writes table 5.
+// renderAccuracy writes table 4.
 func renderAccuracy(d *doc, tr *traffic.Trace, rows []accuracyRow) {
 	c := tr.Config
 	d.heading(2, "4. Accuracy under a spread attack: gubernator GLOBAL next to our budget limiter")

@@ -12,7 +12,11 @@ func renderLocal(d *doc, e *env, cs []*contender, figs [][2]figure, outs []*outc
 	d.para("Keys drawn in a fixed pseudo-random order from %s warm identities (every key decided once before "+
 		"timing), a policy every call is admitted under (%d per %s), `testing.Benchmark` in this process: "+
 		"serial (one goroutine) and `RunParallel` (GOMAXPROCS = %d goroutines). "+
-		"Ratio = that row's ns/op ÷ our local backend's (above 1: we are faster).",
+		"Ratio = that row's ns/op ÷ our local backend's (above 1: we are faster). "+
+		"The budget limiter (`sync/budget`) has no row: it decides in process only what a grant or its free credit "+
+		"covers (the first unit of a window per identity; later units wait for a grant a Sync hands out), so a "+
+		"warm-key loop like this one would mostly time round trips to Redis, which table 2 measures, not an "+
+		"in-process path; its Redis memory per identity is in table 3.",
 		thousands(float64(len(e.keys.keys))), hotMax, hotWindow, runtime.GOMAXPROCS(0))
 	base := figs[0]
 	var rows [][]string

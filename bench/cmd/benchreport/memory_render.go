@@ -2,7 +2,7 @@ package main
 
 import "fmt"
 
-// renderMemory writes table 4 and its goal: our Redis layout under the
+// renderMemory writes table 3 and its goal: our Redis layout under the
 // article's two-key layout.
 func renderMemory(d *doc, n int, rows []memRow) {
 	d.heading(2, "3. Memory per identity")
