@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/sync/budget"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,8 +87,12 @@ func TestBudgetRowAndNote(t *testing.T) {
 	section := table[strings.Index(table, "memory per identity"):]
 	assert.True(t, tableRowHas(section, "budget", bu["keys"], bu["identities"]),
 		"memory row of budget lacks %v keys and %v identities:\n%s", bu["keys"], bu["identities"], section)
-	want := fmt.Sprintf("note: budget: items/decision %.4f, calls/decision %.4f, round trips/decision %.4f",
-		st["items_per_decision"], st["calls_per_decision"], st["round_trips"].(float64)/decisions)
+	credit := "none"
+	if c := st["free_credit"].(float64); c > 0 {
+		credit = fmt.Sprintf("%v unit(s) per identity, window and PoP", c)
+	}
+	want := fmt.Sprintf("note: budget: free credit %s; items/decision %.4f, calls/decision %.4f, round trips/decision %.4f",
+		credit, st["items_per_decision"], st["calls_per_decision"], st["round_trips"].(float64)/decisions)
 	assert.Contains(t, table, want, "the budget note under the table")
 	bySource := st["decisions_by_source"].(map[string]any)
 	assert.Contains(t, table, fmt.Sprintf("by source deny-cache %v (", bySource["deny-cache"]), "the budget note's sources, in the Machine's order")
@@ -93,4 +100,28 @@ func TestBudgetRowAndNote(t *testing.T) {
 	keys, err := rdb.Keys(ctx, "*").Result()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"not-ours"}, keys, "keys after the runs; want only the one that was there before")
+}
+
+// TestFreeCreditFlag: -free-credit sets the budget Machines' free credit:
+// 0 resolves to budget.AutoFreeCredit's choice for the run's limit and
+// PoPs (none for 10 a second over 3 PoPs), 1 is one unit, with decisions
+// from it, and -1 is none, with no decision from free credit.
+func TestFreeCreditFlag(t *testing.T) {
+	_, p := redistest.Client(t)
+	for flag, want := range map[string]float64{"0": float64(budget.AutoFreeCredit(core.PerWindow(10, time.Second), 3)), "1": 1, "-1": 0} {
+		args := append(memoryRun(p.Addr), "-mode", "budget", "-free-credit", flag, "-json")
+		code, out, errOut := popSim(t, args...)
+		require.EqualValues(t, 0, code, "-free-credit %s: exit %d: %s", flag, code, errOut)
+		r := decode(t, out)
+		require.Len(t, r.Results, 1, "one budget row")
+		st, _ := r.Results[0]["budget"].(map[string]any)
+		require.NotNil(t, st, "budget Stats in %v", r.Results[0])
+		assert.Equal(t, want, st["free_credit"], "-free-credit %s: the Machines' free credit", flag)
+		free := st["decisions_by_source"].(map[string]any)["free"].(float64)
+		if want > 0 {
+			assert.Positive(t, free, "-free-credit %s: decisions from free credit", flag)
+		} else {
+			assert.Zero(t, free, "-free-credit %s: no decision from free credit", flag)
+		}
+	}
 }

@@ -39,7 +39,11 @@ func budgetNote(name string, r engine.Result) string {
 		}
 		by = append(by, fmt.Sprintf("%s %d (%.2f%%)", s, k, 100*float64(k)/float64(max(r.Decisions, 1))))
 	}
-	return fmt.Sprintf("%s: items/decision %.4f, calls/decision %.4f, round trips/decision %.4f (%d Machines: %d calls, %d items, %d round trips), by source %s",
-		name, b.ItemsPerDecision, b.CallsPerDecision, float64(b.RoundTrips)/float64(max(r.Decisions, 1)),
+	credit := "none"
+	if b.FreeCredit > 0 {
+		credit = fmt.Sprintf("%d unit(s) per identity, window and PoP", b.FreeCredit)
+	}
+	return fmt.Sprintf("%s: free credit %s; items/decision %.4f, calls/decision %.4f, round trips/decision %.4f (%d Machines: %d calls, %d items, %d round trips), by source %s",
+		name, credit, b.ItemsPerDecision, b.CallsPerDecision, float64(b.RoundTrips)/float64(max(r.Decisions, 1)),
 		b.Machines, b.Calls, b.Items, b.RoundTrips, strings.Join(by, ", "))
 }

@@ -18,6 +18,7 @@ type options struct {
 	mode         string
 	modeList     []string // -mode's modes; nil for "all" (modes.go)
 	syncInterval time.Duration
+	freeCredit   int64
 	worst        int // -worst: engine.Env.Worst
 	rttMin       time.Duration
 	rttMax       time.Duration
@@ -62,6 +63,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&c.CrowdSpan, "crowd-span", 0, "flash-crowd: how long each crowd identity's burst takes to arrive, from every PoP (default: a fifth of -window)")
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second per PoP: the trace lasts requests/(rate×pops) (default: 6 windows)")
 	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "budget: time between a PoP's Syncs with Redis (budget.Config.SyncInterval)")
+	fs.Int64Var(&o.freeCredit, "free-credit", 0, "budget: units a PoP admits of an identity per window unasked (budget.Config.FreeCredit): 0 lets the library choose (budget.AutoFreeCredit), -1 means none")
 	fs.IntVar(&o.worst, "worst", 0, "list each mode's N most over-admitted identities second by second beside the reference's verdicts (in -json too: \"worst\")")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
 	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
@@ -200,6 +202,8 @@ func (o *options) validateKnobs() error {
 		return errors.New("parallel must be at least 1")
 	case o.worst < 0:
 		return errors.New("worst must not be negative")
+	case o.freeCredit > 0 && o.cfg.PoPs > 0 && o.freeCredit > o.cfg.Limit/int64(2*o.cfg.PoPs):
+		return fmt.Errorf("free-credit %d: 2 × %d × %d PoPs passes the limit of %d", o.freeCredit, o.freeCredit, o.cfg.PoPs, o.cfg.Limit)
 	}
 	return nil
 }

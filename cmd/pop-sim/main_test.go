@@ -37,6 +37,8 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-scenario", "stampede"},
 		{"-redis-addr", "127.0.0.1:1"},
 		{"-sync-interval", "-1s"},
+		{"-free-credit", "7"}, // 2 × 7 × 8 PoPs > 100
+		{"-free-credit", "1", "-limit", "15"},
 		{"-margin", "0.1"},
 		{"-sweep", "colour=red"},
 		{"-sweep", "sync-interval=10ms,soon"},
@@ -197,7 +199,7 @@ func TestHelpPrintsEveryFlag(t *testing.T) {
 		code, out, errOut := popSim(t, arg)
 		require.False(t, code != 0 || errOut != "", "%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut)
 		for _, f := range []string{"-scenario", "-network", "-jitter", "-redis-outage", "-partition", "-crash",
-			"-gossip-loss", "-gossip-dup", "-sync-interval", "-trace", "(default 0.2)"} {
+			"-gossip-loss", "-gossip-dup", "-sync-interval", "-free-credit", "-trace", "(default 0.2)"} {
 			assert.True(t, strings.Contains(out, f), "%s: no %q in:\n%s", arg, f, out)
 		}
 	}

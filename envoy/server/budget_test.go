@@ -105,23 +105,46 @@ func TestBudgetConcurrentInstancesHoldTheLimit(t *testing.T) {
 	assert.Positive(t, admitted.Load(), "and admit some")
 }
 
-// TestBudgetRefusesWhatItCannotEnforce: a rule of another algorithm, or a
-// limit under 2 × PoPs (each instance reserves one free unit per identity
-// and window), fails the configuration with a message naming it.
+// TestBudgetRefusesWhatItCannotEnforce: a rule of another algorithm fails
+// the configuration with a message naming it.
 func TestBudgetRefusesWhatItCannotEnforce(t *testing.T) {
 	rs := startRedis(t)
-	for _, c := range []struct{ name, yaml, want string }{
-		{"fixed window", "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 50, algorithm: fixed}\n", "the budget backend counts the sliding window only"},
-		{"limit under 2 × PoPs", "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 5}\n", "needs a limit of at least 2 × 3 PoPs, not 5"},
-	} {
-		o := budgetOpts(t, "p", rs.Addr, 3, nil, 0)
-		_, err := server.New(withConfig(t, o, c.yaml))
-		require.Error(t, err, "%s: refused", c.name)
-		assert.ErrorIs(t, err, config.ErrBadValue, c.name)
-		assert.Contains(t, err.Error(), c.want, c.name)
-		assert.Contains(t, err.Error(), "the budget backend cannot enforce it", c.name)
-		_ = o.Service.Backend.Close(context.Background())
+	o := budgetOpts(t, "p", rs.Addr, 3, nil, 0)
+	_, err := server.New(withConfig(t, o, "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 50, algorithm: fixed}\n"))
+	require.Error(t, err, "a fixed-window rule is refused")
+	assert.ErrorIs(t, err, config.ErrBadValue)
+	assert.Contains(t, err.Error(), "the budget backend counts the sliding window only")
+	assert.Contains(t, err.Error(), "the budget backend cannot enforce it")
+	_ = o.Service.Backend.Close(context.Background())
+}
+
+// smallRules limit each remote address to 5 a second: under 2 × 3 PoPs, so
+// the budget limiter runs it without free credit.
+const smallRules = `
+domain: edge
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: second, requests_per_unit: 5}
+`
+
+// TestBudgetSmallLimitAcrossInstances: a limit of 5 a second over three
+// instances (PoPs 3), too small for each to hold a free unit per identity
+// and window, runs without free credit: asked in turn, with no Sync during
+// the test, they admit the limit exactly.
+func TestBudgetSmallLimitAcrossInstances(t *testing.T) {
+	rs := startRedis(t)
+	clk := core.NewManualClock(t0)
+	var rs3 []*running
+	for _, pop := range []string{"pop-a", "pop-b", "pop-c"} {
+		rs3 = append(rs3, start(t, smallRules, budgetOpts(t, pop, rs.Addr, 3, clk, time.Hour)))
 	}
+	got := 0
+	for i := range 15 {
+		if rs3[i%3].ask(t, "edge", 0, desc("remote_address", "10.0.0.1")).OverallCode == rlsv3.RateLimitResponse_OK {
+			got++
+		}
+	}
+	assert.Equal(t, 5, got, "three instances asked in turn admit the limit of 5 exactly")
 }
 
 func startNATS(t *testing.T) *natsembed.Server {

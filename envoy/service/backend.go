@@ -14,8 +14,7 @@ import (
 type Backend interface {
 	// Limiter returns the limiter enforcing l, built at the first call.
 	// Errors are the backend's own for a limit it cannot enforce (the
-	// budget backend: any algorithm but the sliding window, or a limit
-	// under 2 × its PoPs).
+	// budget backend: any algorithm but the sliding window).
 	Limiter(l core.Limit) (core.Limiter, error)
 	// Close stops every limiter, flushing what it has not written; later
 	// calls to Limiter fail with core.ErrClosed.

@@ -15,9 +15,11 @@ import (
 type BudgetOptions struct {
 	PoP   string                  // this instance's PoP name, unique among the instances
 	Redis goredis.UniversalClient // shared by every instance
-	// PoPs is the number of instances that may admit one identity; each
-	// reserves one free unit per identity and window, so a limit needs
-	// Max ≥ 2 × PoPs (a smaller one is refused).
+	// PoPs is the number of instances that may admit one identity. Each
+	// limit's free credit is budget.AutoFreeCredit's choice for it: one
+	// unit per identity, window and instance where the limit is large and
+	// its window long enough for that reservation to cost little, else
+	// none.
 	PoPs int
 	// Namespace prefixes every limit's Redis keys; each limit gets
 	// Namespace-<max>-<window ms>. "" = "el".
@@ -45,9 +47,8 @@ type BudgetBackend struct{ p pool }
 
 // NewBudget returns a BudgetBackend. Its limiters start their Sync loops
 // when built; Close runs a last Sync of each. The caller closes the Redis
-// client after Close. A limit the budget limiter refuses (another
-// algorithm, or Max under 2 × PoPs) fails Limiter with an error matching
-// core.ErrInvalid.
+// client after Close. A limit of another algorithm than the sliding window
+// fails Limiter with an error matching core.ErrInvalid.
 func NewBudget(o BudgetOptions) *BudgetBackend {
 	ns := o.Namespace
 	if ns == "" {
@@ -57,9 +58,6 @@ func NewBudget(o BudgetOptions) *BudgetBackend {
 	b.p.build = func(l core.Limit) (core.Limiter, error) {
 		if l.Algorithm != core.SlidingWindow {
 			return nil, fmt.Errorf("%w: the budget backend counts the sliding window only, not %s", core.ErrBadAlgorithm, l.Algorithm)
-		}
-		if 2*int64(max(o.PoPs, 1)) > l.Max {
-			return nil, fmt.Errorf("%w: the budget backend needs a limit of at least 2 × %d PoPs, not %d", core.ErrInvalid, o.PoPs, l.Max)
 		}
 		name := fmt.Sprintf("%s-%d-%d", ns, l.Max, l.WindowMillis())
 		lim, err := budget.New(budget.Config{PoP: o.PoP, Limit: l, PoPs: o.PoPs, Namespace: name,
@@ -85,7 +83,7 @@ func NewBudget(o BudgetOptions) *BudgetBackend {
 }
 
 // Limiter implements Backend; a limit other than the sliding window fails
-// with core.ErrBadAlgorithm, one under 2 × PoPs with core.ErrInvalid.
+// with core.ErrBadAlgorithm (which matches core.ErrInvalid).
 func (b *BudgetBackend) Limiter(l core.Limit) (core.Limiter, error) { return b.p.get(l) }
 
 // Close implements Backend: every limiter stops and runs a last Sync.

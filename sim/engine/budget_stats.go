@@ -22,6 +22,10 @@ type BudgetStats struct {
 	// Machines is how many Machines the sums are over: one per PoP plus
 	// one per crash.
 	Machines int `json:"machines"`
+	// FreeCredit is the Machines' free credit, units per identity, window
+	// and PoP (budget.Config.FreeCredit with its default resolved; 0:
+	// none).
+	FreeCredit int64 `json:"free_credit"`
 	// ItemsPerDecision and CallsPerDecision divide Items and Calls by the
 	// trace's decisions (every request, as round trips per decision do).
 	ItemsPerDecision float64 `json:"items_per_decision"`
@@ -32,6 +36,7 @@ type BudgetStats struct {
 func budgetStats(ms []*budget.Machine, decisions int) *BudgetStats {
 	b := &BudgetStats{BySource: map[string]uint64{}, Machines: len(ms)}
 	for _, m := range ms {
+		b.FreeCredit = m.Config().FreeCredit
 		st := m.Stats()
 		for src, n := range st.Decisions {
 			b.BySource[budget.Source(src).String()] += n

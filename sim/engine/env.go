@@ -16,6 +16,7 @@ type Env struct {
 	Net          netmodel.Model
 	Start        time.Time       // simulated instant of the trace's time 0, window-aligned
 	SyncInterval time.Duration   // budget: time between one PoP's Syncs
+	FreeCredit   int64           // budget: budget.Config.FreeCredit (0: its default, negative: none)
 	RedisAddr    string          // host:port of the Redis every mode shares, or a comma-separated list of Redis Cluster nodes
 	RedisCluster bool            // use a cluster client even for a single RedisAddr
 	Skew         []time.Duration // per PoP: its clock's offset from true time (nil: none)

@@ -27,11 +27,20 @@ type Config struct {
 	Incarnation uint64     // this process' random incarnation; 0 is refused by NewMachine (New draws one)
 	Limit       core.Limit // units per window (required; the sliding window counter)
 	PoPs        int        // the deployment's number of PoPs, P (required, ≥ 1)
-	FreeCredit  int64      // c: units a PoP admits of an identity per window unasked; 0 means 1
-	Namespace   string     // key prefix; "" means "el"
-	Buckets     int        // identity buckets, one Redis hash per bucket and two windows: size for ≈ 100 identities with Redis state each (only identities past their free credit have any); 0 means 1024
-	Groups      int        // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client (New)
-	FailClosed  bool       // deny what the budget cannot cover while Redis is down
+	// FreeCredit is c, the units a PoP admits of an identity per window
+	// without asking Redis, its one round-trip-free way to serve an
+	// identity it knows nothing of. Redis reserves c × PoPs units of every
+	// identity it decides in each of two windows for them, until the PoPs
+	// give their slots up (docs/budget.md, "Free credit"). 0, the zero
+	// value, chooses (AutoFreeCredit): 1 unit where that reservation
+	// costs a contested identity little, else none. A negative value
+	// means none: every unit a PoP admits unasked comes from a grant.
+	// A value with 2 × FreeCredit × PoPs > Limit.Max is refused.
+	FreeCredit int64
+	Namespace  string // key prefix; "" means "el"
+	Buckets    int    // identity buckets, one Redis hash per bucket and two windows: size for ≈ 100 identities with Redis state each (only identities past their free credit have any); 0 means 1024
+	Groups     int    // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client (New)
+	FailClosed bool   // deny what the budget cannot cover while Redis is down
 	// NoWait is the one policy choice: false (the zero value, accuracy
 	// first) sends a request no grant or free credit covers to Redis
 	// unless Redis' last reply left its identity no headroom, so a client
@@ -65,11 +74,14 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Limit %+v: the budget limiter runs the sliding window counter only: %w", ErrConfig, c.Limit, core.ErrBadAlgorithm)
 	case c.PoPs < 1:
 		return c, fmt.Errorf("%w: PoPs is %d, want the deployment's number of PoPs (≥ 1)", ErrConfig, c.PoPs)
-	case c.FreeCredit < 0 || c.Buckets < 0 || c.Groups < 0 || c.SyncInterval < 0 || c.RTT < 0 || c.ExpirySlack < 0:
-		return c, fmt.Errorf("%w: negative FreeCredit, Buckets, Groups, SyncInterval, RTT or ExpirySlack", ErrConfig)
+	case c.Buckets < 0 || c.Groups < 0 || c.SyncInterval < 0 || c.RTT < 0 || c.ExpirySlack < 0:
+		return c, fmt.Errorf("%w: negative Buckets, Groups, SyncInterval, RTT or ExpirySlack", ErrConfig)
 	}
-	if c.FreeCredit == 0 {
-		c.FreeCredit = 1
+	switch {
+	case c.FreeCredit == 0:
+		c.FreeCredit = AutoFreeCredit(c.Limit, c.PoPs)
+	case c.FreeCredit < 0:
+		c.FreeCredit = 0
 	}
 	if 2*c.FreeCredit*int64(c.PoPs) > c.Limit.Max {
 		return c, fmt.Errorf("%w: 2 × FreeCredit × PoPs = %d exceeds Limit.Max %d (free credit alone would pass the limit)",
@@ -94,4 +106,35 @@ func (c Config) withDefaults() (Config, error) {
 		c.ExpirySlack = time.Second
 	}
 	return c, nil
+}
+
+// freeCreditLag is about how long a newly contested identity's reserved
+// free slots stay reserved: until every PoP's next Sync has given them up
+// (a Sync interval and two round trips at the defaults).
+const freeCreditLag = 200 * time.Millisecond
+
+// AutoFreeCredit is the FreeCredit a Config's zero value chooses for limit
+// and pops: 1 unit when 2 × pops ≤ limit.Max and the reservation, 2 ×
+// pops units of limit.Max held for about 200 ms of each window an
+// identity is newly contested in, stays under 1/64 of the limit over its
+// window (window × Max ≥ pops × 25.6 s: at 8 PoPs a limit of 100 per 2.05 s
+// or more, of 24 per 8.5 s); else 0, none. It reads only the limit and
+// the number of PoPs, which every PoP of a deployment shares, so every
+// PoP chooses alike (Redis sizes the reservation by the caller's c).
+//
+// Measured with pop-sim (8 PoPs, honest network): limit 20 per 1 s with 1
+// unit, near-limit clients were served 0.66 of the exact reference and
+// 1,277 calm identities were wrongly limited, with none 1.00 and 0 (pure
+// Redis 1.01 and 0), at 53.5% of round trips saved instead of 54.9%;
+// limit 100 per 10 s, 1 unit saves 71.4% of round trips, none 61.8%, at
+// the same accuracy.
+func AutoFreeCredit(limit core.Limit, pops int) int64 {
+	max, w := limit.Max, limit.Window
+	if pops < 1 || 2*int64(pops) > max || w <= 0 {
+		return 0
+	}
+	if float64(w)*float64(max) < 128*float64(pops)*float64(freeCreditLag) {
+		return 0
+	}
+	return 1
 }

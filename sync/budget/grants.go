@@ -17,6 +17,9 @@ import (
 // free credit used is not among them: the op reporting the use claims it,
 // so Redis never sees the claim without the units.
 func (m *Machine) claims(e *entry, x int64, giveUpNext bool) []int64 {
+	if m.cfg.FreeCredit == 0 {
+		return nil // no free credit: no slots to claim
+	}
 	through := e.claimed
 	if giveUpNext || m.contested(e) || e.renounce {
 		through = max(through, x+1)

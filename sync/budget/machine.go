@@ -276,12 +276,12 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	if m.spendGrant(e, x, n) {
 		return verdict(true, SrcGrant)
 	}
-	if n <= m.cfg.FreeCredit && x > e.claimed {
+	if n <= m.cfg.FreeCredit && x > e.claimed { // never with FreeCredit 0 (n ≥ 1)
 		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
 		e.addOp(Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
-	if c := m.cfg.FreeCredit; x > e.claimed && m.balance(e, x)+c >= n {
+	if c := m.cfg.FreeCredit; c > 0 && x > e.claimed && m.balance(e, x)+c >= n {
 		// the free slot and the grant together cover it
 		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
 		e.addOp(Op{X: x, GW: GWFree, U: c})
@@ -302,7 +302,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		return verdict(false, SrcFull)
 	}
 	req := &pending{e: e, n: n, x: x}
-	if x > e.claimed {
+	if m.cfg.FreeCredit > 0 && x > e.claimed {
 		// this PoP's free slot of x is unused but the request is larger:
 		// it pays c of the units, Redis decides the rest (Complete
 		// reports the slot used, or gives it up unused on a denial)
@@ -321,7 +321,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		it.Want, it.Floor = m.topUp(e, x, true), m.grantFloor(e)
 	}
 	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: req, hotWin: -1}
-	if (x+1 > e.sentClaims || len(e.ops) > 0) && m.reports.room() {
+	if ((m.cfg.FreeCredit > 0 && x+1 > e.sentClaims) || len(e.ops) > 0) && m.reports.room() {
 		// The request asks Redis, and reports with it: this PoP gives up
 		// its free slot of the next window (and claims the slots it
 		// consumed), so the units Redis reserved for it are Redis' to

@@ -33,8 +33,8 @@ func TestConfigErrors(t *testing.T) {
 		"no PoPs":                func(c *Config) { c.PoPs = 0 },
 		"no limit":               func(c *Config) { c.Limit = core.Limit{} },
 		"no incarnation":         func(c *Config) { c.Incarnation = 0 },
-		"negative credit":        func(c *Config) { c.FreeCredit = -1 },
-		"free credit over limit": func(c *Config) { c.PoPs = 6 },
+		"free credit over limit": func(c *Config) { c.FreeCredit = 3 }, // 2 × 3 × 2 PoPs > 10
+		"negative buckets":       func(c *Config) { c.Buckets = -1 },
 	} {
 		cfg := base
 		mod(&cfg)
@@ -44,9 +44,75 @@ func TestConfigErrors(t *testing.T) {
 	m, err := NewMachine(base)
 	require.NoError(t, err, "the base config is valid")
 	c := m.Config()
-	assert.Equal(t, int64(1), c.FreeCredit, "FreeCredit defaults to 1")
+	assert.Equal(t, AutoFreeCredit(base.Limit, base.PoPs), c.FreeCredit, "FreeCredit 0 is AutoFreeCredit's choice")
 	assert.Equal(t, 1024, c.Buckets, "Buckets defaults to 1024")
 	assert.Equal(t, 1, c.Groups, "Groups defaults to 1 (New makes it 16 on a Redis Cluster client)")
+}
+
+// TestAutoFreeCredit: the zero FreeCredit is 1 unit where its reservation,
+// 2 × PoPs units held about 200 ms of a window, is under 1/64 of the limit
+// over the window (window × Max ≥ PoPs × 25.6 s) and 2 × PoPs ≤ Max, else
+// none; a negative FreeCredit is none, a positive one is kept, and a
+// Config with 2 × PoPs over Max is valid with none.
+func TestAutoFreeCredit(t *testing.T) {
+	for _, tc := range []struct {
+		max    int64
+		window time.Duration
+		pops   int
+		want   int64
+	}{
+		{100, 10 * time.Second, 8, 1},        // the simulator's default
+		{100, 10 * time.Second, 32, 1},       // 1,000 s·unit ≥ 819.2
+		{24, 10 * time.Second, 8, 1},         // 240 ≥ 204.8
+		{16, 10 * time.Second, 8, 0},         // 160 < 204.8
+		{100, time.Second, 8, 0},             // 100 < 204.8
+		{20, time.Second, 8, 0},              // short window, small limit
+		{100, 2048 * time.Millisecond, 8, 1}, // exactly 204.8
+		{100, 2047 * time.Millisecond, 8, 0}, // just under
+		{10, time.Hour, 8, 0},                // 2 × PoPs over Max, however long the window
+		{1, time.Hour, 1, 0},                 // the same with one PoP
+		{2, time.Minute, 1, 1},               // one PoP: 2 ≤ 2, 120 ≥ 25.6
+		{1_000_000, time.Second, 1000, 1},    // many PoPs, a large limit
+	} {
+		l := core.PerWindow(tc.max, tc.window)
+		assert.Equal(t, tc.want, AutoFreeCredit(l, tc.pops), "AutoFreeCredit(%v, %d PoPs)", l, tc.pops)
+		m, err := NewMachine(Config{PoP: "p", Incarnation: 1, Limit: l, PoPs: tc.pops})
+		require.NoError(t, err, "%v over %d PoPs is a valid config", l, tc.pops)
+		assert.Equal(t, tc.want, m.Config().FreeCredit, "the zero FreeCredit resolves to AutoFreeCredit's")
+	}
+	l := core.PerWindow(100, 10*time.Second)
+	for set, want := range map[int64]int64{-1: 0, -7: 0, 2: 2, 50: 50} {
+		m, err := NewMachine(Config{PoP: "p", Incarnation: 1, Limit: l, PoPs: 1, FreeCredit: set})
+		require.NoError(t, err, "FreeCredit %d is valid", set)
+		assert.Equal(t, want, m.Config().FreeCredit, "FreeCredit %d resolves to %d", set, want)
+	}
+	_, err := NewMachine(Config{PoP: "p", Incarnation: 1, Limit: l, PoPs: 1, FreeCredit: 51})
+	assert.ErrorIs(t, err, ErrConfig, "2 × 51 × 1 PoP over 100 is refused")
+}
+
+// TestNoFreeCredit: without free credit the first unit of an identity asks
+// Redis (a decision Call carrying no slot claims and no report), the
+// light tier keeps nothing, and a Sync's item claims no slot.
+func TestNoFreeCredit(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
+	d, c := m.Request(w0+10, "a", 1)
+	require.NotNil(t, c, "the first unit asks Redis: no free credit covers it")
+	assert.Equal(t, Decision{}, d, "undecided until Redis answers")
+	require.Len(t, c.Items, 1, "one item")
+	assert.Empty(t, c.Items[0].Claims, "no slot to give up")
+	assert.Empty(t, c.guard, "nothing to report: no sequence number taken")
+	assert.Zero(t, m.lightLen(), "no light record")
+	r := &Result{Now: w0 + 20, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 2, CW: 1, Headroom: 7}}}
+	d = m.Complete(w0+30, c, r, nil)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis admits it")
+	d, c = m.Request(w0+40, "a", 1)
+	assert.Nil(t, c, "the grant covers the next unit")
+	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "from the grant")
+	for _, b := range m.Tick(w0 + 100) {
+		for _, it := range b.Items {
+			assert.Empty(t, it.Claims, "a Sync item claims no slot without free credit")
+		}
+	}
 }
 
 // TestFreeCreditThenRedis: the first unit of a window is free, the second

@@ -28,7 +28,8 @@ import (
 // each restart in the last two windows (docs/budget.md's bound). Machines
 // run FailClosed: fallback admissions in an outage are a separate bound.
 //
-// Runs alternate 1 s and 400 ms windows; 20% of sends are duplicated. A
+// Runs alternate 1 s and 400 ms windows, and a free credit of 1 unit and
+// none; 20% of sends are duplicated. A
 // Call runs at Redis as the incarnation that sent it, even after that
 // PoP crashed (its retry guards are its incarnation's).
 //
@@ -81,7 +82,8 @@ func TestPropertyBudget(t *testing.T) {
 	for run := range 100 {
 		require.NoError(t, rdb.FlushAll(context.Background()).Err())
 		s := uint64(run) + seed
-		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)]); msg != "" {
+		credit := propCredits[run/len(propWindows)%len(propCredits)]
+		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], credit); msg != "" {
 			t.Fatalf("seed %d (run %d): %s", s, run, msg)
 		}
 	}
@@ -106,6 +108,10 @@ type gossipDeny struct {
 // propWindows are the windows (ms) the runs alternate: with a Sync every
 // 100 ms, a 400 ms window leaves more reports in flight across windows.
 var propWindows = []int64{1000, 400}
+
+// propCredits are the FreeCredit values the runs alternate, after every
+// window: 1 unit, and none (-1), where every local admission is a grant's.
+var propCredits = []int64{1, -1}
 
 const (
 	propMax  = 20
@@ -157,13 +163,13 @@ type admission struct {
 }
 
 // propertyRun plays one random run and returns "" or what broke.
-func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64) string {
+func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow, credit int64) string {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	ctx := context.Background()
 	newM := func(p int) *Machine {
 		m, err := NewMachine(Config{PoP: fmt.Sprintf("p%d", p), Incarnation: rng.Uint64() | 1,
 			Limit: core.PerWindow(propMax, time.Duration(propWindow)*time.Millisecond), PoPs: propPoPs, Buckets: 3, Groups: 2,
-			FailClosed: true, SyncInterval: 100 * time.Millisecond, RTT: 40 * time.Millisecond, ExpirySlack: time.Hour})
+			FreeCredit: credit, FailClosed: true, SyncInterval: 100 * time.Millisecond, RTT: 40 * time.Millisecond, ExpirySlack: time.Hour})
 		require.NoError(t, err)
 		return m
 	}
@@ -345,7 +351,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64)
 		}
 	}
 	for key, adm := range truth {
-		if msg := judge(adm, restarts, key, propWindow); msg != "" {
+		if msg := judge(adm, restarts, key, propWindow, max(0, credit)); msg != "" {
 			return msg
 		}
 	}
@@ -389,9 +395,9 @@ func gossipDenyRight(counted []admission, d gossipDeny, propWindow int64) string
 }
 
 // judge replays admissions in time order and returns "" when at each the
-// sliding estimate is below Max + 1 (+ 2 per restart in the two windows
-// before it).
-func judge(adm []admission, restarts []int64, key string, propWindow int64) string {
+// sliding estimate is below Max + 1 (+ 2c per restart in the two windows
+// before it, c the free credit).
+func judge(adm []admission, restarts []int64, key string, propWindow, c int64) string {
 	slices.SortStableFunc(adm, func(a, b admission) int { return int(a.at - b.at) })
 	var st core.WindowState
 	for _, a := range adm {
@@ -402,7 +408,7 @@ func judge(adm []admission, restarts []int64, key string, propWindow int64) stri
 		allow := float64(propMax + 1)
 		for _, r := range restarts {
 			if r <= a.at && r > a.at-2*propWindow {
-				allow += 2
+				allow += float64(2 * c)
 			}
 		}
 		if !(est < allow) {
