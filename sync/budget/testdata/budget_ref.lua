@@ -113,7 +113,12 @@ local function store(b, f, x, s)
   end
 end
 
+local unreserved = false -- headroom leaves R out (what was admitted and granted alone)
+
 local function R(s)
+  if unreserved then
+    return 0
+  end
   return c * math.max(0, P - s[3])
 end
 
@@ -262,7 +267,13 @@ for _ = 1, nitems do
   out[#out + 1] = retry
   if retried == 0 and (n > 0 or want > 0 or nclaims > 0 or nops > 0) then
     local m, op = b .. '|' .. f, nil
-    if h < max / 4 and (R(s[0]) > 0 or R(s[1]) > 0) then
+    local busy = false
+    if R(s[0]) > 0 or R(s[1]) > 0 then
+      unreserved = true
+      busy = headroom(s, 1) < max * 2 / 3
+      unreserved = false
+    end
+    if (h < max / 4 or busy) and (R(s[0]) > 0 or R(s[1]) > 0) then
       op = true
     elseif R(s[0]) == 0 and R(s[1]) == 0 then
       op = false
