@@ -50,6 +50,19 @@ func (m *Machine) horizon() float64 {
 	return 4 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
 }
 
+// settled reports whether e's demand here is old enough at now for a
+// decision Call to ask a top-up: a Sync interval and a round trip since
+// this PoP first saw it (e.born; 150 ms at the defaults), the time
+// a Sync's top-up takes to land. A burst's grants land after it ends and
+// hold budget where no request comes, so a new identity's requests are
+// decided at Redis until then (pop-sim's flash crowd over 100 ms: 89.4% of
+// the reference served, 95.0% with the wait; round trips saved on mixed
+// 71.5% -> 70.9%, on the 1 s crowd 71.9% -> 66.6%). Syncs top it up
+// meanwhile.
+func (m *Machine) settled(e *entry, now int64) bool {
+	return now-e.born >= (m.cfg.SyncInterval + m.cfg.RTT).Milliseconds()
+}
+
 // grantFloor is the least headroom at which Redis grants e's top-up (its
 // item's Floor, the script's gmin): P under the default policy, so a
 // saturated identity's last units stay at Redis and go to the requests

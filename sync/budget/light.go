@@ -80,7 +80,7 @@ func (m *Machine) freeLight(now int64, key string, n int64) bool {
 		// faster than one request a window: a full entry's Syncs follow
 		// its rate from here (its demand: n since the request before)
 		e := m.entry(key)
-		e.lastPlan, e.demand = before.t, n
+		e.lastPlan, e.demand, e.born = before.t, n, before.t
 		m.mark(e)
 	}
 	return true
@@ -111,6 +111,10 @@ func (m *Machine) promote(e *entry) {
 	}
 	e.ops = append(e.ops, Op{X: last, GW: GWFree, U: int64(rec.u)})
 	e.rate = float64(rec.u) / float64(m.w)
+	e.born = rec.t // seen here since its last free request, at least
+	if rec.pu > 0 {
+		e.born = min(e.born, last*m.w-1) // and since the window before's
+	}
 }
 
 func has(l map[string]light, key string) bool {

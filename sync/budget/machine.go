@@ -121,6 +121,7 @@ type entry struct {
 	demand     int64   // units asked since the last Sync
 	rate       float64 // units asked per ms, averaged over about a window
 	lastPlan   int64   // when the last Sync planned e (ms; 0: never)
+	born       int64   // when this PoP first saw it: its first request as a full entry, or its light record's last (ms; 0: none yet)
 	headroom   int64   // Redis' last headroom for e (-1: unknown)
 	inBatch    bool    // part of a batch whose reply has not come
 	asking     int     // decision Calls in flight
@@ -263,6 +264,9 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		m.mark(e)
 	}
 	x := m.window(now)
+	if e.born == 0 {
+		e.born = now
+	}
 	verdict := func(ok bool, s Source) (Decision, *Call) {
 		m.stats.Decisions[s]++
 		if ok {
@@ -314,7 +318,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	// denied a request they cover together)
 	req.took = m.takeGrant(e, x, n-req.slot)
 	it := Item{Key: e.key, Bucket: e.bucket, N: n - req.slot - req.took[0].bal - req.took[1].bal}
-	if e.asking == 0 {
+	if e.asking == 0 && m.settled(e, now) {
 		// one top-up in flight per identity: the replies of a burst's
 		// Calls land after it, and a grant each would hold budget where
 		// no request comes

@@ -119,13 +119,15 @@ func TestNoFreeCredit(t *testing.T) {
 // asks Redis with a Call that gives up the previous and next windows'
 // slots (guarded by its own sequence number); Redis' verdict and grant are
 // applied, the grant serves the next request, and the next window's first
-// unit, its slot given up, asks Redis.
+// unit, its slot given up, asks Redis. The second unit comes 190 ms after
+// the first, so the identity is settled and its Call asks a grant
+// (TestNewIdentityAsksNoTopUp has the first 150 ms).
 func TestFreeCreditThenRedis(t *testing.T) {
 	m := newTestMachine(t, nil)
 	d, c := m.Request(w0+10, "a", 1)
 	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "the first unit of a window is free credit")
 	assert.Nil(t, c, "free credit asks nothing")
-	d, c = m.Request(w0+20, "a", 1)
+	d, c = m.Request(w0+200, "a", 1)
 	require.NotNil(t, c, "the second unit of the window has no budget: a decision Call")
 	assert.Equal(t, Decision{}, d, "no verdict while the Call is out")
 	assert.True(t, c.Decision(), "a decision Call")
@@ -134,19 +136,19 @@ func TestFreeCreditThenRedis(t *testing.T) {
 	assert.Equal(t, int64(1), it.N, "the Call decides the request's units")
 	assert.Equal(t, []int64{999, 1001}, it.Claims, "the Call gives up the slots of the previous and next windows (1000's is claimed by its free unit's op)")
 	assert.Positive(t, it.Want, "the Call asks a grant for the demand")
-	d = m.Complete(w0+60, c, &Result{Now: w0 + 40, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 3, CW: 1, Headroom: 5}}}, nil)
+	d = m.Complete(w0+260, c, &Result{Now: w0 + 240, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 3, CW: 1, Headroom: 5}}}, nil)
 	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis' verdict")
 	for i := range 3 {
-		d, c = m.Request(w0+100+int64(i), "a", 1)
+		d, c = m.Request(w0+300+int64(i), "a", 1)
 		assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "unit %d of the grant of 3", i+1)
 		assert.Nil(t, c)
 	}
-	_, c = m.Request(w0+200, "a", 1)
+	_, c = m.Request(w0+400, "a", 1)
 	assert.NotNil(t, c, "the grant spent, Redis is asked again")
 	assert.Equal(t, uint64(2), c.Seq, "the Call reports the grant's spends: the guard's next number")
 	assert.Equal(t, []Op{{X: 1000, GW: 1000, U: 3}}, c.Items[0].Ops, "the grant's three units, spent, reported with the Call")
 	assert.Empty(t, c.Items[0].Claims, "nothing left to give up")
-	m.Complete(w0+240, c, &Result{Now: w0 + 220, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 2, Headroom: 4}}}, nil)
+	m.Complete(w0+440, c, &Result{Now: w0 + 420, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 2, Headroom: 4}}}, nil)
 	d, c = m.Request(w0+testWindow+5, "a", 1)
 	assert.NotNil(t, c, "the next window's slot was given up: its first unit asks Redis")
 	assert.Equal(t, Decision{}, d, "no verdict while the Call is out")
@@ -274,12 +276,12 @@ func TestSyncPlan(t *testing.T) {
 	m := newTestMachine(t, func(c *Config) { c.Groups = 1 })
 	m.Request(w0+5, "s", 1) // free
 	assert.Empty(t, m.Tick(w0+100), "a calm identity's one request asks nothing and reports nothing (its free unit is inside R at Redis)")
-	_, c := m.Request(w0+110, "s", 1)
+	_, c := m.Request(w0+160, "s", 1)
 	require.NotNil(t, c, "the free credit is spent: Redis decides")
-	assert.Positive(t, c.Items[0].Want, "a request the budget could not cover asks a top-up")
+	assert.Positive(t, c.Items[0].Want, "a request the budget could not cover asks a top-up (seen 155 ms: settled)")
 	assert.Equal(t, []int64{999, 1001}, c.Items[0].Claims, "the decision Call gives up the past window's unused slot and the next window's (w's is claimed by the op of its free unit)")
 	assert.Equal(t, []Op{{X: 1000, GW: GWFree, U: 1}}, c.Items[0].Ops, "and reports the free unit in its window (it claims slot w)")
-	m.Complete(w0+120, c, &Result{Now: w0 + 120, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
+	m.Complete(w0+170, c, &Result{Now: w0 + 170, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
 	calls := m.Tick(w0 + 200)
 	require.Len(t, calls, 1, "one group, one batch")
 	b := calls[0]
@@ -530,13 +532,35 @@ func TestNoWait(t *testing.T) {
 	}
 }
 
+// TestNewIdentityAsksNoTopUp: a decision Call about an identity this PoP
+// first saw less than a Sync interval and a round trip ago (150 ms at the
+// defaults) asks no grant, so a burst's Calls hold no budget that would
+// land after it; from then on a Call asks its top-up.
+func TestNewIdentityAsksNoTopUp(t *testing.T) {
+	m := newTestMachine(t, nil)
+	m.Request(w0, "n", 1) // free credit: seen from w0
+	settle := (m.cfg.SyncInterval + m.cfg.RTT).Milliseconds()
+	require.Equal(t, int64(150), settle, "a Sync interval and a round trip at the defaults")
+	ask := func(at int64) *Call {
+		t.Helper()
+		_, c := m.Request(at, "n", 1)
+		require.NotNil(t, c, "at %d: a decision Call", at)
+		m.Complete(at, c, &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 50}}}, nil)
+		return c
+	}
+	assert.Zero(t, ask(w0+1).Items[0].Want, "seen 1 ms: no top-up")
+	assert.Zero(t, ask(w0+settle-1).Items[0].Want, "seen 149 ms: no top-up")
+	assert.Positive(t, ask(w0+settle).Items[0].Want, "seen 150 ms: the Call asks its top-up")
+}
+
 // TestOneTopUpInFlight: while a decision Call about an identity is in
 // flight, a second request's Call decides its unit but asks no grant:
 // the replies of a burst land after it, and a grant in each would hold
 // budget where no request comes.
 func TestOneTopUpInFlight(t *testing.T) {
 	m := newTestMachine(t, nil)
-	m.Request(w0, "b", 1) // free credit
+	m.Request(w0-200, "b", 1) // free credit of the window before: seen 200 ms, settled
+	m.Request(w0, "b", 1)     // free credit
 	_, first := m.Request(w0+1, "b", 1)
 	_, second := m.Request(w0+2, "b", 1)
 	require.NotNil(t, first, "the budget cannot cover the second unit: Redis is asked")

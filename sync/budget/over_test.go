@@ -137,7 +137,8 @@ func TestGrantFloor(t *testing.T) {
 				c.Limit = core.PerWindow(40, testWindow*time.Millisecond)
 				c.NoWait = tc.noWait
 			})
-			m.Request(w0, "g", 1) // free credit
+			m.Request(w0-200, "g", 1) // free credit of the window before: seen 200 ms, settled
+			m.Request(w0, "g", 1)     // free credit
 			c := ask(m, w0+1)
 			first := int64(4)
 			if tc.noWait {

@@ -94,13 +94,16 @@ func TestResetKeepsBudget(t *testing.T) {
 		require.NoError(t, err)
 		return r
 	}
-	// B holds a grant.
+	// B holds a grant (seen since the window before: settled, its Call
+	// asks a top-up).
+	b.Request(now-200, "r", 1)
 	b.Request(now, "r", 1)
 	_, cb := b.Request(now, "r", 1)
 	rb := run(b, cb)
 	b.Complete(now, cb, rb, nil)
 	require.Positive(t, rb.Items[0].Grant, "B's Call is granted a top-up")
 	// A: a decided request with a grant, two units spent from it unreported.
+	a.Request(now-200, "r", 1)
 	a.Request(now, "r", 1)
 	_, ca := a.Request(now, "r", 5)
 	ra := run(a, ca)
