@@ -10,14 +10,16 @@
 #     and 10s: a trace budget-lines crowd writes, replayed with -trace;
 #   - mixed and spread-attack on 32 PoPs;
 #   - the faults, one at a time on mixed: a Redis outage, a partitioned
-#     PoP, a crashed PoP, clock skew.
-# Gossip loss and duplication are not run: budget sends no gossip (pop-sim's
-# budget mode ignores -gossip-loss and -gossip-dup), and neither does pure
-# Redis; the table says so under it.
+#     PoP, a crashed PoP, clock skew, and gossip losing and duplicating
+#     5% of its messages each (this line runs budget-gossip, the budget
+#     limiter with gossip over NATS, in budget's column);
+#   - a small limit against the PoPs on short windows: 20 per 1 s over 8
+#     PoPs at 40,000 requests a second per PoP (the budget limiter runs
+#     it without free credit: budget.AutoFreeCredit).
 #
 # DIR receives each line's report (LINE.json, pop-sim -json), its stderr
 # (LINE.err), the crowd traces, and the table as text (table.txt) and JSON
-# (lines.json). Progress goes to stderr, the table to stdout. About 5 min
+# (lines.json). Progress goes to stderr, the table to stdout. About 2–5 min
 # on 2 shared cores.
 #
 #   scripts/budget-lines.sh /tmp/budget-lines
@@ -60,6 +62,8 @@ lines=(
 	"partition-5@35s+3s|-scenario mixed -partition 5@35s+3s"
 	"crash-3@45s|-scenario mixed -crash 3@45s"
 	"clock-skew-2s|-scenario mixed -clock-skew 2s"
+	"gossip-loss-dup-5%|-scenario mixed -mode redis,budget-gossip -gossip-loss 0.05 -gossip-dup 0.05"
+	"small-limit-1s|-scenario mixed -window 1s -limit 20 -requests 640000 -identities 100000 -rate 40000"
 )
 names=()
 start=$SECONDS
@@ -88,5 +92,5 @@ echo "all ${#lines[@]} runs in $((SECONDS - start)) s" >&2
 	echo "script us/dec: Redis' script time (INFO commandstats) / decisions, each mode on its own redis-server; items/dec: budget's Machines;"
 	echo "redis B/id: used_memory grown / identities with state; view B/entry, B/id: budget's Machines' heap / their entries (one PoP's cost of an identity), / identities of the run (all PoPs' views together)"
 	echo "lost: units admitted that Redis never counted; budget's is not measured (-): a calm identity's free-credit spends are reported only with its next item, by design, so they sit inside Redis' reservation, not in its count"
-	echo "not run: -gossip-loss, -gossip-dup (budget sends no gossip; the flags change nothing for it or for pure Redis)"
+	echo "gossip-loss-dup-5%: budget's column is budget-gossip (gossip over NATS); pure Redis sends no gossip"
 } | tee "$dir/table.txt"

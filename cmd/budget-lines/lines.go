@@ -70,7 +70,8 @@ type Class struct {
 }
 
 // readLine reads DIR/NAME.json, a pop-sim -json report with a redis and a
-// budget row, into its Line.
+// budget row (budget, or budget-gossip for a line that runs gossip), into
+// its Line.
 func readLine(dir, name string) (Line, error) {
 	b, err := os.ReadFile(filepath.Join(dir, name+".json"))
 	if err != nil {
@@ -85,12 +86,14 @@ func readLine(dir, name string) (Line, error) {
 		switch rep.Results[i].Mode {
 		case "redis":
 			rd = &rep.Results[i]
-		case "budget":
-			bu = &rep.Results[i]
+		case "budget", "budget-gossip":
+			if bu == nil {
+				bu = &rep.Results[i]
+			}
 		}
 	}
 	if rd == nil || bu == nil {
-		return Line{}, fmt.Errorf("%w: line %s: want a redis and a budget row (-mode redis,budget)", ErrReport, name)
+		return Line{}, fmt.Errorf("%w: line %s: want a redis and a budget row (-mode redis,budget or redis,budget-gossip)", ErrReport, name)
 	}
 	return lineOf(name, rd, bu), nil
 }

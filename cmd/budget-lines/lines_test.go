@@ -97,6 +97,24 @@ func TestTableOfLines(t *testing.T) {
 	assert.Equal(t, []Class{{"attackers", 13193, 12969, 99.95, 98.25, 12969.0 / 13193}, {"near", 36590, 34681, 100.73, 95.47, 34681.0 / 36590}}, l.Classes, "contested classes")
 }
 
+// TestGossipLineReadsBudgetGossip: a line run with -mode
+// redis,budget-gossip takes its budget figures from the budget-gossip row;
+// with both a budget and a budget-gossip row, from the first.
+func TestGossipLineReadsBudgetGossip(t *testing.T) {
+	dir := t.TempDir()
+	rd, bu := rows(0)
+	bu.Mode = "budget-gossip"
+	writeReport(t, dir, "gossip", rd, bu)
+	l, err := readLine(dir, "gossip")
+	require.NoError(t, err)
+	assert.Equal(t, bu.MaxOveradmission, l.OverBudget, "budget-gossip's row in budget's column")
+	_, other := rows(0.5)
+	writeReport(t, dir, "both", rd, other, bu)
+	l, err = readLine(dir, "both")
+	require.NoError(t, err)
+	assert.Equal(t, other.MaxOveradmission, l.OverBudget, "the first budget row")
+}
+
 // TestTableRefusesBadReports: a missing report, one that is not JSON, and
 // one without a budget row are refused with ErrReport, exit 2, one line on
 // stderr and nothing on stdout.
