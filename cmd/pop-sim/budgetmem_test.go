@@ -104,12 +104,19 @@ func TestBudgetRowAndNote(t *testing.T) {
 
 // TestFreeCreditFlag: -free-credit sets the budget Machines' free credit:
 // 0 resolves to budget.AutoFreeCredit's choice for the run's limit and
-// PoPs (none for 10 a second over 3 PoPs), 1 is one unit, with decisions
-// from it, and -1 is none, with no decision from free credit.
+// PoPs (one unit for 10 per 10 s over 3 PoPs, none for 10 a second), 1 is
+// one unit, with decisions from it, and -1 is none, with no decision from
+// free credit.
 func TestFreeCreditFlag(t *testing.T) {
 	_, p := redistest.Client(t)
-	for flag, want := range map[string]float64{"0": float64(budget.AutoFreeCredit(core.PerWindow(10, time.Second), 3)), "1": 1, "-1": 0} {
-		args := append(memoryRun(p.Addr), "-mode", "budget", "-free-credit", flag, "-json")
+	require.Equal(t, int64(1), budget.AutoFreeCredit(core.PerWindow(10, 10*time.Second), 3), "10 per 10 s over 3 PoPs: one unit")
+	require.Equal(t, int64(0), budget.AutoFreeCredit(core.PerWindow(10, time.Second), 3), "10 a second over 3 PoPs: none")
+	for _, tc := range []struct {
+		flag, window string
+		want         float64
+	}{{"0", "10s", 1}, {"0", "1s", 0}, {"1", "1s", 1}, {"-1", "10s", 0}} {
+		flag, want := tc.flag, tc.want
+		args := append(memoryRun(p.Addr), "-window", tc.window, "-mode", "budget", "-free-credit", flag, "-json")
 		code, out, errOut := popSim(t, args...)
 		require.EqualValues(t, 0, code, "-free-credit %s: exit %d: %s", flag, code, errOut)
 		r := decode(t, out)

@@ -102,13 +102,16 @@ func TestNoFreeCredit(t *testing.T) {
 	assert.Empty(t, c.Items[0].Claims, "no slot to give up")
 	assert.Empty(t, c.guard, "nothing to report: no sequence number taken")
 	assert.Zero(t, m.lightLen(), "no light record")
-	r := &Result{Now: w0 + 20, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 2, CW: 1, Headroom: 7}}}
+	r := &Result{Now: w0 + 20, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 2, CW: 1, Headroom: 1}}}
 	d = m.Complete(w0+30, c, r, nil)
 	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis admits it")
 	d, c = m.Request(w0+40, "a", 1)
 	assert.Nil(t, c, "the grant covers the next unit")
 	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "from the grant")
-	for _, b := range m.Tick(w0 + 100) {
+	batches := m.Tick(w0 + 100) // contested (headroom 1) with demand: planned
+	require.NotEmpty(t, batches, "a Sync batch about the contested identity")
+	for _, b := range batches {
+		require.NotEmpty(t, b.Items, "with its item")
 		for _, it := range b.Items {
 			assert.Empty(t, it.Claims, "a Sync item claims no slot without free credit")
 		}

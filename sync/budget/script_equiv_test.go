@@ -98,7 +98,7 @@ func matchReference(t *testing.T, unit int64) {
 	// still reads could expire in one layout and not the other. An hour of
 	// slack keeps every key for the test; expiry is not what it compares.
 	machine := func(ns string, inc uint64) *Machine {
-		m, err := NewMachine(Config{PoP: "p", Incarnation: inc, Limit: core.PerWindow(max, window*time.Millisecond),
+		m, err := NewMachine(Config{PoP: "p", Incarnation: inc, FreeCredit: 1, Limit: core.PerWindow(max, window*time.Millisecond),
 			PoPs: pops, Buckets: 3, Groups: 2, Namespace: ns, ExpirySlack: time.Hour})
 		require.NoError(t, err, "a valid config")
 		return m

@@ -24,10 +24,10 @@ var soakRate = flag.Int("soak.rate", 5000, "BenchmarkSoak: requests per simulate
 
 // The soak's shape: 8 PoPs for 10 minutes of simulated time, limit 100 per
 // 10 s; a calm majority of soakIdentities, each pinned to one PoP (id mod
-// 8), takes four fifths of the requests (one request each about every 80
+// 8), takes four fifths of the requests (one request each about every 100
 // simulated seconds: they live on free credit and leave the views), and
 // soakAttackers identities spread over every PoP take the rest (each about
-// 25 a second against a limit of 10 a second: contested all along).
+// 50 a second against a limit of 10 a second: contested all along).
 const (
 	soakPoPs       = 8
 	soakDuration   = 10 * time.Minute
