@@ -551,9 +551,9 @@ func TestNewIdentityAsksNoTopUp(t *testing.T) {
 		m.Complete(at, c, &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 50}}}, nil)
 		return c
 	}
-	assert.Zero(t, ask(w0+1).Items[0].Want, "seen 1 ms: no top-up")
-	assert.Zero(t, ask(w0+settle-1).Items[0].Want, "seen 149 ms: no top-up")
-	assert.Positive(t, ask(w0+settle).Items[0].Want, "seen 150 ms: the Call asks its top-up")
+	assert.Zero(t, ask(w0 + 1).Items[0].Want, "seen 1 ms: no top-up")
+	assert.Zero(t, ask(w0 + settle - 1).Items[0].Want, "seen 149 ms: no top-up")
+	assert.Positive(t, ask(w0 + settle).Items[0].Want, "seen 150 ms: the Call asks its top-up")
 }
 
 // TestOneTopUpInFlight: while a decision Call about an identity is in
