@@ -22,7 +22,11 @@
 -- ARGV[10] hot cursor's window (-1: a decision call, which lists none)
 -- ARGV[11] hot cursor: the last hot order this PoP's group listed of that
 --          window (0: none)
--- ARGV[12] item count, then per item:
+-- ARGV[12] the caller's incarnation (hex), naming its announcement key
+-- ARGV[13] announce: the caller may spend free credit through this window
+--          (its clock's numbering, as its slot claims), or 0: none (see
+--          "Who may spend free credit" below)
+-- ARGV[14] item count, then per item:
 --   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
@@ -31,7 +35,8 @@
 --   fallback admission (C_x only); gw = -3 forgets C of every window (a
 --   Reset: G and K stay, budget PoPs may still spend). An item that asks
 --   nothing (n, want, claims and ops all 0: a peek) writes nothing.
--- Returns {now, w, retried, hot cursor, then per item: allowed (-1 none, 0, 1), grant,
+-- Returns {now, w, retried, hot cursor, announced-through (the last window
+-- the caller's announcements cover, -1: none), then per item: allowed (-1 none, 0, 1), grant,
 -- C_w, C_{w-1}, headroom, retry}: retry is, for a denied decision, the ms
 -- until its n units would fit if nothing changed, else, when headroom is
 -- 0, until one unit would (the time E's estimate takes to fall that far,
@@ -89,7 +94,7 @@ local c = tonumber(ARGV[6])
 local slack = tonumber(ARGV[7])
 local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
-local nitems = tonumber(ARGV[12])
+local nitems = tonumber(ARGV[14])
 
 local w = floor(now / W)
 local elapsed = now - w * W
@@ -135,6 +140,59 @@ elseif seq > 0 then
   end
 end
 
+-- Who may spend free credit: a PoP spends its free credit of window x
+-- only after Redis has counted it among x's spenders (its announcement,
+-- acknowledged by a reply: the PoP's lease), so the reservation need not
+-- trust any caller's configuration. The group's hash '<prefix>:fc' holds,
+-- per window x, field '<x>' = n * 2^32 + cx: n the incarnations that
+-- announced x, cx the largest free credit among them (at most 2^32 - 1);
+-- '<prefix>:fa:<incarnation>' holds the last window an incarnation
+-- announced, so each is counted once per window. R_x, the free credit
+-- PoPs may still spend in x unseen, is the larger of cx * max(0, n - K_x)
+-- and the caller's c * max(0, P - K_x) (PoPs that do not announce,
+-- running an earlier version, are covered by the latter as before).
+local through = -1
+local fk = prefix .. ':fc'
+local ann = tonumber(ARGV[13])
+if ann > 0 and c > 0 then
+  local ik = prefix .. ':fa:' .. ARGV[12]
+  local have = tonumber(redis.call('GET', ik) or '-1')
+  if ann > have and ann >= w - 1 then
+    local cc = mmin(c, 4294967295)
+    for x = mmax(have + 1, w - 1), ann do
+      local v = tonumber(redis.call('HGET', fk, x) or '0')
+      local n, cx = floor(v / 4294967296), v % 4294967296
+      redis.call('HSET', fk, x, string.format('%.0f', (n + 1) * 4294967296 + mmax(cx, cc)))
+    end
+    redis.call('HDEL', fk, w - 2, w - 3, w - 4)
+    local ttl = (ann + 2) * W - now + slack -- R_ann weighs until window ann + 1 ends
+    redis.call('SET', ik, ann, 'PX', ttl)
+    if redis.call('PTTL', fk) < ttl then
+      redis.call('PEXPIRE', fk, ttl)
+    end
+    have = ann
+  end
+  through = have
+end
+-- the announced spenders of windows w - 1 .. w + 2 (nN) and their largest
+-- credit (cN); anyN false when none announced
+local nP, cP, n0, c0, n1, c1, n2, c2 = 0, 0, 0, 0, 0, 0, 0, 0
+local anyN = false
+do
+  local fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2)
+  if fv[1] or fv[2] or fv[3] or fv[4] then
+    anyN = true
+    local v = tonumber(fv[1] or '0')
+    nP, cP = floor(v / 4294967296), v % 4294967296
+    v = tonumber(fv[2] or '0')
+    n0, c0 = floor(v / 4294967296), v % 4294967296
+    v = tonumber(fv[3] or '0')
+    n1, c1 = floor(v / 4294967296), v % 4294967296
+    v = tonumber(fv[4] or '0')
+    n2, c2 = floor(v / 4294967296), v % 4294967296
+  end
+end
+
 -- Layout: windows are paired, 2e and 2e + 1 forming epoch e; each bucket
 -- has a hash per epoch, '<prefix>:b<bucket>:e<e>', field = identity, value
 -- C, G, K of window 2e, followed by C, G, K of window 2e + 1 when that is
@@ -156,7 +214,7 @@ local ids = {}      -- 'bucket|field' -> state
 local bl = {}       -- buckets in order of first mention
 local bf = {}       -- bucket -> its states in order of first mention
 local itS, itArg = {}, {} -- per item: its state, its ARGV index
-local i = 13
+local i = 15
 for n = 1, nitems do
   local f, b = ARGV[i], ARGV[i + 1]
   local id = b .. '|' .. f
@@ -225,17 +283,21 @@ end
 -- changes: when E binds, the time the sliding estimate takes to fall to
 -- max − need (core.SlidingRetryMillis); when E1 or E2 binds (budget
 -- reserved for the next windows), at least the next window.
--- R_x = c * max(0, P - K_x); with unreserved, R is left out (what was
--- admitted and granted alone).
+-- R_{w+d} is the larger of c * max(0, P - K) and the announced spenders'
+-- (above); with unreserved, R is left out (what was admitted and granted
+-- alone). Inline, not a function per window: this runs for every item.
 local function headroom(s, need, dec, unreserved)
-  local cr = c
-  if unreserved then
-    cr = 0
+  local rw, r1, rp, r2 = 0, 0, 0, 0
+  if not unreserved then
+    local kp, k0, k1, k2 = s[9], s[12], s[15], s[18]
+    rp, rw, r1, r2 = c * mmax(0, P - kp), c * mmax(0, P - k0), c * mmax(0, P - k1), c * mmax(0, P - k2)
+    if anyN then
+      rp, rw = mmax(rp, cP * mmax(0, nP - kp)), mmax(rw, c0 * mmax(0, n0 - k0))
+      r1, r2 = mmax(r1, c1 * mmax(0, n1 - k1)), mmax(r2, c2 * mmax(0, n2 - k2))
+    end
   end
-  local rw = cr * mmax(0, P - s[12])
-  local r1 = cr * mmax(0, P - s[15])
   local cur = s[10] + s[11] + s[8] + rw
-  local prev = s[7] + cr * mmax(0, P - s[9]) + s[5]
+  local prev = s[7] + rp + s[5]
   local est
   if prev == 0 then
     est = cur
@@ -247,7 +309,7 @@ local function headroom(s, need, dec, unreserved)
     h = h - 1
   end
   local e1 = cur + r1
-  local e2 = s[11] + r1 + cr * mmax(0, P - s[18])
+  local e2 = s[11] + r1 + r2
   if dec then
     e2 = 0 -- E2 is of the window after next, which no unit counted in w weighs in
   end
@@ -271,8 +333,8 @@ local function headroom(s, need, dec, unreserved)
 end
 
 local hotOps, hotOrder = {}, {} -- member -> true (add) / false (remove)
-local out = {now, w, retried, 0}
-local q = 4
+local out = {now, w, retried, 0, through}
+local q = 5
 for n = 1, nitems do
   local s, a = itS[n], itArg[n]
   local nn, want, gmin, nclaims = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
@@ -358,6 +420,9 @@ for n = 1, nitems do
   if retried == 0 and (nn > 0 or want > 0 or nclaims > 0 or tonumber(ARGV[a + 6 + nclaims]) > 0) then
     local op
     local r0, r1 = c * mmax(0, P - s[12]), c * mmax(0, P - s[15])
+    if anyN then
+      r0, r1 = mmax(r0, c0 * mmax(0, n0 - s[12])), mmax(r1, c1 * mmax(0, n1 - s[15]))
+    end
     if (r0 > 0 or r1 > 0) and (h < max / 4 or headroom(s, 1, false, true) < max * 2 / 3) then
       op = true
     elseif r0 == 0 and r1 == 0 then

@@ -16,7 +16,7 @@ import (
 )
 
 // outageBudget is a lone budget PoP (PoPs 1) with limit 5 per minute
-// whose Redis has been killed: an identity's first request of a window is
+// whose Redis has been killed after one Sync: an identity's first request of a window is
 // its free credit, decided here; every later one needs Redis, whose call
 // fails, and is decided on the view (the fallback) or, with FailClosed,
 // denied.
@@ -34,6 +34,9 @@ func outageBudget(t *testing.T, failClosed bool) *budget.Limiter {
 		defer cancel()
 		_ = l.Close(ctx) // Redis is dead: the last Sync fails
 	})
+	// a Sync before the outage takes the PoP's free-credit lease: Redis
+	// has counted it among the PoPs that may spend free credit
+	require.NoError(t, l.Sync(context.Background()))
 	err = proc.Kill()
 	require.NoError(t, err)
 	return l

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ type options struct {
 	modeList     []string // -mode's modes; nil for "all" (modes.go)
 	syncInterval time.Duration
 	freeCredit   int64
+	budgetPoPs   int
 	worst        int // -worst: engine.Env.Worst
 	rttMin       time.Duration
 	rttMax       time.Duration
@@ -63,6 +65,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&c.CrowdSpan, "crowd-span", 0, "flash-crowd: how long each crowd identity's burst takes to arrive, from every PoP (default: a fifth of -window)")
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second per PoP: the trace lasts requests/(rate×pops) (default: 6 windows)")
 	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "budget: time between a PoP's Syncs with Redis (budget.Config.SyncInterval)")
+	fs.IntVar(&o.budgetPoPs, "budget-pops", 0, "budget: the PoPs every budget Machine is configured with (budget.Config.PoPs); 0: -pops. Fewer than -pops models a deployment whose configuration undercounts its PoPs")
 	fs.Int64Var(&o.freeCredit, "free-credit", 0, "budget: units a PoP admits of an identity per window unasked (budget.Config.FreeCredit): 0 lets the library choose (budget.AutoFreeCredit), -1 means none")
 	fs.IntVar(&o.worst, "worst", 0, "list each mode's N most over-admitted identities second by second beside the reference's verdicts (in -json too: \"worst\")")
 	fs.DurationVar(&o.rttMin, "rtt-min", 5*time.Millisecond, "modelled round trip to Redis of the nearest PoP")
@@ -202,11 +205,16 @@ func (o *options) validateKnobs() error {
 		return errors.New("parallel must be at least 1")
 	case o.worst < 0:
 		return errors.New("worst must not be negative")
-	case o.freeCredit > 0 && o.cfg.PoPs > 0 && o.freeCredit > o.cfg.Limit/int64(2*o.cfg.PoPs):
-		return fmt.Errorf("free-credit %d: 2 × %d × %d PoPs passes the limit of %d", o.freeCredit, o.freeCredit, o.cfg.PoPs, o.cfg.Limit)
+	case o.budgetPoPs < 0:
+		return errors.New("budget-pops must not be negative")
+	case o.freeCredit > 0 && o.budgetP() > 0 && o.freeCredit > o.cfg.Limit/int64(2*o.budgetP()):
+		return fmt.Errorf("free-credit %d: 2 × %d × %d PoPs passes the limit of %d", o.freeCredit, o.freeCredit, o.budgetP(), o.cfg.Limit)
 	}
 	return nil
 }
+
+// budgetP is the PoPs the budget Machines are configured with.
+func (o *options) budgetP() int { return cmp.Or(o.budgetPoPs, o.cfg.PoPs) }
 
 // clustered reports whether the run's Redis is a Redis Cluster.
 func (o *options) clustered() bool {

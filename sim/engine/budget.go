@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -144,7 +145,7 @@ func (s *budgetSim) machine(p int) (*budget.Machine, error) {
 	// would leave two or three fields per hash, each hash's key overhead
 	// shared by few.
 	m, err := budget.NewMachine(budget.Config{PoP: fmt.Sprintf("pop%d", p), Incarnation: binary.LittleEndian.Uint64(b[:]) | 1,
-		Limit: e.Limit, PoPs: e.Trace.Config.PoPs, Namespace: e.Namespace, Buckets: min(1024, max(16, e.Trace.Config.Identities/100)),
+		Limit: e.Limit, PoPs: cmp.Or(e.BudgetPoPs, e.Trace.Config.PoPs), Namespace: e.Namespace, Buckets: min(1024, max(16, e.Trace.Config.Identities/100)),
 		FreeCredit: e.FreeCredit, NoWait: s.noWait, SyncInterval: e.SyncInterval, RTT: rtt / time.Duration(max(1, len(e.Net.RedisRTT))), ExpirySlack: e.expirySlack()})
 	if err != nil {
 		return nil, fmt.Errorf("budget machine of pop %d: %w", p, err)

@@ -17,6 +17,7 @@ type Env struct {
 	Start        time.Time       // simulated instant of the trace's time 0, window-aligned
 	SyncInterval time.Duration   // budget: time between one PoP's Syncs
 	FreeCredit   int64           // budget: budget.Config.FreeCredit (0: its default, negative: none)
+	BudgetPoPs   int             // budget: budget.Config.PoPs of every Machine (0: the trace's PoPs; fewer models a misconfigured deployment)
 	RedisAddr    string          // host:port of the Redis every mode shares, or a comma-separated list of Redis Cluster nodes
 	RedisCluster bool            // use a cluster client even for a single RedisAddr
 	Skew         []time.Duration // per PoP: its clock's offset from true time (nil: none)

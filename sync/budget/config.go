@@ -35,13 +35,14 @@ type Config struct {
 	// value, chooses (AutoFreeCredit): 1 unit where that reservation
 	// costs a contested identity little, else none. A negative value
 	// means none: every unit a PoP admits unasked comes from a grant.
-	// A value with 2 × FreeCredit × PoPs > Limit.Max is refused. Every
-	// PoP of a deployment must resolve to the same value (Redis sizes the
-	// reservation by each caller's): a PoP without free credit beside
-	// PoPs with it under-reserves by a unit per such PoP, identity and
-	// window. When upgrading PoPs that ran with one unit (the earlier
-	// default) to a limit AutoFreeCredit gives none, set FreeCredit: 1
-	// until every PoP runs the new code, or move to a new Namespace.
+	// A value with 2 × FreeCredit × PoPs > Limit.Max is refused. PoPs
+	// may differ in it, and PoPs may undercount the deployment: a PoP
+	// spends free credit only once Redis has counted it among the
+	// window's spenders, and Redis reserves for every PoP it counted, at
+	// the largest credit announced (lease.go). PoPs of versions before
+	// that count spend unannounced: while any runs, give every PoP the
+	// same FreeCredit and PoPs (Redis then also reserves the caller's
+	// c × PoPs), or move to a new Namespace.
 	FreeCredit int64
 	Namespace  string // key prefix; "" means "el"
 	Buckets    int    // identity buckets, one Redis hash per bucket and two windows: size for ≈ 100 identities with Redis state each (only identities past their free credit have any); 0 means 1024
@@ -126,7 +127,7 @@ const freeCreditLag = 200 * time.Millisecond
 // window (window × Max ≥ pops × 25.6 s: at 8 PoPs a limit of 100 per 2.05 s
 // or more, of 24 per 8.6 s); else 0, none. It reads only the limit and
 // the number of PoPs, which every PoP of a deployment shares, so every
-// PoP chooses alike (Redis sizes the reservation by the caller's c).
+// PoP chooses alike.
 //
 // Measured with pop-sim (8 PoPs, honest network): limit 20 per 1 s at 40,000
 // requests a second per PoP with 1 unit, 85.65% of the exact reference was

@@ -132,6 +132,9 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 		return d
 	}
 	it := r.Items[0]
+	// What this PoP's slots add is the same with a free-credit lease or
+	// without: it spends them, or its decision Call gives them up (claims
+	// them unused), which frees the units Redis reserved for them.
 	room := it.Headroom
 	if it.CPrev == 0 {
 		room += m.cfg.FreeCredit // the next window's slot, given up at the next decision

@@ -11,7 +11,8 @@ import (
 )
 
 // A PoP's limiter: 100 requests per 10 s per identity, in a deployment of
-// 8 PoPs. The first unit of a window is this PoP's free credit; the next
+// 8 PoPs. Once a Sync has taken this PoP's free-credit lease, the first
+// unit of a window is its free credit; the next
 // is decided at Redis. Once this PoP has seen the identity for a Sync
 // interval and a round trip (150 ms at the defaults), a decision at Redis
 // also grants budget for its demand, which serves the next request here.
@@ -37,6 +38,12 @@ func Example() {
 	defer lim.Close(context.Background())
 
 	ctx := context.Background()
+	// One Sync (Start runs the first at once): Redis counts this PoP among
+	// those that may spend free credit, which it then reserves for.
+	if err := lim.Sync(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
 	for i := range 4 {
 		if i == 2 {
 			clk.Advance(200 * time.Millisecond)

@@ -24,6 +24,10 @@ func (m *Machine) claims(e *entry, x int64, giveUpNext bool) []int64 {
 	if giveUpNext || m.contested(e) || e.renounce {
 		through = max(through, x+1)
 	}
+	// Redis counts a window's claims against the PoPs it counted as that
+	// window's spenders (lease.go): every Call carrying claims of windows
+	// up to x+1 is one whose group's lease reaches x+2, or that announces
+	// it, and the script applies the announcement first.
 	var out []int64
 	for y := max(e.sentClaims+1, x-1); y <= through; y++ {
 		if y != e.usedFree && y != e.usedFree1 {

@@ -55,10 +55,10 @@ func (m *Machine) rollLight(x int64) {
 // caller's test) and its free credit of this window is unspent. False
 // means the tier cannot decide and the caller promotes the identity.
 func (m *Machine) freeLight(now int64, key string, n int64) bool {
-	if m.cfg.NoWait || n <= 0 || n > min(m.cfg.FreeCredit, math.MaxUint32) {
+	x := m.window(now)
+	if m.cfg.NoWait || n <= 0 || n > min(m.credit(x), math.MaxUint32) {
 		return false
 	}
-	x := m.window(now)
 	m.rollLight(x)
 	if x != m.lightX {
 		return false

@@ -285,8 +285,10 @@ func (l *Limiter) publish() {
 	}
 }
 
-// Start runs Sync every Config.SyncInterval until Close. Calling it twice
-// is a no-op.
+// Start runs Sync at once and then every Config.SyncInterval until Close.
+// Calling it twice is a no-op. Until its first Sync's reply (or a
+// decision's) lands, this PoP holds no free-credit lease and asks Redis
+// for what free credit would have covered (lease.go).
 func (l *Limiter) Start() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -301,6 +303,7 @@ func (l *Limiter) loop(every time.Duration) {
 	defer close(l.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	_ = l.Sync(context.Background()) // at once: it takes the free-credit lease (lease.go)
 	for {
 		select {
 		case <-l.stop:

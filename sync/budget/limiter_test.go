@@ -71,14 +71,17 @@ func TestLimiterConcurrentPoPs(t *testing.T) {
 // is counted in the view under the lock, so callers see each other.
 func TestLimiterOutageCountsUnderLock(t *testing.T) {
 	rdb, srv := redistest.Client(t)
-	srv.Stop()
 	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
 	l, err := New(Config{PoP: "x", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
 	require.NoError(t, err)
-	got := hammer(t, []*Limiter{l}, 8, 10)
-	assert.Equal(t, int64(10), got, "80 requests during an outage admit the limit of 10, free credit included")
 	fc, err := New(Config{PoP: "y", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2, FailClosed: true}, rdb, clock)
 	require.NoError(t, err)
+	for _, lim := range []*Limiter{l, fc} {
+		require.NoError(t, lim.Sync(context.Background()), "the free-credit lease is taken before the outage")
+	}
+	srv.Stop()
+	got := hammer(t, []*Limiter{l}, 8, 10)
+	assert.Equal(t, int64(10), got, "80 requests during an outage admit the limit of 10, free credit included")
 	assert.Equal(t, int64(1), hammer(t, []*Limiter{fc}, 8, 10), "FailClosed: only the free unit during an outage")
 }
 

@@ -70,6 +70,7 @@ type Machine struct {
 	groups     []groupState
 	down       bool     // the last call failed; cleared by the next that succeeds
 	graceUntil int64    // after an outage, contested identities stay on the fallback until then (recovered)
+	lease      int64    // the least of the groups' leased: free credit is spent in windows up to it (lease.go)
 	reports    reports  // decision Calls carrying reports (reports.go)
 	rseq       uint64   // the last Reset's Call (its guard's sequence)
 	id         string   // sender name in gossip (ID)
@@ -86,6 +87,7 @@ type groupState struct {
 	inflight       *Call
 	retry          *Call
 	hotWin, hotCur int64
+	leased         int64 // Redis counts this PoP among the free-credit spenders of windows up to this one (lease.go)
 }
 
 // pending is the request a decision Call answers.
@@ -140,7 +142,11 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	return &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups)}, nil
+	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64}
+	for g := range m.groups {
+		m.groups[g].leased = math.MinInt64
+	}
+	return m, nil
 }
 
 // Config returns the Machine's configuration, defaults filled in.
@@ -217,6 +223,7 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}
 	m.recovered(now)
+	m.leaseTo(c.Group, r.Leased)
 	e, it := c.req.e, r.Items[0]
 	m.absorb(e, r, it)
 	// A retried Call (the original ran, its reply was lost) decided
@@ -280,12 +287,12 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	if m.spendGrant(e, x, n) {
 		return verdict(true, SrcGrant)
 	}
-	if n <= m.cfg.FreeCredit && x > e.claimed { // never with FreeCredit 0 (n ≥ 1)
+	if n <= m.credit(x) && x > e.claimed { // never without free credit (n ≥ 1)
 		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
 		e.addOp(Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
-	if c := m.cfg.FreeCredit; c > 0 && x > e.claimed && m.balance(e, x)+c >= n {
+	if c := m.credit(x); c > 0 && x > e.claimed && m.balance(e, x)+c >= n {
 		// the free slot and the grant together cover it
 		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
 		e.addOp(Op{X: x, GW: GWFree, U: c})
@@ -306,7 +313,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		return verdict(false, SrcFull)
 	}
 	req := &pending{e: e, n: n, x: x}
-	if m.cfg.FreeCredit > 0 && x > e.claimed {
+	if m.credit(x) > 0 && x > e.claimed {
 		// this PoP's free slot of x is unused but the request is larger:
 		// it pays c of the units, Redis decides the rest (Complete
 		// reports the slot used, or gives it up unused on a denial)
@@ -325,6 +332,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		it.Want, it.Floor = m.topUp(e, x, true), m.grantFloor(e)
 	}
 	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: req, hotWin: -1}
+	m.announce(c, x)
 	if ((m.cfg.FreeCredit > 0 && x+1 > e.sentClaims) || len(e.ops) > 0) && m.reports.room() {
 		// The request asks Redis, and reports with it: this PoP gives up
 		// its free slot of the next window (and claims the slots it

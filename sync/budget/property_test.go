@@ -28,8 +28,10 @@ import (
 // each restart in the last two windows (docs/budget.md's bound). Machines
 // run FailClosed: fallback admissions in an outage are a separate bound.
 //
-// Runs alternate 1 s and 400 ms windows, and a free credit of 1 unit and
-// none; 20% of sends are duplicated. A
+// Runs alternate 1 s and 400 ms windows, and a free credit of 1 unit, none,
+// and a mix: each PoP draws 1 unit or none and a PoPs of 1 to 4 (Redis
+// counts who may spend free credit, lease.go, rather than trusting any
+// caller's configuration); 20% of sends are duplicated. A
 // Call runs at Redis as the incarnation that sent it, even after that
 // PoP crashed (its retry guards are its incarnation's).
 //
@@ -65,6 +67,12 @@ import (
 //   - claims skipping only the latest used slot, when a calm identity's
 //     free op of the window before is still unsent: failed 2-4 of 3,000
 //     runs (seeds scanned, about one test in ten); TestClaimsSkipUsedSlots;
+//   - reserving free credit by the caller's FreeCredit and PoPs alone
+//     (lua: R without the announced spenders), and spending free credit
+//     before Redis counted this PoP (credit not gated by the lease): 0/3
+//     each, as the mixed runs' PoPs give their slots up soon after an
+//     identity is contested; TestReservationCountsAnnouncedSpenders and
+//     TestNoFreeCreditBeforeLease;
 //   - claims carried by decision Calls without a sequence number (a
 //     duplicated send counts a slot twice): seed 5724715150859359352,
 //     400 ms window, failed before decision Calls had their own guard
@@ -82,8 +90,8 @@ func TestPropertyBudget(t *testing.T) {
 	for run := range 100 {
 		require.NoError(t, rdb.FlushAll(context.Background()).Err())
 		s := uint64(run) + seed
-		credit := propCredits[run/len(propWindows)%len(propCredits)]
-		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], credit); msg != "" {
+		conf := propConfigs[run/len(propWindows)%len(propConfigs)]
+		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], conf); msg != "" {
 			t.Fatalf("seed %d (run %d): %s", s, run, msg)
 		}
 	}
@@ -109,9 +117,20 @@ type gossipDeny struct {
 // 100 ms, a 400 ms window leaves more reports in flight across windows.
 var propWindows = []int64{1000, 400}
 
-// propCredits are the FreeCredit values the runs alternate, after every
-// window: 1 unit, and none (-1), where every local admission is a grant's.
-var propCredits = []int64{1, -1}
+// propConfigs are the PoPs' configurations the runs alternate, after every
+// window: a FreeCredit of 1 unit at every PoP; none (-1) at every PoP,
+// where every local admission is a grant's; and mixed, each PoP (each
+// incarnation) drawing 1 unit or none and a PoPs of 1 to propPoPs, as a
+// deployment's PoPs may be configured while a change rolls out.
+var propConfigs = []propConfig{propCredit, propNoCredit, propMixed}
+
+type propConfig int
+
+const (
+	propCredit propConfig = iota
+	propNoCredit
+	propMixed
+)
 
 const (
 	propMax  = 20
@@ -163,12 +182,23 @@ type admission struct {
 }
 
 // propertyRun plays one random run and returns "" or what broke.
-func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow, credit int64) string {
+func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64, conf propConfig) string {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	ctx := context.Background()
+	credit := int64(1) // the largest free credit any PoP runs with
+	if conf == propNoCredit {
+		credit = -1
+	}
 	newM := func(p int) *Machine {
+		credit, pops := credit, propPoPs
+		if conf == propMixed {
+			pops = 1 + rng.IntN(propPoPs)
+			if rng.IntN(2) == 0 {
+				credit = -1
+			}
+		}
 		m, err := NewMachine(Config{PoP: fmt.Sprintf("p%d", p), Incarnation: rng.Uint64() | 1,
-			Limit: core.PerWindow(propMax, time.Duration(propWindow)*time.Millisecond), PoPs: propPoPs, Buckets: 3, Groups: 2,
+			Limit: core.PerWindow(propMax, time.Duration(propWindow)*time.Millisecond), PoPs: pops, Buckets: 3, Groups: 2,
 			FreeCredit: credit, FailClosed: true, SyncInterval: 100 * time.Millisecond, RTT: 40 * time.Millisecond, ExpirySlack: time.Hour})
 		require.NoError(t, err)
 		return m

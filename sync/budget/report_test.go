@@ -24,6 +24,7 @@ func TestDecisionReportAppliedOnce(t *testing.T) {
 	m := testMachine(t, 2, 100)
 	w := int64(91)
 	now := w*testWindow + 10
+	takeLease(t, rdb, m, now)
 	m.Request(now, "d", 1) // free credit
 	_, c := m.Request(now+1, "d", 1)
 	require.NotNil(t, c)
@@ -94,6 +95,8 @@ func TestResetKeepsBudget(t *testing.T) {
 		require.NoError(t, err)
 		return r
 	}
+	takeLease(t, rdb, a, now-200)
+	takeLease(t, rdb, b, now-200)
 	// B holds a grant (seen since the window before: settled, its Call
 	// asks a top-up).
 	b.Request(now-200, "r", 1)
@@ -141,6 +144,7 @@ func TestPeekWritesNothing(t *testing.T) {
 	m := testMachine(t, 2, 20)
 	w := int64(33)
 	now := w*testWindow + 10
+	takeLease(t, rdb, m, now)
 	writeState(t, rdb, m, "p", w, cgk{C: 17})
 	keys := func() []string {
 		k, err := rdb.Keys(context.Background(), "*").Result()

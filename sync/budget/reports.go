@@ -54,7 +54,8 @@ func (r *reports) done(c *Call, failed bool) {
 	r.out = slices.Delete(r.out, i, i+1)
 	if failed {
 		it := c.Items[0]
-		r.redo = append(r.redo, &Call{Group: c.Group, Seq: c.Seq, Now: c.Now, hotWin: -1, guard: c.guard, redo: true,
+		// the same announcement goes along: Redis counts the claims against it
+		r.redo = append(r.redo, &Call{Group: c.Group, Seq: c.Seq, Now: c.Now, hotWin: -1, guard: c.guard, redo: true, announce: c.announce,
 			Items: []Item{{Key: it.Key, Bucket: it.Bucket, Claims: it.Claims, Ops: it.Ops}}})
 	}
 }

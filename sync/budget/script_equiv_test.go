@@ -64,7 +64,8 @@ func refState(t testing.TB, rdb *redis.Client, m *Machine, key string, x int64) 
 // with clocks up to 0.6 windows apart, retried and older sequence
 // numbers, decisions, claims and ops of windows w−3..w+3 (spends of any
 // grant window, returns, free credit, fallback), an identity twice in a
-// batch, restarts (a new incarnation).
+// batch, restarts (a new incarnation), PoPs of different free credit
+// announcing the windows they may spend it in (some already past).
 func TestScriptMatchesReference(t *testing.T) {
 	// unit scales the limit and every count: 1 keeps them small (one byte
 	// each in the layout's encoding), 30,000 takes them to three and five.
@@ -87,9 +88,10 @@ func matchReference(t *testing.T, unit int64) {
 		keys[i] = fmt.Sprintf("k%d", i)
 	}
 	type pop struct {
-		inc  uint64
-		skew int64
-		seq  map[int]uint64
+		inc    uint64
+		skew   int64
+		seq    map[int]uint64
+		credit int64 // its FreeCredit: PoPs may differ (Redis counts who announced, lease.go)
 	}
 	// The calls run on a made-up clock that moves about 375 s over the
 	// test, while Redis expires keys on its own clock: with the default
@@ -105,7 +107,7 @@ func matchReference(t *testing.T, unit int64) {
 	}
 	ps := make([]*pop, pops)
 	for i := range ps {
-		ps[i] = &pop{inc: uint64(i + 1), skew: rng.Int64N(600) - 300, seq: map[int]uint64{}}
+		ps[i] = &pop{inc: uint64(i + 1), skew: rng.Int64N(600) - 300, seq: map[int]uint64{}, credit: rng.Int64N(3)}
 	}
 	base := int64(1_000_000) * window
 	cur, old := machine("cur", 1), machine("ref", 1)
@@ -117,6 +119,7 @@ func matchReference(t *testing.T, unit int64) {
 			p.seq = map[int]uint64{}
 		}
 		cur.cfg.Incarnation, old.cfg.Incarnation = p.inc, p.inc
+		cur.cfg.FreeCredit, old.cfg.FreeCredit = p.credit, p.credit
 		now := base + p.skew
 		w := now / window
 		g := rng.IntN(2)
@@ -167,6 +170,9 @@ func matchReference(t *testing.T, unit int64) {
 				}
 				c.Items = append(c.Items, it)
 			}
+		}
+		if rng.IntN(4) == 0 { // an announcement, some of them stale
+			c.announce = w - 2 + rng.Int64N(5)
 		}
 		want, err := execRef(ctx, rdb, ref, old, c, now)
 		require.NoError(t, err, "step %d: the reference script runs", step)

@@ -24,6 +24,24 @@ func testMachine(t *testing.T, pops int, max int64) *Machine {
 	return m
 }
 
+// takeLease runs m's Syncs at now until every group's free-credit lease
+// is acknowledged by Redis (lease.go): an empty batch per group.
+func takeLease(t *testing.T, rdb redis.UniversalClient, m *Machine, now int64) {
+	t.Helper()
+	for range 3 {
+		calls := m.Tick(now)
+		res, errs := ExecAll(context.Background(), rdb, m, calls, now)
+		for i, c := range calls {
+			require.NoError(t, errs[i], "the lease batch runs")
+			m.Finish(c, res[i], errs[i])
+		}
+		if m.credit(m.window(now)+1) > 0 {
+			return
+		}
+	}
+	require.Fail(t, "no lease after three Syncs")
+}
+
 // cgk is one identity's three integers of one window.
 type cgk struct{ C, G, K int64 }
 

@@ -96,8 +96,14 @@ func (m *Machine) Tick(now int64) []*Call {
 		case m.down && len(out) == 0 && g == len(m.groups)-1:
 			gs.seq++ // nothing to send while Redis is down: an empty batch probes it
 			gs.inflight = &Call{Group: g, Seq: gs.seq, Now: now}
+		case m.leaseDue(g, x):
+			gs.seq++ // nothing to send, but the free-credit lease is due (lease.go)
+			gs.inflight = &Call{Group: g, Seq: gs.seq, Now: now}
 		default:
 			continue
+		}
+		if gs.inflight.announce == 0 {
+			m.announce(gs.inflight, x)
 		}
 		gs.inflight.hotWin, gs.inflight.hotCur = gs.hotWin, gs.hotCur
 		m.stats.Calls++
@@ -223,6 +229,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		return
 	}
 	m.recovered(c.Now)
+	m.leaseTo(c.Group, r.Leased)
 	x := m.window(r.Now)
 	if r.Window > gs.hotWin || (r.Window == gs.hotWin && r.HotCursor > gs.hotCur) {
 		gs.hotWin, gs.hotCur = r.Window, r.HotCursor

@@ -14,7 +14,8 @@
 -- ARGV[7]  slack, ms added to every expiry
 -- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
 -- ARGV[10] hot cursor's window ARGV[11] hot cursor
--- ARGV[12] item count, then per item:
+-- ARGV[12] the caller's incarnation  ARGV[13] announce-through (0: none)
+-- ARGV[14] item count, then per item:
 --   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
@@ -43,7 +44,7 @@ local c = tonumber(ARGV[6])
 local slack = tonumber(ARGV[7])
 local prefix = ARGV[8]
 local seq = tonumber(ARGV[9])
-local nitems = tonumber(ARGV[12])
+local nitems = tonumber(ARGV[14])
 
 local w = math.floor(now / W)
 local elapsed = now - w * W
@@ -113,13 +114,43 @@ local function store(b, f, x, s)
   end
 end
 
+-- who may spend free credit (see lua/budget.lua): announcements counted per
+-- window, each incarnation once
+local through = -1
+local fk = prefix .. ':fc'
+local ann = tonumber(ARGV[13])
+if ann > 0 and c > 0 then
+  local ik = prefix .. ':fa:' .. ARGV[12]
+  local have = tonumber(redis.call('GET', ik) or '-1')
+  if ann > have and ann >= w - 1 then
+    for x = math.max(have + 1, w - 1), ann do
+      redis.call('HINCRBY', fk, 'n' .. x, 1)
+      if tonumber(redis.call('HGET', fk, 'c' .. x) or '0') < c then
+        redis.call('HSET', fk, 'c' .. x, c)
+      end
+    end
+    redis.call('HDEL', fk, 'n' .. (w - 2), 'c' .. (w - 2), 'n' .. (w - 3), 'c' .. (w - 3), 'n' .. (w - 4), 'c' .. (w - 4))
+    local ttl = (ann + 2) * W - now + slack
+    redis.call('SET', ik, ann, 'PX', ttl)
+    if redis.call('PTTL', fk) < ttl then
+      redis.call('PEXPIRE', fk, ttl)
+    end
+    have = ann
+  end
+  through = have
+end
+local function spenders(d)
+  return tonumber(redis.call('HGET', fk, 'n' .. (w + d)) or '0'), tonumber(redis.call('HGET', fk, 'c' .. (w + d)) or '0')
+end
+
 local unreserved = false -- headroom leaves R out (what was admitted and granted alone)
 
-local function R(s)
+local function R(s, d)
   if unreserved then
     return 0
   end
-  return c * math.max(0, P - s[3])
+  local n, cx = spenders(d)
+  return math.max(c * math.max(0, P - s[3]), cx * math.max(0, n - s[3]))
 end
 
 -- headroom: the most units E, E1 and E2 all still admit (docs/budget.md),
@@ -127,8 +158,8 @@ end
 -- changes.
 local function headroom(s, need, dec)
   local cw, p1, p2, n1, n2 = s[0], s[-1], s[-2], s[1], s[2]
-  local cur = cw[1] + cw[2] + p1[2] + R(cw)
-  local prev = p1[1] + R(p1) + p2[2]
+  local cur = cw[1] + cw[2] + p1[2] + R(cw, 0)
+  local prev = p1[1] + R(p1, -1) + p2[2]
   local est
   if prev == 0 then
     est = cur
@@ -139,8 +170,8 @@ local function headroom(s, need, dec)
   while h > 0 and not (est < max - h + 1) do
     h = h - 1
   end
-  local e1 = cw[1] + cw[2] + p1[2] + R(cw) + R(n1)
-  local e2 = cw[2] + R(n1) + R(n2)
+  local e1 = cw[1] + cw[2] + p1[2] + R(cw, 0) + R(n1, 1)
+  local e2 = cw[2] + R(n1, 1) + R(n2, 2)
   if dec then
     e2 = 0
   end
@@ -163,9 +194,9 @@ local function headroom(s, need, dec)
   return h, retry
 end
 
-local out = {now, w, retried, 0}
+local out = {now, w, retried, 0, through}
 local hotOps, hotOrder = {}, {}
-local i = 13
+local i = 15
 for _ = 1, nitems do
   local f = ARGV[i]
   local b = ARGV[i + 1]
@@ -268,14 +299,14 @@ for _ = 1, nitems do
   if retried == 0 and (n > 0 or want > 0 or nclaims > 0 or nops > 0) then
     local m, op = b .. '|' .. f, nil
     local busy = false
-    if R(s[0]) > 0 or R(s[1]) > 0 then
+    if R(s[0], 0) > 0 or R(s[1], 1) > 0 then
       unreserved = true
       busy = headroom(s, 1) < max * 2 / 3
       unreserved = false
     end
-    if (h < max / 4 or busy) and (R(s[0]) > 0 or R(s[1]) > 0) then
+    if (h < max / 4 or busy) and (R(s[0], 0) > 0 or R(s[1], 1) > 0) then
       op = true
-    elseif R(s[0]) == 0 and R(s[1]) == 0 then
+    elseif R(s[0], 0) == 0 and R(s[1], 1) == 0 then
       op = false
     end
     if op ~= nil then

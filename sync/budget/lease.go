@@ -1,0 +1,62 @@
+package budget
+
+import "math"
+
+// Who may spend free credit. Redis reserves, of every identity it decides,
+// the free credit PoPs may still spend unseen (R_x in docs/budget.md). It
+// does not trust the caller's Config for it: a PoP spends free credit in
+// window x only once Redis has counted it among x's spenders. Every call
+// to a group whose lease does not reach two windows ahead announces this
+// PoP through x+2 (Call.announce); the script counts each incarnation once
+// per window and keeps the largest credit announced, and its reply says
+// how far this incarnation's announcements reach (Result.Leased): this
+// PoP's lease on that group. R_x is then at least the largest announced
+// credit times the announced PoPs that have not claimed their slot,
+// whatever any PoP's Config says: a PoP added before the others' PoPs is
+// raised, a PoP whose FreeCredit differs, or a deployment whose PoPs
+// undercounts them is reserved for as it spends. The caller's own
+// c × (PoPs − claims) is kept beside it (the larger counts), so PoPs of
+// earlier versions, which spend without announcing, stay covered when
+// every PoP is configured alike.
+//
+// A new process spends no free credit until its first reply lands: its
+// first requests ask Redis (Start runs a Sync at once). Tick renews a
+// lease due within two windows with an empty batch when the group has
+// nothing else to send, so an idle PoP makes one call per group a window.
+// Claims need no lease: a Call that carries them also announces when its
+// group's lease is short, and the script counts the announcement first.
+
+// credit is the free credit this PoP may spend of an identity in window x:
+// Config.FreeCredit while every group's lease covers x, else 0.
+func (m *Machine) credit(x int64) int64 {
+	if x > m.lease {
+		return 0
+	}
+	return m.cfg.FreeCredit
+}
+
+// announce makes c, a call to c.Group planned in window x, renew that
+// group's lease when it does not reach x+2 (so it covers the next window
+// before that begins).
+func (m *Machine) announce(c *Call, x int64) {
+	if m.cfg.FreeCredit > 0 && m.groups[c.Group].leased < x+2 {
+		c.announce = x + 2
+	}
+}
+
+// leaseDue reports whether group g's lease must be renewed in window x.
+func (m *Machine) leaseDue(g int, x int64) bool {
+	return m.cfg.FreeCredit > 0 && m.groups[g].leased < x+2
+}
+
+// leaseTo records a reply's Leased for group g.
+func (m *Machine) leaseTo(g int, through int64) {
+	if through <= m.groups[g].leased {
+		return
+	}
+	m.groups[g].leased = through
+	m.lease = math.MaxInt64
+	for i := range m.groups {
+		m.lease = min(m.lease, m.groups[i].leased)
+	}
+}

@@ -1,0 +1,121 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// leaseMachine is a PoP of a one-group deployment, limit 10 per window.
+func leaseMachine(t *testing.T, pop string, inc uint64, credit int64, pops int) *Machine {
+	t.Helper()
+	m, err := NewMachine(Config{PoP: pop, Incarnation: inc, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: pops, FreeCredit: credit})
+	require.NoError(t, err)
+	return m
+}
+
+// decideAt runs one request of key at m through Redis when m asks it.
+func decideAt(t *testing.T, m *Machine, key string, now int64, exec func(*Machine, *Call) (*Result, error)) Decision {
+	t.Helper()
+	d, c := m.Request(now, key, 1)
+	if c == nil {
+		return d
+	}
+	r, err := exec(m, c)
+	require.NoError(t, err)
+	return m.Complete(now, c, r, err)
+}
+
+// TestReservationCountsAnnouncedSpenders: Redis reserves the free credit
+// of every PoP that announced it may spend some, whatever the caller's
+// Config says. PoP A runs with one unit of free credit; PoP B, configured
+// differently (no free credit, or a deployment of one PoP), asks Redis for
+// 20 units of an identity; then A spends its free unit. Together they
+// admit at most the limit. Mutations it catches: the script reserving by
+// the caller's c and PoPs alone (B is admitted the whole limit, A's free
+// unit is the 11th); A spending free credit before Redis counted it (see
+// TestNoFreeCreditBeforeLease).
+func TestReservationCountsAnnouncedSpenders(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	exec := func(m *Machine, c *Call) (*Result, error) {
+		return Exec(context.Background(), rdb, m, c, c.Now)
+	}
+	for name, b := range map[string]struct {
+		credit int64
+		pops   int
+	}{
+		"B has no free credit":   {-1, 4},
+		"B believes it is alone": {1, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, rdb.FlushAll(context.Background()).Err())
+			w := int64(77)
+			now := w*testWindow + 10
+			a := leaseMachine(t, "a", 1, 1, 4)
+			pb := leaseMachine(t, "b", 2, b.credit, b.pops)
+			takeLease(t, rdb, a, now)
+			if b.credit > 0 {
+				takeLease(t, rdb, pb, now)
+			}
+			admitted := 0
+			for i := range 20 {
+				if decideAt(t, pb, "k", now+int64(i), exec).Allowed {
+					admitted++
+				}
+			}
+			d := decideAt(t, a, "k", now+30, exec)
+			if d.Allowed {
+				admitted++
+			}
+			assert.Equal(t, SrcFree, d.Source, "A's request is its free credit, decided here")
+			assert.True(t, d.Allowed, "A's free unit was reserved for it")
+			assert.LessOrEqual(t, admitted, 10, "A and B together admit at most the limit")
+		})
+	}
+}
+
+// TestNoFreeCreditBeforeLease: a PoP spends no free credit before Redis
+// has counted it among the window's spenders (its lease); its first
+// request asks Redis, and that Call announces it through two windows
+// ahead, and gives up its slots of the window before, this window and the
+// next, which Redis
+// counts against the announcement the same call made; the next window's
+// unit is then free. Mutations it catches: credit not gated by the lease
+// (the first request is free); the script applying items before the
+// announcement (the claims outnumber the spenders: K 1 against n 0).
+func TestNoFreeCreditBeforeLease(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	m := leaseMachine(t, "a", 3, 1, 4)
+	w := int64(81)
+	now := w*testWindow + 10
+	d, c := m.Request(now, "k", 1)
+	require.NotNil(t, c, "no lease yet: the request asks Redis")
+	assert.Zero(t, d)
+	assert.Equal(t, []int64{w - 1, w, w + 1}, c.Items[0].Claims, "the Call gives up its slots of the window before, this one and the next")
+	assert.Equal(t, w+2, c.announce, "the Call announces this PoP through two windows ahead")
+	r, err := Exec(context.Background(), rdb, m, c, now)
+	require.NoError(t, err)
+	assert.Equal(t, w+2, r.Leased, "Redis counted it through window w+2")
+	spenders, err := rdb.HMGet(context.Background(), m.tag(0)+":fc", fmt.Sprint(w-1), fmt.Sprint(w), fmt.Sprint(w+1), fmt.Sprint(w+2)).Result()
+	require.NoError(t, err)
+	one := fmt.Sprint(1<<32 + 1) // one spender, of one unit
+	assert.Equal(t, []any{one, one, one, one}, spenders, "one spender counted in each window announced, from the one before Redis' own")
+	assert.Equal(t, cgk{C: 1, K: 1}, readState(t, rdb, m, "k", w), "the unit decided, the slot given up")
+	assert.Equal(t, cgk{K: 1}, readState(t, rdb, m, "k", w+1), "the next window's slot given up")
+	assert.True(t, m.Complete(now, c, r, nil).Allowed)
+	d, c = m.Request(now+testWindow, "k2", 1)
+	assert.Nil(t, c, "the next window is leased: a new identity's unit is free")
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d)
+	calls := m.Tick(now + testWindow)
+	var announced bool
+	for _, c := range calls {
+		announced = announced || c.announce == w+3
+	}
+	assert.True(t, announced, "in window w+1 the next Sync renews the lease through w+3")
+}
