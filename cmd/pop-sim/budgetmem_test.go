@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,30 @@ func TestFreeCreditFlag(t *testing.T) {
 		} else {
 			assert.Zero(t, free, "-free-credit %s: no decision from free credit", flag)
 		}
+	}
+}
+
+// TestBudgetPoPsFlag: -budget-pops sets the PoPs every budget Machine is
+// configured with, whatever the trace has (0: the trace's), and the budget
+// note names a difference.
+func TestBudgetPoPsFlag(t *testing.T) {
+	_, p := redistest.Client(t)
+	for _, tc := range []struct {
+		flag string
+		want float64
+	}{{"0", 3}, {"1", 1}, {"5", 5}} {
+		args := append(memoryRun(p.Addr), "-window", "10s", "-mode", "budget", "-budget-pops", tc.flag, "-json")
+		code, out, errOut := popSim(t, args...)
+		require.EqualValues(t, 0, code, "-budget-pops %s: exit %d: %s", tc.flag, code, errOut)
+		r := decode(t, out)
+		require.Len(t, r.Results, 1, "one budget row")
+		st, _ := r.Results[0]["budget"].(map[string]any)
+		require.NotNil(t, st, "budget Stats in %v", r.Results[0])
+		assert.Equal(t, tc.want, st["pops"], "-budget-pops %s: the Machines' PoPs", tc.flag)
+		assert.Equal(t, 3.0, st["trace_pops"], "-budget-pops %s: the trace's PoPs", tc.flag)
+		named := slices.ContainsFunc(r.Notes, func(n string) bool {
+			return strings.Contains(n, fmt.Sprintf("Machines configured for %v PoPs of 3", tc.want))
+		})
+		assert.Equal(t, tc.flag != "0", named, "-budget-pops %s: the note names a configured PoPs other than the trace's", tc.flag)
 	}
 }

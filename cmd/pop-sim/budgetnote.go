@@ -43,6 +43,9 @@ func budgetNote(name string, r engine.Result) string {
 	if b.FreeCredit > 0 {
 		credit = fmt.Sprintf("%d unit(s) per identity, window and PoP", b.FreeCredit)
 	}
+	if b.PoPs != b.TracePoPs {
+		credit += fmt.Sprintf(" (Machines configured for %d PoPs of %d: -budget-pops)", b.PoPs, b.TracePoPs)
+	}
 	return fmt.Sprintf("%s: free credit %s; items/decision %.4f, calls/decision %.4f, round trips/decision %.4f (%d Machines: %d calls, %d items, %d round trips), by source %s",
 		name, credit, b.ItemsPerDecision, b.CallsPerDecision, float64(b.RoundTrips)/float64(max(r.Decisions, 1)),
 		b.Machines, b.Calls, b.Items, b.RoundTrips, strings.Join(by, ", "))

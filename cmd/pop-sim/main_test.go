@@ -39,6 +39,9 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-sync-interval", "-1s"},
 		{"-free-credit", "7"}, // 2 × 7 × 8 PoPs > 100
 		{"-free-credit", "1", "-limit", "15"},
+		{"-budget-pops", "-1"},
+		{"-budget-pops", "some"},
+		{"-free-credit", "4", "-budget-pops", "13"}, // 2 × 4 × 13 > 100
 		{"-margin", "0.1"},
 		{"-sweep", "colour=red"},
 		{"-sweep", "sync-interval=10ms,soon"},
@@ -84,6 +87,7 @@ type jsonReport struct {
 	Identities int              `json:"identities"`
 	Requests   int              `json:"requests"`
 	Results    []map[string]any `json:"results"`
+	Notes      []string         `json:"notes"`
 }
 
 func decode(t *testing.T, out string) jsonReport {

@@ -123,7 +123,7 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 	if err := s.runUntil(1<<62 - 1); err != nil {
 		return nil, err
 	}
-	s.out.budget = budgetStats(append(append([]*budget.Machine(nil), s.dead...), s.ms...), len(e.Trace.Requests))
+	s.out.budget = budgetStats(append(append([]*budget.Machine(nil), s.dead...), s.ms...), len(e.Trace.Requests), e.Trace.Config.PoPs)
 	s.out.roundTrips = int64(s.out.budget.RoundTrips)
 	s.out.view = s.releaseMachines()
 	return s.out, nil

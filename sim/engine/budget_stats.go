@@ -26,17 +26,22 @@ type BudgetStats struct {
 	// and PoP (budget.Config.FreeCredit with its default resolved; 0:
 	// none).
 	FreeCredit int64 `json:"free_credit"`
+	// PoPs is the Machines' budget.Config.PoPs (Env.BudgetPoPs, or the
+	// trace's PoPs); TracePoPs the PoPs the trace has.
+	PoPs      int `json:"pops"`
+	TracePoPs int `json:"trace_pops"`
 	// ItemsPerDecision and CallsPerDecision divide Items and Calls by the
 	// trace's decisions (every request, as round trips per decision do).
 	ItemsPerDecision float64 `json:"items_per_decision"`
 	CallsPerDecision float64 `json:"calls_per_decision"`
 }
 
-// budgetStats sums ms' Stats; decisions is the trace's request count.
-func budgetStats(ms []*budget.Machine, decisions int) *BudgetStats {
-	b := &BudgetStats{BySource: map[string]uint64{}, Machines: len(ms)}
+// budgetStats sums ms' Stats; decisions is the trace's request count, pops
+// its PoPs.
+func budgetStats(ms []*budget.Machine, decisions, pops int) *BudgetStats {
+	b := &BudgetStats{BySource: map[string]uint64{}, Machines: len(ms), TracePoPs: pops}
 	for _, m := range ms {
-		b.FreeCredit = m.Config().FreeCredit
+		b.FreeCredit, b.PoPs = m.Config().FreeCredit, m.Config().PoPs
 		st := m.Stats()
 		for src, n := range st.Decisions {
 			b.BySource[budget.Source(src).String()] += n
