@@ -49,7 +49,7 @@ func maxInInterval(stamps []int64, w int64) int {
 // an interval of one window holds up to Max × (1 + b/w): 75 of 50 for a
 // burst at 50%, 90 at 80%, 95 at 90%, and exactly 100 (2×, as much as a
 // fixed window) for a burst in the last w/Max of the window followed by a
-// request every 100 ms or faster (the run measured 88 of 50). Run:
+// request every 100 ms or faster (a run outside the project measured 88 of 50). Run:
 //
 //	go test ./core -run TestSlidingWorstCaseTwice -v
 func TestSlidingWorstCaseTwice(t *testing.T) {

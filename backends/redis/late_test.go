@@ -43,7 +43,7 @@ func onTimeStamp(lim core.Limit) int64 {
 func TestLateRequestCountsInItsWindow(t *testing.T) {
 	c, _ := redistest.Client(t)
 	limits := everyLimit(core.PerWindow(3, 300*time.Millisecond))
-	limits = append(limits, core.Limit{Max: 3, Window: time.Second, Algorithm: core.FixedWindow}) // the case
+	limits = append(limits, core.Limit{Max: 3, Window: time.Second, Algorithm: core.FixedWindow}) // the case first found: a fixed window of 1 s
 	for i, lim := range limits {
 		t.Run(lim.String(), func(t *testing.T) {
 			t.Parallel()

@@ -123,7 +123,7 @@ type entry struct {
 	demand     int64   // units asked since the last Sync
 	rate       float64 // units asked per ms, averaged over about a window
 	lastPlan   int64   // when the last Sync planned e (ms; 0: never)
-	born       int64   // when this PoP first saw it: its first request as a full entry, or its light record's last (ms; 0: none yet)
+	born       int64   // when this PoP first saw it: its first request as a full entry, or its light record's last (ms; math.MinInt64: none yet)
 	headroom   int64   // Redis' last headroom for e (-1: unknown)
 	inBatch    bool    // part of a batch whose reply has not come
 	asking     int     // decision Calls in flight
@@ -170,7 +170,7 @@ func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
-		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, headroom: -1, slot: len(m.all)}
+		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, born: math.MinInt64, headroom: -1, slot: len(m.all)}
 		m.promote(e)
 		m.view[key] = e
 		m.all = append(m.all, e)
@@ -271,7 +271,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		m.mark(e)
 	}
 	x := m.window(now)
-	if e.born == 0 {
+	if e.born == math.MinInt64 {
 		e.born = now
 	}
 	verdict := func(ok bool, s Source) (Decision, *Call) {

@@ -551,20 +551,23 @@ func TestNoWait(t *testing.T) {
 // defaults) asks no grant, so a burst's Calls hold no budget that would
 // land after it; from then on a Call asks its top-up.
 func TestNewIdentityAsksNoTopUp(t *testing.T) {
-	m := newTestMachine(t, nil)
-	m.Request(w0, "n", 1) // free credit: seen from w0
-	settle := (m.cfg.SyncInterval + m.cfg.RTT).Milliseconds()
-	require.Equal(t, int64(150), settle, "a Sync interval and a round trip at the defaults")
-	ask := func(at int64) *Call {
-		t.Helper()
-		_, c := m.Request(at, "n", 1)
-		require.NotNil(t, c, "at %d: a decision Call", at)
-		m.Complete(at, c, &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 50}}}, nil)
-		return c
+	// from w0, and from time 0 (a first sight at 0 ms is a first sight)
+	for _, start := range []int64{w0, 0} {
+		m := newTestMachine(t, nil)
+		m.Request(start, "n", 1) // free credit: seen from start
+		settle := (m.cfg.SyncInterval + m.cfg.RTT).Milliseconds()
+		require.Equal(t, int64(150), settle, "a Sync interval and a round trip at the defaults")
+		ask := func(at int64) *Call {
+			t.Helper()
+			_, c := m.Request(at, "n", 1)
+			require.NotNil(t, c, "at %d: a decision Call", at)
+			m.Complete(at, c, &Result{Now: at, Window: start / testWindow, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 50}}}, nil)
+			return c
+		}
+		assert.Zero(t, ask(start+1).Items[0].Want, "from %d, seen 1 ms: no top-up", start)
+		assert.Zero(t, ask(start+settle-1).Items[0].Want, "from %d, seen 149 ms: no top-up", start)
+		assert.Positive(t, ask(start+settle).Items[0].Want, "from %d, seen 150 ms: the Call asks its top-up", start)
 	}
-	assert.Zero(t, ask(w0 + 1).Items[0].Want, "seen 1 ms: no top-up")
-	assert.Zero(t, ask(w0 + settle - 1).Items[0].Want, "seen 149 ms: no top-up")
-	assert.Positive(t, ask(w0 + settle).Items[0].Want, "seen 150 ms: the Call asks its top-up")
 }
 
 // TestOneTopUpInFlight: while a decision Call about an identity is in

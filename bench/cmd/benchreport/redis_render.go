@@ -46,7 +46,7 @@ func renderRedis(d *doc, e *env, rows []*redisRow, rb redisBenchFigures) {
 		}
 	}
 	d.para("Implicit pipelining shared round trips as follows (from `Stats()`): %s. "+
-		"redis-benchmark with `-c 50` (the reference the issue names): %s/s unpipelined, %s/s with `-P 32`.",
+		"redis-benchmark with `-c 50` (the reference the speed goals below are set against): %s/s unpipelined, %s/s with `-P 32`.",
 		orNone(trips), thousands(rb.c50), thousands(rb.c50P))
 	d.heading(3, "Goals")
 	d.table([]string{"goal", "figure", "target", "verdict"}, redisGoals(rows, rb))
@@ -60,7 +60,7 @@ func cell(v, ref float64) string {
 	return thousands(v) + "/s (" + ratio(v, ref) + ")"
 }
 
-// redisGoals are the issue's Redis goals: pure-Redis mode at 90% or more of
+// redisGoals are the project's Redis speed goals: pure-Redis mode at 90% or more of
 // redis-benchmark's unpipelined EVALSHA rate (judged for the plain mode and,
 // separately, with implicit pipelining on: both are pure-Redis modes, every
 // decision one atomic script call), and pipelined mode at twice redis_rate's

@@ -186,7 +186,7 @@ func measureRedis(r *redisRow, ks *keySet, c int) (testing.BenchmarkResult, floa
 // redisBenchFigures are the medians of the redis-benchmark runs.
 type redisBenchFigures struct {
 	plain, piped []float64 // per callerCounts: -c callers, -P 1 and -P 32
-	c50, c50P    float64   // -c 50, -P 1 and -P 32: the reference
+	c50, c50P    float64   // -c 50, -P 1 and -P 32: the goals' reference
 }
 
 func medians(v [][]float64) []float64 {
