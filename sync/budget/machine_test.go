@@ -564,9 +564,9 @@ func TestNewIdentityAsksNoTopUp(t *testing.T) {
 			m.Complete(at, c, &Result{Now: at, Window: start / testWindow, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 50}}}, nil)
 			return c
 		}
-		assert.Zero(t, ask(start+1).Items[0].Want, "from %d, seen 1 ms: no top-up", start)
-		assert.Zero(t, ask(start+settle-1).Items[0].Want, "from %d, seen 149 ms: no top-up", start)
-		assert.Positive(t, ask(start+settle).Items[0].Want, "from %d, seen 150 ms: the Call asks its top-up", start)
+		assert.Zero(t, ask(start + 1).Items[0].Want, "from %d, seen 1 ms: no top-up", start)
+		assert.Zero(t, ask(start + settle - 1).Items[0].Want, "from %d, seen 149 ms: no top-up", start)
+		assert.Positive(t, ask(start + settle).Items[0].Want, "from %d, seen 150 ms: the Call asks its top-up", start)
 	}
 }
 
