@@ -40,8 +40,9 @@ func nodeStat(t *testing.T, reg *prometheus.Registry, node, stat string) float64
 }
 
 // TestBudgetStatsExported: a budget limiter's Stats, through Fields and
-// AddStats, export its Redis work at every scrape: after a free unit and
-// a unit decided at Redis, calls and round_trips are 1, then 2 after one
+// AddStats, export its Redis work at every scrape: after the Sync that
+// takes the free-credit lease (one call, one round trip), a free unit and
+// a unit decided at Redis, calls and round_trips are 2, then 3 after one
 // more Redis-decided unit.
 func TestBudgetStatsExported(t *testing.T) {
 	rdb, _ := redistest.Client(t)
@@ -53,6 +54,7 @@ func TestBudgetStatsExported(t *testing.T) {
 	reg := register(t, c)
 	c.AddStats("pop-1", func() map[string]float64 { return metrics.Fields(l.Stats()) })
 	ctx := context.Background()
+	require.NoError(t, l.Sync(ctx), "the Sync that takes the free-credit lease")
 	allow := func(key string) {
 		d, err := l.AllowN(ctx, key, clk.Now(), 1)
 		require.NoError(t, err)
@@ -60,15 +62,15 @@ func TestBudgetStatsExported(t *testing.T) {
 	}
 	allow("k") // free credit
 	allow("k") // decided at Redis
-	assert.Equal(t, 1.0, nodeStat(t, reg, "pop-1", "calls"), "one script call")
-	assert.Equal(t, 1.0, nodeStat(t, reg, "pop-1", "round_trips"), "one round trip")
+	assert.Equal(t, 2.0, nodeStat(t, reg, "pop-1", "calls"), "the lease's batch and one decision")
+	assert.Equal(t, 2.0, nodeStat(t, reg, "pop-1", "round_trips"), "two round trips")
 	allow("j") // free credit
 	allow("j") // decided at Redis
-	assert.Equal(t, 2.0, nodeStat(t, reg, "pop-1", "round_trips"), "read at the scrape, not at AddStats")
+	assert.Equal(t, 3.0, nodeStat(t, reg, "pop-1", "round_trips"), "read at the scrape, not at AddStats")
 }
 
-// TestBudgetOutageCountedByDecision: with Redis killed, a lone budget
-// PoP's decisions on its view are counted as what they are: the free unit
+// TestBudgetOutageCountedByDecision: with Redis killed after one Sync, a
+// lone budget PoP's decisions on its view are counted as what they are: the free unit
 // allowed/local with no error, then four more allowed/local (its view's
 // share of a limit of 5) and three denied/local, each of those seven with
 // an error matching core.ErrUnavailable (the first because its call
@@ -86,6 +88,8 @@ func TestBudgetOutageCountedByDecision(t *testing.T) {
 		defer cancel()
 		_ = l.Close(ctx) // Redis is dead: the last Sync fails
 	})
+	// a Sync before the outage takes the free-credit lease
+	require.NoError(t, l.Sync(context.Background()))
 	require.NoError(t, proc.Kill())
 	c := metrics.New()
 	reg := register(t, c)
