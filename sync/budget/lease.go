@@ -26,13 +26,28 @@ import "math"
 // Claims need no lease: a Call that carries them also announces when its
 // group's lease is short, and the script counts the announcement first.
 
-// credit is the free credit this PoP may spend of an identity in window x:
-// Config.FreeCredit while every group's lease covers x, else 0.
-func (m *Machine) credit(x int64) int64 {
-	if x > m.lease {
+// credit is the free credit this PoP may spend in window x of an identity
+// of group g: Config.FreeCredit while g's lease covers x, else 0. m.lease,
+// the least of the groups' leases, answers first without g's (on a Redis
+// Cluster a master that cannot be reached stops the free credit of its
+// groups' identities only).
+func (m *Machine) credit(x int64, g int) int64 {
+	if x <= m.lease || x <= m.groups[g].leased {
+		return m.cfg.FreeCredit
+	}
+	return 0
+}
+
+// creditOf is credit for key, whose group is worked out only when the
+// least lease does not answer.
+func (m *Machine) creditOf(x int64, key string) int64 {
+	if x <= m.lease {
+		return m.cfg.FreeCredit
+	}
+	if len(m.groups) == 1 {
 		return 0
 	}
-	return m.cfg.FreeCredit
+	return m.credit(x, m.group(m.bucket(key)))
 }
 
 // announce makes c, a call to c.Group planned in window x, renew that

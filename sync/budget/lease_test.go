@@ -119,3 +119,30 @@ func TestNoFreeCreditBeforeLease(t *testing.T) {
 	}
 	assert.True(t, announced, "in window w+1 the next Sync renews the lease through w+3")
 }
+
+// TestLeasePerGroup: a PoP whose lease covers one group but not another
+// (on a Redis Cluster, the other's master did not answer) spends free
+// credit on the identities of the leased group only; the others ask Redis.
+// Mutation it catches: credit gated by the least lease alone (no free
+// unit at all).
+func TestLeasePerGroup(t *testing.T) {
+	m, err := NewMachine(Config{PoP: "a", Incarnation: 5, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 4, FreeCredit: 1, Groups: 2, Buckets: 8})
+	require.NoError(t, err)
+	now := int64(w0 + 10)
+	m.leaseTo(0, m.window(now)+2)
+	require.Less(t, m.lease, m.window(now), "group 1 holds no lease")
+	in := func(g int) string {
+		for i := 0; ; i++ {
+			if k := fmt.Sprint("k", i); m.group(m.bucket(k)) == g {
+				return k
+			}
+		}
+	}
+	d, c := m.Request(now, in(0), 1)
+	assert.Nil(t, c, "group 0 is leased: no call")
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "a free unit of group 0")
+	_, c = m.Request(now, in(1), 1)
+	require.NotNil(t, c, "group 1 is not leased: the request asks Redis")
+	assert.Equal(t, 1, c.Group)
+	assert.Equal(t, m.window(now)+2, c.announce, "and its Call announces this PoP to group 1")
+}

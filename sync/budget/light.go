@@ -56,7 +56,7 @@ func (m *Machine) rollLight(x int64) {
 // means the tier cannot decide and the caller promotes the identity.
 func (m *Machine) freeLight(now int64, key string, n int64) bool {
 	x := m.window(now)
-	if m.cfg.NoWait || n <= 0 || n > min(m.credit(x), math.MaxUint32) {
+	if m.cfg.NoWait || n <= 0 || n > min(m.creditOf(x, key), math.MaxUint32) {
 		return false
 	}
 	m.rollLight(x)

@@ -287,12 +287,13 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	if m.spendGrant(e, x, n) {
 		return verdict(true, SrcGrant)
 	}
-	if n <= m.credit(x) && x > e.claimed { // never without free credit (n ≥ 1)
+	g := m.group(e.bucket)
+	if n <= m.credit(x, g) && x > e.claimed { // never without free credit (n ≥ 1)
 		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
 		e.addOp(Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
-	if c := m.credit(x); c > 0 && x > e.claimed && m.balance(e, x)+c >= n {
+	if c := m.credit(x, g); c > 0 && x > e.claimed && m.balance(e, x)+c >= n {
 		// the free slot and the grant together cover it
 		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
 		e.addOp(Op{X: x, GW: GWFree, U: c})
@@ -313,7 +314,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		return verdict(false, SrcFull)
 	}
 	req := &pending{e: e, n: n, x: x}
-	if m.credit(x) > 0 && x > e.claimed {
+	if m.credit(x, g) > 0 && x > e.claimed {
 		// this PoP's free slot of x is unused but the request is larger:
 		// it pays c of the units, Redis decides the rest (Complete
 		// reports the slot used, or gives it up unused on a denial)
@@ -331,7 +332,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		// no request comes
 		it.Want, it.Floor = m.topUp(e, x, true), m.grantFloor(e)
 	}
-	c := &Call{Group: m.group(e.bucket), Now: now, Items: []Item{it}, req: req, hotWin: -1}
+	c := &Call{Group: g, Now: now, Items: []Item{it}, req: req, hotWin: -1}
 	m.announce(c, x)
 	if ((m.cfg.FreeCredit > 0 && x+1 > e.sentClaims) || len(e.ops) > 0) && m.reports.room() {
 		// The request asks Redis, and reports with it: this PoP gives up
