@@ -12,9 +12,9 @@ import "math"
 // how far this incarnation's announcements reach (Result.Leased): this
 // PoP's lease on that group. R_x is then at least the largest announced
 // credit times the announced PoPs that have not claimed their slot,
-// whatever any PoP's Config says: a PoP added before the others' PoPs is
-// raised, a PoP whose FreeCredit differs, or a deployment whose PoPs
-// undercounts them is reserved for as it spends. The caller's own
+// whatever any PoP's Config says: a PoP added before the others' Config
+// counts it, a PoP whose FreeCredit differs, or a deployment whose PoPs
+// is set too low is reserved for as it spends. The caller's own
 // c × (PoPs − claims) is kept beside it (the larger counts), so PoPs of
 // earlier versions, which spend without announcing, stay covered when
 // every PoP is configured alike.
