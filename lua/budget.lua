@@ -164,7 +164,7 @@ if ann > 0 and c > 0 then
       local n, cx = floor(v / 4294967296), v % 4294967296
       redis.call('HSET', fk, x, string.format('%.0f', (n + 1) * 4294967296 + mmax(cx, cc)))
     end
-    redis.call('HDEL', fk, w - 2, w - 3, w - 4)
+    redis.call('HDEL', fk, w - 3, w - 4, w - 5) -- w - 2: a call planned a window earlier may still read it
     local ttl = (ann + 2) * W - now + slack -- R_ann weighs until window ann + 1 ends
     redis.call('SET', ik, ann, 'PX', ttl)
     if redis.call('PTTL', fk) < ttl then

@@ -39,7 +39,9 @@ type Config struct {
 	// may differ in it, and PoPs may undercount the deployment: a PoP
 	// spends free credit only once Redis has counted it among the
 	// window's spenders, and Redis reserves for every PoP it counted, at
-	// the largest credit announced (lease.go). PoPs of versions before
+	// the largest credit announced, from the third window after it first
+	// counts it (before that, up to c per identity and window over, as a
+	// restarted PoP already may; lease.go). PoPs of versions before
 	// that count spend unannounced: while any runs, give every PoP the
 	// same FreeCredit and PoPs (Redis then also reserves the caller's
 	// c × PoPs), or move to a new Namespace.

@@ -129,7 +129,7 @@ if ann > 0 and c > 0 then
         redis.call('HSET', fk, 'c' .. x, c)
       end
     end
-    redis.call('HDEL', fk, 'n' .. (w - 2), 'c' .. (w - 2), 'n' .. (w - 3), 'c' .. (w - 3), 'n' .. (w - 4), 'c' .. (w - 4))
+    redis.call('HDEL', fk, 'n' .. (w - 3), 'c' .. (w - 3), 'n' .. (w - 4), 'c' .. (w - 4), 'n' .. (w - 5), 'c' .. (w - 5))
     local ttl = (ann + 2) * W - now + slack
     redis.call('SET', ik, ann, 'PX', ttl)
     if redis.call('PTTL', fk) < ttl then
