@@ -132,9 +132,11 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 		return d
 	}
 	it := r.Items[0]
-	// What this PoP's slots add is the same with a free-credit lease or
-	// without: it spends them, or its decision Call gives them up (claims
-	// them unused), which frees the units Redis reserved for them.
+	// What this PoP's slots add: it spends them (with a free-credit
+	// lease), or its decision Call gives them up unused, which frees the
+	// units the caller's own term reserved for them. (Without a lease,
+	// where the announced PoPs' term is the larger, giving them up frees
+	// less: the room may be overstated by up to 2c.)
 	room := it.Headroom
 	if it.CPrev == 0 {
 		room += m.cfg.FreeCredit // the next window's slot, given up at the next decision
