@@ -25,7 +25,7 @@ import "math"
 //
 // A new process spends no free credit until its first reply lands: its
 // first requests ask Redis (Start runs a Sync at once). Tick renews a
-// lease due within two windows with an empty batch when the group has
+// lease due within three windows with an empty batch when the group has
 // nothing else to send, so an idle PoP makes one call per group a window.
 // Claims need no lease: a Call that carries them also announces when its
 // group's lease is short, and the script counts the announcement first.

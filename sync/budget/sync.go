@@ -102,9 +102,7 @@ func (m *Machine) Tick(now int64) []*Call {
 		default:
 			continue
 		}
-		if gs.inflight.announce == 0 {
-			m.announce(gs.inflight, x)
-		}
+		m.announce(gs.inflight, x) // a batch sent again renews from this window too
 		gs.inflight.hotWin, gs.inflight.hotCur = gs.hotWin, gs.hotCur
 		m.stats.Calls++
 		m.stats.Items += uint64(len(gs.inflight.Items))
