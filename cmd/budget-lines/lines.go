@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/edgelimit/edgelimit/sim/engine"
 	"github.com/edgelimit/edgelimit/sim/report"
@@ -20,6 +21,9 @@ var ErrReport = errors.New("bad pop-sim report")
 // A figure a mode did not measure is nil (JSON null; "-" in the table).
 type Line struct {
 	Name string `json:"line"`
+	// Mode is the budget row's mode (budget, budget-nowait, budget-gossip,
+	// ...): the candidate the line measured.
+	Mode string `json:"mode"`
 	// OverRedis and OverBudget are the worst over-admission (the exact
 	// log's worst window ÷ the limit); OverDelta is budget's minus Redis'.
 	OverRedis  float64 `json:"over_redis"`
@@ -55,6 +59,21 @@ type Line struct {
 	// Classes are the contested classes (the reference denied some of
 	// their identities), in the report's order.
 	Classes []Class `json:"classes"`
+	// Errors are every class's decision error and wrongly limited
+	// identities, pure Redis against budget, in the report's order.
+	Errors []ClassError `json:"errors"`
+}
+
+// ClassError is one class's decision error (% of its decisions judged
+// wrong against the exact log of what the mode admitted) and its
+// identities wrongly limited (never over the limit, yet denied), pure
+// Redis against budget.
+type ClassError struct {
+	Name                 string  `json:"class"`
+	ErrorRedis           float64 `json:"error_pct_redis"`
+	ErrorBudget          float64 `json:"error_pct_budget"`
+	WronglyLimitedRedis  int64   `json:"wrongly_limited_redis"`
+	WronglyLimitedBudget int64   `json:"wrongly_limited_budget"`
 }
 
 // Class is one contested class's service, pure Redis against budget:
@@ -70,8 +89,8 @@ type Class struct {
 }
 
 // readLine reads DIR/NAME.json, a pop-sim -json report with a redis and a
-// budget row (budget, or budget-gossip for a line that runs gossip), into
-// its Line.
+// budget row (the first row of a budget mode: budget, budget-nowait, or
+// budget-gossip for a line that runs gossip), into its Line.
 func readLine(dir, name string) (Line, error) {
 	b, err := os.ReadFile(filepath.Join(dir, name+".json"))
 	if err != nil {
@@ -86,21 +105,21 @@ func readLine(dir, name string) (Line, error) {
 		switch rep.Results[i].Mode {
 		case "redis":
 			rd = &rep.Results[i]
-		case "budget", "budget-gossip":
-			if bu == nil {
+		default:
+			if bu == nil && strings.HasPrefix(rep.Results[i].Mode, "budget") {
 				bu = &rep.Results[i]
 			}
 		}
 	}
 	if rd == nil || bu == nil {
-		return Line{}, fmt.Errorf("%w: line %s: want a redis and a budget row (-mode redis,budget or redis,budget-gossip)", ErrReport, name)
+		return Line{}, fmt.Errorf("%w: line %s: want a redis and a budget row (-mode redis,budget, redis,budget-gossip, redis,budget-nowait ...)", ErrReport, name)
 	}
 	return lineOf(name, rd, bu), nil
 }
 
 // lineOf computes a line's figures from its two rows.
 func lineOf(name string, rd, bu *engine.Result) Line {
-	l := Line{Name: name, OverRedis: rd.MaxOveradmission, OverBudget: bu.MaxOveradmission,
+	l := Line{Name: name, Mode: bu.Mode, OverRedis: rd.MaxOveradmission, OverBudget: bu.MaxOveradmission,
 		OverDelta:           bu.MaxOveradmission - rd.MaxOveradmission,
 		WronglyLimitedRedis: rd.WronglyLimited, WronglyLimitedBudget: bu.WronglyLimited,
 		SavedPct: bu.RoundTripsSavedPct, P99Redis: rd.AddedLatencyP99Ms, P99Budget: bu.AddedLatencyP99Ms,
@@ -130,6 +149,15 @@ func lineOf(name string, rd, bu *engine.Result) Line {
 			c.Ratio = float64(c.AllowedBudget) / float64(c.AllowedRedis)
 		}
 		l.Classes = append(l.Classes, c)
+	}
+	for _, rc := range rd.Classes {
+		ce := ClassError{Name: rc.Class, ErrorRedis: rc.DecisionErrorPct, WronglyLimitedRedis: rc.WronglyLimited}
+		for _, bc := range bu.Classes {
+			if bc.Class == rc.Class {
+				ce.ErrorBudget, ce.WronglyLimitedBudget = bc.DecisionErrorPct, bc.WronglyLimited
+			}
+		}
+		l.Errors = append(l.Errors, ce)
 	}
 	return l
 }

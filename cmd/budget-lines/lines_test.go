@@ -137,3 +137,25 @@ func TestTableRefusesBadReports(t *testing.T) {
 	assert.Equal(t, 2, run([]string{"nope"}, &out, &errOut), "an unknown subcommand")
 	assert.Equal(t, 2, run(nil, &out, &errOut), "no subcommand")
 }
+
+// TestLineReadsAnyBudgetMode: a line run with -mode redis,budget-nowait
+// takes its candidate's figures from the budget-nowait row and names it;
+// every class's decision error and wrongly limited identities, contested
+// or not, come from each mode's own row.
+func TestLineReadsAnyBudgetMode(t *testing.T) {
+	dir := t.TempDir()
+	rd, bu := rows(0)
+	bu.Mode = "budget-nowait"
+	rd.Classes[0].DecisionErrorPct, bu.Classes[0].DecisionErrorPct = 0.25, 0.75
+	rd.Classes[0].WronglyLimited, bu.Classes[0].WronglyLimited = 1, 7
+	rd.Classes[2].DecisionErrorPct, bu.Classes[2].DecisionErrorPct = 12.8, 12.1
+	writeReport(t, dir, "nowait", rd, bu)
+	l, err := readLine(dir, "nowait")
+	require.NoError(t, err)
+	assert.Equal(t, "budget-nowait", l.Mode)
+	assert.Equal(t, bu.MaxOveradmission, l.OverBudget, "budget-nowait's row in budget's column")
+	assert.Equal(t, []ClassError{
+		{Name: "calm", ErrorRedis: 0.25, ErrorBudget: 0.75, WronglyLimitedRedis: 1, WronglyLimitedBudget: 7},
+		{Name: "attackers"},
+		{Name: "near", ErrorRedis: 12.8, ErrorBudget: 12.1}}, l.Errors)
+}

@@ -10,7 +10,7 @@ import (
 
 // sweptModes are the modes a sweep runs once per value: the budget
 // limiter's, which the swept parameters configure.
-var sweptModes = []string{"budget", "budget-nowait", "budget-gossip"}
+var sweptModes = []string{"budget", "budget-nowait", "budget-gossip", "budget-nowait-gossip"}
 
 // referenceModes may share a sweep's -mode list: each runs once, at the
 // flags' values, as a reference point (0% and 100% of round trips saved).

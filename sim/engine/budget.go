@@ -18,14 +18,16 @@ import (
 // -mode all there, beside budget-gossip, the same with gossip over the
 // real NATS (a Limiter's UseNATS: opt-in, as it saves a tenth to half a
 // point of round trips, docs/budget.md, "Gossip"); budget-nowait, with
-// budget.Config.NoWait (latency first), is asked for by name.
+// budget.Config.NoWait (latency first), and budget-nowait-gossip, the
+// same with gossip, are asked for by name.
 func init() {
-	for name, o := range map[string]budgetOptions{"budget": {}, "budget-nowait": {noWait: true}, "budget-gossip": {gossip: true}} {
+	for name, o := range map[string]budgetOptions{"budget": {}, "budget-nowait": {noWait: true}, "budget-gossip": {gossip: true},
+		"budget-nowait-gossip": {noWait: true, gossip: true}} {
 		runners[name] = nil
 		honestRunners[name] = func(ctx context.Context, e *Env) (*outcome, error) { return runBudgetHonest(ctx, e, o) }
 	}
 	HonestModes = append(HonestModes, "budget", "budget-gossip")
-	Experimental = append(Experimental, "budget-nowait")
+	Experimental = append(Experimental, "budget-nowait", "budget-nowait-gossip")
 }
 
 // budgetOptions are what the budget modes vary.

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// faultLines name, by prefix, the lines that inject a fault (a Redis
+// outage, a partition, a crash, clock skew, gossip loss): judged by their
+// own target, not by the fault-free ones.
+var faultLines = []string{"outage", "partition", "crash", "clock-skew", "gossip-loss"}
+
+func isFault(name string) bool {
+	for _, p := range faultLines {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Figure is one candidate's figure on one target: the worst Value over
+// the lines the target reads, Where it was (line, and class where the
+// target is per class), whether it Met the target, and by how much it
+// missed (0 when met). Lines the target needs that the candidate's run
+// lacks leave Value NaN (JSON null) and Where "not run".
+type Figure struct {
+	Candidate string   `json:"candidate"`
+	Value     *float64 `json:"value"`
+	Where     string   `json:"where"`
+	Met       bool     `json:"met"`
+	Miss      float64  `json:"miss"`
+}
+
+// Target is one line of the targets: its name, its rule as text, and each
+// candidate's Figure.
+type Target struct {
+	Name    string   `json:"target"`
+	Rule    string   `json:"rule"`
+	Figures []Figure `json:"figures"`
+}
+
+// target is how one target reads a candidate's lines: worst returns the
+// worst value and where; bound and higher say the rule (value ≤ bound,
+// or ≥ bound when higher).
+type target struct {
+	name, rule string
+	bound      float64
+	higher     bool
+	worst      func(ls []Line) (float64, string, bool)
+}
+
+// worstOf scans ls's lines that keep admits, each giving values by vals
+// (with the class, "" for a line's own figure), and returns the worst
+// (largest, or smallest when lowest) and where.
+func worstOf(ls []Line, keep func(Line) bool, lowest bool, vals func(Line) map[string]float64) (float64, string, bool) {
+	best, where, any := 0.0, "", false
+	for _, l := range ls {
+		if !keep(l) {
+			continue
+		}
+		vs := vals(l)
+		keys := make([]string, 0, len(vs))
+		for k := range vs {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			v := vs[k]
+			if !any || (lowest && v < best) || (!lowest && v > best) {
+				best, where, any = v, strings.TrimSpace(l.Name+" "+k), true
+			}
+		}
+	}
+	return best, where, any
+}
+
+func notFault(l Line) bool { return !isFault(l.Name) }
+
+func named(names ...string) func(Line) bool {
+	return func(l Line) bool { return slices.Contains(names, l.Name) }
+}
+
+func one(v float64) map[string]float64 { return map[string]float64{"": v} }
+
+// targets are the limiter's targets against pure Redis, each read from
+// the lines scripts/budget-lines.sh runs (docs/budget.md, "The targets,
+// line by line").
+var targets = []target{
+	{"worst over-admission", "budget − pure Redis ≤ +0.02 on every fault-free line", 0.02, false,
+		func(ls []Line) (float64, string, bool) {
+			return worstOf(ls, notFault, false, func(l Line) map[string]float64 { return one(l.OverDelta) })
+		}},
+	{"quota per contested class", "|units ÷ pure Redis' − 1| ≤ 0.01 on every fault-free line", 0.01, false,
+		func(ls []Line) (float64, string, bool) {
+			return worstOf(ls, notFault, false, func(l Line) map[string]float64 {
+				m := map[string]float64{}
+				for _, c := range l.Classes {
+					m[c.Name] = math.Abs(c.Ratio - 1)
+				}
+				return m
+			})
+		}},
+	{"calm identities wrongly limited", "0 on every fault-free line (the most on one line)", 0, false,
+		func(ls []Line) (float64, string, bool) {
+			return worstOf(ls, notFault, false, func(l Line) map[string]float64 {
+				m := map[string]float64{}
+				for _, c := range l.Errors {
+					if c.Name == "calm" {
+						m[c.Name] = float64(c.WronglyLimitedBudget)
+					}
+				}
+				return m
+			})
+		}},
+	{"decision error per class", "budget − pure Redis ≤ +0.5 point, every class but attackers, fault-free lines", 0.5, false,
+		func(ls []Line) (float64, string, bool) {
+			return worstOf(ls, notFault, false, func(l Line) map[string]float64 {
+				m := map[string]float64{}
+				for _, c := range l.Errors {
+					if !strings.Contains(c.Name, "attacker") {
+						m[c.Name] = c.ErrorBudget - c.ErrorRedis
+					}
+				}
+				return m
+			})
+		}},
+	{"round trips saved %", "≥ 97 on mixed and spread-attack", 97, true,
+		func(ls []Line) (float64, string, bool) {
+			return worstOf(ls, named("mixed", "spread-attack"), true, func(l Line) map[string]float64 { return one(l.SavedPct) })
+		}},
+	{"p99 added latency ms", "0 on every fault-free line", 0, false,
+		func(ls []Line) (float64, string, bool) {
+			return worstOf(ls, notFault, false, func(l Line) map[string]float64 { return one(l.P99Budget) })
+		}},
+	{"script time ÷ pure Redis'", "≤ 0.5 on mixed and spread-attack", 0.5, false, scriptRatio("mixed", "spread-attack")},
+	{"script time ÷ pure Redis'", "≤ 0.2 on pinned and flash-crowd", 0.2, false, scriptRatio("pinned", "flash-crowd")},
+	{"script time ÷ pure Redis'", "≤ 1 at 32 PoPs", 1, false, scriptRatio("mixed-32pops", "spread-attack-32pops")},
+	{"Redis bytes per identity", "≤ 64 at 1,000,000 identities (identities with state at the run's end)", 64, false,
+		func(ls []Line) (float64, string, bool) {
+			return worstOf(ls, named("mixed-1m-identities"), false, func(l Line) map[string]float64 {
+				if l.RedisBytesBudget == nil {
+					return nil
+				}
+				return one(*l.RedisBytesBudget)
+			})
+		}},
+	{"faults: worst over-admission", "budget − pure Redis ≤ +0.02 on every fault line", 0.02, false,
+		func(ls []Line) (float64, string, bool) {
+			return worstOf(ls, func(l Line) bool { return isFault(l.Name) }, false, func(l Line) map[string]float64 { return one(l.OverDelta) })
+		}},
+}
+
+func scriptRatio(names ...string) func([]Line) (float64, string, bool) {
+	return func(ls []Line) (float64, string, bool) {
+		return worstOf(ls, named(names...), false, func(l Line) map[string]float64 {
+			if l.ScriptRatio == nil {
+				return nil
+			}
+			return one(*l.ScriptRatio)
+		})
+	}
+}
+
+// judge computes every target's Figure for each candidate's lines.
+func judge(names []string, runs [][]Line) []Target {
+	var out []Target
+	for _, t := range targets {
+		tt := Target{Name: t.name, Rule: t.rule}
+		for k, ls := range runs {
+			f := Figure{Candidate: names[k], Where: "not run"}
+			if v, where, ok := t.worst(ls); ok {
+				f.Value, f.Where = &v, where
+				if t.higher {
+					f.Miss = math.Max(0, t.bound-v)
+				} else {
+					f.Miss = math.Max(0, v-t.bound)
+				}
+				f.Met = f.Miss == 0
+			}
+			tt.Figures = append(tt.Figures, f)
+		}
+		out = append(out, tt)
+	}
+	return out
+}
+
+// targetsCmd reads NAME=DIR arguments, each DIR/lines.json of one
+// candidate's scripts/budget-lines.sh run, and writes every target with
+// each candidate's worst figure and its miss (or, with -json, the Targets).
+func targetsCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("targets", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the targets as one JSON array instead of the table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() < 1 {
+		return fmt.Errorf("%w: want at least one NAME=DIR; %s", ErrReport, usage)
+	}
+	names, runs, err := readCandidates(fs.Args())
+	if err != nil {
+		return err
+	}
+	ts := judge(names, runs)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ts)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "target\trule")
+	for _, n := range names {
+		fmt.Fprintf(tw, "\t%s", n)
+	}
+	fmt.Fprintln(tw)
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s", t.Name, t.Rule)
+		for _, f := range t.Figures {
+			fmt.Fprintf(tw, "\t%s", cell(f))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// readCandidates reads NAME=DIR arguments: each candidate's name and the
+// Lines of its DIR/lines.json.
+func readCandidates(args []string) ([]string, [][]Line, error) {
+	var names []string
+	var runs [][]Line
+	for _, a := range args {
+		name, dir, ok := strings.Cut(a, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, nil, fmt.Errorf("%w: %q is not NAME=DIR", ErrReport, a)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "lines.json"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: candidate %s: %w", ErrReport, name, err)
+		}
+		var ls []Line
+		if err := json.Unmarshal(b, &ls); err != nil {
+			return nil, nil, fmt.Errorf("%w: candidate %s: %s/lines.json: %w", ErrReport, name, dir, err)
+		}
+		names, runs = append(names, name), append(runs, ls)
+	}
+	return names, runs, nil
+}
+
+// cell shows a Figure: its value, where, and "met" or "missed by" its miss.
+func cell(f Figure) string {
+	if f.Value == nil {
+		return "not run"
+	}
+	verdict := "met"
+	if !f.Met {
+		verdict = "missed by " + num(f.Miss)
+	}
+	return fmt.Sprintf("%s (%s) %s", num(*f.Value), f.Where, verdict)
+}
+
+// num shows v with two decimals, or none when it is whole.
+func num(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
