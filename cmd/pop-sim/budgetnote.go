@@ -46,7 +46,38 @@ func budgetNote(name string, r engine.Result) string {
 	if b.PoPs != b.TracePoPs {
 		credit += fmt.Sprintf(" (Machines configured for %d PoPs of %d: -budget-pops)", b.PoPs, b.TracePoPs)
 	}
-	return fmt.Sprintf("%s: free credit %s; items/decision %.4f, calls/decision %.4f, round trips/decision %.4f (%d Machines: %d calls, %d items, %d round trips), by source %s",
+	note := fmt.Sprintf("%s: free credit %s; items/decision %.4f, calls/decision %.4f, round trips/decision %.4f (%d Machines: %d calls, %d items, %d round trips), by source %s",
 		name, credit, b.ItemsPerDecision, b.CallsPerDecision, float64(b.RoundTrips)/float64(max(r.Decisions, 1)),
 		b.Machines, b.Calls, b.Items, b.RoundTrips, strings.Join(by, ", "))
+	if fd := falseDenyNote(r); fd != "" {
+		note += "; false denies by source: " + fd
+	}
+	return note
+}
+
+// falseDenyNote lists, per class with false denies, how many each source
+// made ("attackers: full 16452, redis 4116"), sources in the order the
+// Machine tries them, a crash's unanswered requests last.
+func falseDenyNote(r engine.Result) string {
+	var per []string
+	for _, c := range r.Classes {
+		if len(c.FalseDeniesBySource) == 0 {
+			continue
+		}
+		var by []string
+		for s := budget.Source(0); ; s++ {
+			name := s.String()
+			if strings.HasPrefix(name, "Source(") {
+				break
+			}
+			if k := c.FalseDeniesBySource[name]; k > 0 {
+				by = append(by, fmt.Sprintf("%s %d", name, k))
+			}
+		}
+		if k := c.FalseDeniesBySource["crash"]; k > 0 {
+			by = append(by, fmt.Sprintf("crash %d", k))
+		}
+		per = append(per, c.Class+": "+strings.Join(by, ", "))
+	}
+	return strings.Join(per, "; ")
 }

@@ -21,6 +21,11 @@ type ClassResult struct {
 	P99Overadmission float64 `json:"p99_overadmission"`
 	Felt                     // what the class's identities felt, against the reference
 	Waited           int64   `json:"waited_round_trip"` // decisions that waited for a Redis reply
+	// FalseDeniesBySource splits FalseDenies by what made each decision
+	// (the budget modes: budget.Source's names, "redis" for a decision
+	// Call's answer, "crash" for a request its PoP's crash left
+	// unanswered); nil for modes that name no source.
+	FalseDeniesBySource map[string]int64 `json:"false_denies_by_source,omitempty"`
 }
 
 // FaultCost is what one fault of Env.Faults cost a mode: the decisions of
@@ -44,6 +49,7 @@ type judges struct {
 	classes []truth.Tally
 	waited  []int64
 	faults  []faultJudge
+	denyBy  []map[string]int64 // per class: false denies by source (outcome.source set)
 }
 
 type faultJudge struct {
@@ -55,6 +61,12 @@ type faultJudge struct {
 
 func (e *Env) newJudges(o *outcome) *judges {
 	j := &judges{classes: make([]truth.Tally, len(e.Trace.Classes)), waited: make([]int64, len(e.Trace.Classes))}
+	if o.source != nil {
+		j.denyBy = make([]map[string]int64, len(e.Trace.Classes))
+		for c := range j.denyBy {
+			j.denyBy[c] = map[string]int64{}
+		}
+	}
 	w, f := e.Limit.Window, e.Faults
 	add := func(name string, start, end time.Duration, lost int64) {
 		j.faults = append(j.faults, faultJudge{name: name, start: start, end: end + w, lost: lost})
@@ -83,6 +95,9 @@ func (j *judges) observe(e *Env, o *outcome, i int, shouldAllow bool) {
 		j.classes[c].Count(o.allowed[i], shouldAllow, int64(r.N))
 		if o.latency[i] > 0 {
 			j.waited[c]++
+		}
+		if j.denyBy != nil && shouldAllow && !o.allowed[i] {
+			j.denyBy[c][o.source[i]]++
 		}
 	}
 	for k := range j.faults {
@@ -116,6 +131,9 @@ func (j *judges) classResults(e *Env, whole *truth.Dense, felt *truth.Felt) []Cl
 			FalseAllows: v.FalseAllows, FalseDenies: v.FalseDenies, DecisionErrorPct: v.ErrorPct(),
 			MaxOveradmission: v.MaxOveradmission, P99Overadmission: v.P99Overadmission,
 			Felt: feltOf(felts[c]), Waited: j.waited[c]})
+		if j.denyBy != nil {
+			out[len(out)-1].FalseDeniesBySource = j.denyBy[c]
+		}
 	}
 	return out
 }

@@ -87,6 +87,7 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 	defer client.Close()
 	s := &budgetSim{e: e, ctx: ctx, rdb: client, out: newOutcome(len(e.Trace.Requests)), noWait: o.noWait,
 		links: netmodel.NewLinks(e.Net, e.Jitter, e.Trace.Config.Seed), faults: e.Faults}
+	s.out.source = make([]string, len(e.Trace.Requests))
 	pops := e.Trace.Config.PoPs
 	if o.gossip {
 		g, err := openBudgetGossip(e, pops)
@@ -207,7 +208,7 @@ func (s *budgetSim) request(i int) {
 	p := int(r.PoP)
 	d, c := s.ms[p].Request(s.clock(p, r.At), s.e.Key(r.ID), int64(r.N))
 	if c == nil {
-		s.out.allowed[i] = d.Allowed
+		s.out.allowed[i], s.out.source[i] = d.Allowed, d.Source.String()
 		return
 	}
 	s.send(p, c, r.At, i)
@@ -298,7 +299,7 @@ func (s *budgetSim) reply(ev event) {
 		return
 	}
 	d := f.m.Complete(now, f.c, f.res, f.err)
-	s.out.allowed[ev.req] = d.Allowed
+	s.out.allowed[ev.req], s.out.source[ev.req] = d.Allowed, d.Source.String()
 	s.out.latency[ev.req] = ev.at - s.e.Trace.Requests[ev.req].At
 }
 
@@ -310,6 +311,7 @@ func (s *budgetSim) crash(ev event) {
 	open := func(o *event) {
 		if o.pop == ev.pop && o.gen == s.gen[ev.pop] && o.req >= 0 {
 			s.out.latency[o.req] = ev.at - s.e.Trace.Requests[o.req].At
+			s.out.source[o.req] = "crash"
 		}
 	}
 	s.agenda.each(func(o *event) {

@@ -39,6 +39,8 @@ func TestBudgetReportsStatsAndViews(t *testing.T) {
 	assert.InDelta(t, float64(b.Items)/float64(r.Decisions), b.ItemsPerDecision, 1e-12, "items per decision = items / decisions")
 	assert.InDelta(t, float64(b.Calls)/float64(r.Decisions), b.CallsPerDecision, 1e-12, "calls per decision = calls / decisions")
 
+	assertFalseDeniesBySource(t, r, false)
+
 	m := r.Memory
 	require.False(t, m == nil || m.View == nil || m.Redis != nil || m.ArticleBytes != 96 || m.CloudflareBytes != 24,
 		"memory %+v, want a view, no Redis part (the command adds it), 96 and 24", m)
@@ -69,6 +71,34 @@ func TestBudgetStatsCountCrashedMachines(t *testing.T) {
 		decided += n
 	}
 	assert.LessOrEqual(t, decided, uint64(r.Decisions), "decided %v: at most the trace's %d (a crashed Machine's open requests are counted nowhere)", r.Budget.BySource, r.Decisions)
+	assertFalseDeniesBySource(t, r, true)
+}
+
+// assertFalseDeniesBySource checks that every class's false denies are
+// split by source: the split sums to the class's FalseDenies and names
+// only the Machine's sources ("crash" too when crashed, and then some).
+func assertFalseDeniesBySource(t *testing.T, r Result, crashed bool) {
+	t.Helper()
+	known := map[string]bool{"crash": crashed}
+	for _, n := range []string{"deny-cache", "full", "grant", "free", "fallback", "redis"} {
+		known[n] = true
+	}
+	var denied, byCrash int64
+	for _, c := range r.Classes {
+		require.NotNil(t, c.FalseDeniesBySource, "class %s: no split", c.Class)
+		var sum int64
+		for s, k := range c.FalseDeniesBySource {
+			assert.True(t, known[s], "class %s: source %q", c.Class, s)
+			sum += k
+		}
+		assert.Equal(t, c.FalseDenies, sum, "class %s: split %v", c.Class, c.FalseDeniesBySource)
+		denied += c.FalseDenies
+		byCrash += c.FalseDeniesBySource["crash"]
+	}
+	assert.Positive(t, denied, "no false denies: the split is not exercised")
+	if crashed {
+		assert.Positive(t, byCrash, "a crash left no request unanswered that the exact log admits")
+	}
 }
 
 // TestBudgetPipelineChangesNothing: running the Calls that reach Redis

@@ -72,6 +72,7 @@ type RedisLoad struct {
 // traffic to Redis and NATS.
 type outcome struct {
 	allowed    []bool
+	source     []string // budget modes: what made each decision, budget.Source's name or "crash" (nil: not recorded)
 	latency    []time.Duration
 	roundTrips int64
 	natsMsgs   int64
