@@ -131,3 +131,13 @@ func TestAllRunsBudgetOnTheHonestNetwork(t *testing.T) {
 		assert.Equal(t, c.want, slices.Contains(once, "budget"), "%v: modes run once %v", c.args, once)
 	}
 }
+
+// TestGossipModesNeedNATS: a mode that gossips (budget-gossip,
+// budget-nowait-gossip) or any sweep starts NATS; the others do not.
+func TestGossipModesNeedNATS(t *testing.T) {
+	for mode, want := range map[string]bool{"redis,budget": false, "budget-nowait": false, "redis,budget-gossip": true, "budget-nowait-gossip": true} {
+		o, err := parseFlags([]string{"-mode", mode})
+		require.NoError(t, err, mode)
+		assert.Equal(t, want, o.needsNATS(), "-mode %s", mode)
+	}
+}

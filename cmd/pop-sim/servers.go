@@ -74,7 +74,7 @@ func (o *options) needsNATS() bool {
 		return false
 	}
 	return o.sweep != "" || slices.ContainsFunc(o.modes(), func(m string) bool {
-		return m == "budget-gossip"
+		return strings.HasSuffix(m, "-gossip")
 	})
 }
 
