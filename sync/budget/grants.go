@@ -123,7 +123,7 @@ func (m *Machine) topUp(e *entry, x int64, asking bool) int64 {
 	}
 	target := min(int64(math.Ceil(rate*horizon)), max(1, m.cfg.Limit.Max/4))
 	if !contested {
-		target -= m.cfg.FreeCredit
+		target -= m.creditOf(x, e.key) // none before the lease (lease.go)
 	} else if e.demand > 0 {
 		target = max(target, 1)
 	}

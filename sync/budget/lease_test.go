@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -145,4 +146,51 @@ func TestLeasePerGroup(t *testing.T) {
 	require.NotNil(t, c, "group 1 is not leased: the request asks Redis")
 	assert.Equal(t, 1, c.Group)
 	assert.Equal(t, m.window(now)+3, c.announce, "and its Call announces this PoP to group 1")
+}
+
+// TestRedoRenewsLease: a decision Call that announced this PoP and whose
+// reply was lost is sent again by the next Tick (its report must be
+// applied once); the resent Call's reply carries the lease, which this
+// PoP takes, so its next new identity is free. Mutation it catches: a
+// resent report's reply not recording Leased (the identity asks Redis).
+func TestRedoRenewsLease(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	m := leaseMachine(t, "a", 7, 1, 4)
+	w := int64(83)
+	now := w*testWindow + 10
+	_, c := m.Request(now, "k", 1)
+	require.NotNil(t, c, "no lease yet: the request asks Redis")
+	require.Equal(t, w+3, c.announce)
+	require.Positive(t, c.Seq, "the Call carries a report (its slot claims), so it is resent if lost")
+	m.Complete(now+1, c, nil, errors.New("lost on the way"))
+	var redo *Call
+	for _, k := range m.Tick(now + 2) {
+		if k.redo {
+			redo = k
+		}
+	}
+	require.NotNil(t, redo, "Tick sends the report again")
+	assert.Equal(t, w+3, redo.announce, "with its announcement")
+	r, err := Exec(context.Background(), rdb, m, redo, now+3)
+	require.NoError(t, err)
+	require.False(t, r.Retried, "the first send never reached Redis")
+	require.Equal(t, w+3, r.Leased)
+	m.Finish(redo, r, nil)
+	d, c := m.Request(now+4, "new", 1)
+	assert.Nil(t, c, "leased: a new identity's unit is free")
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d)
+}
+
+// TestTopUpCountsFreeCreditOnlyWithLease: far from its limit, a top-up
+// asks the demand over a window less the free credit, which covers part
+// of it only while the lease does: before it, the whole demand. Mutation
+// it catches: subtracting Config.FreeCredit whatever the lease.
+func TestTopUpCountsFreeCreditOnlyWithLease(t *testing.T) {
+	m := leaseMachine(t, "a", 9, 1, 4)
+	x := int64(85)
+	e := m.entry("k")
+	e.rate = 1.5 / float64(m.w) // 1.5 units a window: two asked (a quarter of the limit of 10)
+	assert.Equal(t, int64(2), m.topUp(e, x, false), "no lease: the grant covers the whole demand")
+	m.leaseTo(0, x+3)
+	assert.Equal(t, int64(1), m.topUp(e, x, false), "leased: the free unit covers one")
 }

@@ -215,6 +215,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 			return
 		}
 		m.recovered(c.Now)
+		m.leaseTo(c.Group, r.Leased) // it carried the original's announcement
 		return
 	}
 	gs := &m.groups[c.Group]
