@@ -29,15 +29,18 @@ func isFault(name string) bool {
 
 // Figure is one candidate's figure on one target: the worst Value over
 // the lines the target reads, Where it was (line, and class where the
-// target is per class), whether it Met the target, and by how much it
-// missed (0 when met). Lines the target needs that the candidate's run
-// lacks leave Value NaN (JSON null) and Where "not run".
+// target is per class), whether it Met the target, by how much it missed
+// (0 when met), and on how many of the Lines read it missed. A target
+// whose lines the candidate's run lacks has Value nil (JSON null) and
+// Where "not run".
 type Figure struct {
 	Candidate string   `json:"candidate"`
 	Value     *float64 `json:"value"`
 	Where     string   `json:"where"`
 	Met       bool     `json:"met"`
 	Miss      float64  `json:"miss"`
+	Lines     int      `json:"lines"`
+	Missed    int      `json:"lines_missed"`
 }
 
 // Target is one line of the targets: its name, its rule as text, and each
@@ -48,39 +51,56 @@ type Target struct {
 	Figures []Figure `json:"figures"`
 }
 
-// target is how one target reads a candidate's lines: worst returns the
-// worst value and where; bound and higher say the rule (value ≤ bound,
-// or ≥ bound when higher).
+// target is how one target reads a candidate's lines: keep picks the
+// lines it reads, vals gives a line's values (by class, "" for the line's
+// own figure; none when the line did not measure it); bound and higher
+// say the rule (value ≤ bound, or ≥ bound when higher).
 type target struct {
 	name, rule string
 	bound      float64
 	higher     bool
-	worst      func(ls []Line) (float64, string, bool)
+	keep       func(Line) bool
+	vals       func(Line) map[string]float64
 }
 
-// worstOf scans ls's lines that keep admits, each giving values by vals
-// (with the class, "" for a line's own figure), and returns the worst
-// (largest, or smallest when lowest) and where.
-func worstOf(ls []Line, keep func(Line) bool, lowest bool, vals func(Line) map[string]float64) (float64, string, bool) {
-	best, where, any := 0.0, "", false
+// figure is t's Figure of ls: the worst value over the lines t reads (the
+// largest, or the least when higher), where, and the lines missed.
+func (t target) figure(cand string, ls []Line) Figure {
+	f := Figure{Candidate: cand, Where: "not run"}
+	worse := func(a, b float64) bool { return (t.higher && a < b) || (!t.higher && a > b) }
 	for _, l := range ls {
-		if !keep(l) {
+		if !t.keep(l) {
 			continue
 		}
-		vs := vals(l)
+		vs := t.vals(l)
 		keys := make([]string, 0, len(vs))
 		for k := range vs {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
+		missed := false
 		for _, k := range keys {
 			v := vs[k]
-			if !any || (lowest && v < best) || (!lowest && v > best) {
-				best, where, any = v, strings.TrimSpace(l.Name+" "+k), true
+			if f.Value == nil || worse(v, *f.Value) {
+				f.Value, f.Where = &v, strings.TrimSpace(l.Name+" "+k)
+			}
+			missed = missed || worse(v, t.bound)
+		}
+		if len(keys) > 0 {
+			f.Lines++
+			if missed {
+				f.Missed++
 			}
 		}
 	}
-	return best, where, any
+	if f.Value != nil {
+		f.Miss = math.Max(0, *f.Value-t.bound)
+		if t.higher {
+			f.Miss = math.Max(0, t.bound-*f.Value)
+		}
+		f.Met = f.Miss == 0
+	}
+	return f
 }
 
 func notFault(l Line) bool { return !isFault(l.Name) }
@@ -95,79 +115,60 @@ func one(v float64) map[string]float64 { return map[string]float64{"": v} }
 // the lines scripts/budget-lines.sh runs (docs/budget.md, "The targets,
 // line by line").
 var targets = []target{
-	{"worst over-admission", "budget − pure Redis ≤ +0.02 on every fault-free line", 0.02, false,
-		func(ls []Line) (float64, string, bool) {
-			return worstOf(ls, notFault, false, func(l Line) map[string]float64 { return one(l.OverDelta) })
+	{"worst over-admission", "budget − pure Redis ≤ +0.02 on every fault-free line", 0.02, false, notFault,
+		func(l Line) map[string]float64 { return one(l.OverDelta) }},
+	{"quota per contested class", "|units ÷ pure Redis' − 1| ≤ 0.01 on every fault-free line", 0.01, false, notFault,
+		func(l Line) map[string]float64 {
+			m := map[string]float64{}
+			for _, c := range l.Classes {
+				m[c.Name] = math.Abs(c.Ratio - 1)
+			}
+			return m
 		}},
-	{"quota per contested class", "|units ÷ pure Redis' − 1| ≤ 0.01 on every fault-free line", 0.01, false,
-		func(ls []Line) (float64, string, bool) {
-			return worstOf(ls, notFault, false, func(l Line) map[string]float64 {
-				m := map[string]float64{}
-				for _, c := range l.Classes {
-					m[c.Name] = math.Abs(c.Ratio - 1)
+	{"calm identities wrongly limited", "0 on every fault-free line (the most on one line)", 0, false, notFault,
+		func(l Line) map[string]float64 {
+			m := map[string]float64{}
+			for _, c := range l.Errors {
+				if c.Name == "calm" {
+					m[c.Name] = float64(c.WronglyLimitedBudget)
 				}
-				return m
-			})
+			}
+			return m
 		}},
-	{"calm identities wrongly limited", "0 on every fault-free line (the most on one line)", 0, false,
-		func(ls []Line) (float64, string, bool) {
-			return worstOf(ls, notFault, false, func(l Line) map[string]float64 {
-				m := map[string]float64{}
-				for _, c := range l.Errors {
-					if c.Name == "calm" {
-						m[c.Name] = float64(c.WronglyLimitedBudget)
-					}
+	{"decision error per class", "budget − pure Redis ≤ +0.5 point, every class but attackers, fault-free lines", 0.5, false, notFault,
+		func(l Line) map[string]float64 {
+			m := map[string]float64{}
+			for _, c := range l.Errors {
+				if !strings.Contains(c.Name, "attacker") {
+					m[c.Name] = c.ErrorBudget - c.ErrorRedis
 				}
-				return m
-			})
+			}
+			return m
 		}},
-	{"decision error per class", "budget − pure Redis ≤ +0.5 point, every class but attackers, fault-free lines", 0.5, false,
-		func(ls []Line) (float64, string, bool) {
-			return worstOf(ls, notFault, false, func(l Line) map[string]float64 {
-				m := map[string]float64{}
-				for _, c := range l.Errors {
-					if !strings.Contains(c.Name, "attacker") {
-						m[c.Name] = c.ErrorBudget - c.ErrorRedis
-					}
-				}
-				return m
-			})
-		}},
-	{"round trips saved %", "≥ 97 on mixed and spread-attack", 97, true,
-		func(ls []Line) (float64, string, bool) {
-			return worstOf(ls, named("mixed", "spread-attack"), true, func(l Line) map[string]float64 { return one(l.SavedPct) })
-		}},
-	{"p99 added latency ms", "0 on every fault-free line", 0, false,
-		func(ls []Line) (float64, string, bool) {
-			return worstOf(ls, notFault, false, func(l Line) map[string]float64 { return one(l.P99Budget) })
-		}},
-	{"script time ÷ pure Redis'", "≤ 0.5 on mixed and spread-attack", 0.5, false, scriptRatio("mixed", "spread-attack")},
-	{"script time ÷ pure Redis'", "≤ 0.2 on pinned and flash-crowd", 0.2, false, scriptRatio("pinned", "flash-crowd")},
-	{"script time ÷ pure Redis'", "≤ 1 at 32 PoPs", 1, false, scriptRatio("mixed-32pops", "spread-attack-32pops")},
-	{"Redis bytes per identity", "≤ 64 at 1,000,000 identities (identities with state at the run's end)", 64, false,
-		func(ls []Line) (float64, string, bool) {
-			return worstOf(ls, named("mixed-1m-identities"), false, func(l Line) map[string]float64 {
-				if l.RedisBytesBudget == nil {
-					return nil
-				}
-				return one(*l.RedisBytesBudget)
-			})
-		}},
-	{"faults: worst over-admission", "budget − pure Redis ≤ +0.02 on every fault line", 0.02, false,
-		func(ls []Line) (float64, string, bool) {
-			return worstOf(ls, func(l Line) bool { return isFault(l.Name) }, false, func(l Line) map[string]float64 { return one(l.OverDelta) })
-		}},
-}
-
-func scriptRatio(names ...string) func([]Line) (float64, string, bool) {
-	return func(ls []Line) (float64, string, bool) {
-		return worstOf(ls, named(names...), false, func(l Line) map[string]float64 {
-			if l.ScriptRatio == nil {
+	{"round trips saved %", "≥ 97 on mixed and spread-attack", 97, true, named("mixed", "spread-attack"),
+		func(l Line) map[string]float64 { return one(l.SavedPct) }},
+	{"p99 added latency ms", "0 on every fault-free line", 0, false, notFault,
+		func(l Line) map[string]float64 { return one(l.P99Budget) }},
+	{"script time ÷ pure Redis'", "≤ 0.5 on mixed and spread-attack", 0.5, false, named("mixed", "spread-attack"), scriptRatio},
+	{"script time ÷ pure Redis'", "≤ 0.2 on pinned and flash-crowd", 0.2, false, named("pinned", "flash-crowd"), scriptRatio},
+	{"script time ÷ pure Redis'", "≤ 1 at 32 PoPs", 1, false, named("mixed-32pops", "spread-attack-32pops"), scriptRatio},
+	{"Redis bytes per identity", "≤ 64 at 1,000,000 identities (per identity with state at the run's end)", 64, false,
+		named("mixed-1m-identities"), func(l Line) map[string]float64 {
+			if l.RedisBytesBudget == nil {
 				return nil
 			}
-			return one(*l.ScriptRatio)
-		})
+			return one(*l.RedisBytesBudget)
+		}},
+	{"faults: worst over-admission", "budget − pure Redis ≤ +0.02 on every fault line", 0.02, false,
+		func(l Line) bool { return isFault(l.Name) }, func(l Line) map[string]float64 { return one(l.OverDelta) }},
+}
+
+// scriptRatio is a line's script time per decision ÷ pure Redis'.
+func scriptRatio(l Line) map[string]float64 {
+	if l.ScriptRatio == nil {
+		return nil
 	}
+	return one(*l.ScriptRatio)
 }
 
 // judge computes every target's Figure for each candidate's lines.
@@ -176,17 +177,7 @@ func judge(names []string, runs [][]Line) []Target {
 	for _, t := range targets {
 		tt := Target{Name: t.name, Rule: t.rule}
 		for k, ls := range runs {
-			f := Figure{Candidate: names[k], Where: "not run"}
-			if v, where, ok := t.worst(ls); ok {
-				f.Value, f.Where = &v, where
-				if t.higher {
-					f.Miss = math.Max(0, t.bound-v)
-				} else {
-					f.Miss = math.Max(0, v-t.bound)
-				}
-				f.Met = f.Miss == 0
-			}
-			tt.Figures = append(tt.Figures, f)
+			tt.Figures = append(tt.Figures, t.figure(names[k], ls))
 		}
 		out = append(out, tt)
 	}
@@ -262,7 +253,7 @@ func cell(f Figure) string {
 	}
 	verdict := "met"
 	if !f.Met {
-		verdict = "missed by " + num(f.Miss)
+		verdict = fmt.Sprintf("missed by %s, on %d of %d lines", num(f.Miss), f.Missed, f.Lines)
 	}
 	return fmt.Sprintf("%s (%s) %s", num(*f.Value), f.Where, verdict)
 }

@@ -65,6 +65,7 @@ func TestTargetsJudgeEveryCandidate(t *testing.T) {
 	assert.Equal(t, "mixed", f.Where)
 	assert.InDelta(t, 0.49, f.Miss, 1e-12, "missed by the distance to +0.02")
 	assert.False(t, f.Met)
+	assert.Equal(t, [2]int{3, 1}, [2]int{f.Lines, f.Missed}, "three fault-free lines read, one missed")
 
 	f = figure(t, ts, "quota per contested class", "", "b")
 	assert.InDelta(t, 0.496, *f.Value, 1e-12, "near's ratio 0.504, the outage's 0.7 left out")
@@ -78,6 +79,7 @@ func TestTargetsJudgeEveryCandidate(t *testing.T) {
 	assert.InDelta(t, 0.9, *f.Value, 1e-12, "bursts, attackers and the outage left out")
 	assert.Equal(t, "mixed bursts", f.Where)
 	assert.InDelta(t, 0.4, f.Miss, 1e-12)
+	assert.Equal(t, [2]int{2, 1}, [2]int{f.Lines, f.Missed}, "lines with a class judged: mixed (missed) and spread-attack")
 
 	f = figure(t, ts, "round trips saved %", "", "b")
 	assert.Equal(t, 71.0, *f.Value, "the least of mixed and spread-attack, not 32 PoPs'")
@@ -115,7 +117,7 @@ func TestTargetsCommand(t *testing.T) {
 	require.Len(t, rows, 1+len(targets), "a head and a row per target:\n%s", out.String())
 	assert.Equal(t, []string{"target", "rule", "a", "b"}, strings.Fields(rows[0]))
 	assert.Contains(t, rows[1], "0.02 (spread-attack) met")
-	assert.Contains(t, rows[1], "0.51 (mixed) missed by 0.49")
+	assert.Contains(t, rows[1], "0.51 (mixed) missed by 0.49, on 1 of 3 lines")
 
 	out.Reset()
 	code = run([]string{"targets", "-json", "a=" + dirs[0]}, &out, &errOut)
