@@ -7,7 +7,8 @@
 #   nowait          Config.NoWait (latency first)
 #   no-free-credit  FreeCredit -1: every unit a PoP admits unasked is granted
 #   sync-300ms      SyncInterval 300 ms: a third of the Syncs
-# The table goes to stdout and DIR/targets.txt, JSON to DIR/targets.json.
+# The table goes to stdout and DIR/targets.txt, Markdown to DIR/targets.md,
+# JSON to DIR/targets.json.
 # About 15–25 min on 2 shared cores.
 #
 #   scripts/budget-candidates.sh /tmp/candidates
@@ -36,4 +37,5 @@ for c in "${candidates[@]}"; do
 	args+=("$name=$dir/$name")
 done
 go run ./cmd/budget-lines targets -json "${args[@]}" >"$dir/targets.json"
+go run ./cmd/budget-lines targets -md "${args[@]}" >"$dir/targets.md"
 go run ./cmd/budget-lines targets "${args[@]}" | tee "$dir/targets.txt"

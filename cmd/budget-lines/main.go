@@ -8,7 +8,7 @@
 //	budget-lines crowd -span 1s > crowd.csv   # a crowd of 10× the limit from every PoP
 //	budget-lines table DIR LINE...            # DIR/LINE.json per line, one table
 //	budget-lines table -json DIR LINE...      # the same rows as JSON
-//	budget-lines targets NAME=DIR...          # each candidate's DIR/lines.json against every target
+//	budget-lines targets [-md|-json] NAME=DIR...  # each candidate's DIR/lines.json against every target
 //
 // Bad flags or unreadable reports exit 2 with one line on stderr.
 package main
@@ -22,7 +22,7 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // usage is what a call without a known subcommand prints.
-const usage = "usage: budget-lines crowd -span D [flags] > trace.csv | budget-lines table [-json] DIR LINE... | budget-lines targets [-json] NAME=DIR..."
+const usage = "usage: budget-lines crowd -span D [flags] > trace.csv | budget-lines table [-json] DIR LINE... | budget-lines targets [-md|-json] NAME=DIR..."
 
 // run runs one subcommand and returns the exit code: 0, or 2 after one
 // line on stderr.

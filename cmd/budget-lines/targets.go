@@ -186,11 +186,13 @@ func judge(names []string, runs [][]Line) []Target {
 
 // targetsCmd reads NAME=DIR arguments, each DIR/lines.json of one
 // candidate's scripts/budget-lines.sh run, and writes every target with
-// each candidate's worst figure and its miss (or, with -json, the Targets).
+// each candidate's worst figure and its miss (with -md as a Markdown
+// table; with -json, the Targets).
 func targetsCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("targets", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the targets as one JSON array instead of the table")
+	md := fs.Bool("md", false, "print the table in Markdown")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -206,6 +208,17 @@ func targetsCmd(args []string, stdout, stderr io.Writer) error {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(ts)
+	}
+	if *md {
+		fmt.Fprintf(stdout, "| target | rule | %s |\n|---|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+		for _, t := range ts {
+			cells := []string{t.Name, t.Rule}
+			for _, f := range t.Figures {
+				cells = append(cells, cell(f))
+			}
+			fmt.Fprintf(stdout, "| %s |\n", strings.Join(cells, " | "))
+		}
+		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "target\trule")

@@ -120,6 +120,16 @@ func TestTargetsCommand(t *testing.T) {
 	assert.Contains(t, rows[1], "0.51 (mixed) missed by 0.49, on 1 of 3 lines")
 
 	out.Reset()
+	code = run([]string{"targets", "-md", "a=" + dirs[0], "b=" + dirs[1]}, &out, &errOut)
+	require.Equal(t, 0, code, "-md: exit %d: %s", code, errOut.String())
+	md := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	require.Len(t, md, 2+len(targets), "a head, a rule and a row per target:\n%s", out.String())
+	assert.Equal(t, "| target | rule | a | b |", md[0])
+	assert.Equal(t, "|---|---|---|---|", md[1])
+	assert.True(t, strings.HasPrefix(md[2], "| worst over-admission | "), md[2])
+	assert.Contains(t, md[2], " | 0.51 (mixed) missed by 0.49, on 1 of 3 lines |")
+
+	out.Reset()
 	code = run([]string{"targets", "-json", "a=" + dirs[0]}, &out, &errOut)
 	require.Equal(t, 0, code, "exit %d: %s", code, errOut.String())
 	var ts []Target
