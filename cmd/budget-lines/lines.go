@@ -50,8 +50,12 @@ type Line struct {
 	// it holds).
 	RedisBytesRedis  *float64 `json:"redis_bytes_per_identity_redis"`
 	RedisBytesBudget *float64 `json:"redis_bytes_per_identity_budget"`
-	ViewBytes        *float64 `json:"view_bytes_per_identity_budget"`
-	ViewEntryBytes   *float64 `json:"view_bytes_per_entry_budget"`
+	// RedisBytesRunBudget is budget's used_memory grown ÷ every identity
+	// that made a request in the run (most have no Redis state: they
+	// live on free credit).
+	RedisBytesRunBudget *float64 `json:"redis_bytes_per_run_identity_budget"`
+	ViewBytes           *float64 `json:"view_bytes_per_identity_budget"`
+	ViewEntryBytes      *float64 `json:"view_bytes_per_entry_budget"`
 	// Lost* are units admitted that Redis never counted (nil: the mode
 	// does not measure it).
 	LostRedis  *int64 `json:"lost_redis"`
@@ -134,6 +138,9 @@ func lineOf(name string, rd, bu *engine.Result) Line {
 	}
 	if m := bu.Memory; m != nil && m.View != nil {
 		l.ViewBytes, l.ViewEntryBytes = ptr(m.View.BytesPerIdentity), ptr(m.View.BytesPerEntry)
+		if m.Redis != nil && m.View.Identities > 0 {
+			l.RedisBytesRunBudget = ptr(float64(m.Redis.UsedBytes) / float64(m.View.Identities))
+		}
 	}
 	for _, rc := range rd.Classes {
 		if rc.Contested == 0 {

@@ -32,8 +32,8 @@ func rows(k float64) (engine.Result, engine.Result) {
 	bu := engine.Result{Mode: "budget", Decisions: 200000, MaxOveradmission: 1.08 + k, AddedLatencyP99Ms: 73 + k,
 		RoundTripsSavedPct: 96.28 + k, LostHits: -1, RedisLoad: &engine.RedisLoad{ScriptSeconds: 5.6 + k},
 		Budget: &engine.BudgetStats{ItemsPerDecision: 0.3 + k},
-		Memory: &engine.Memory{Redis: &engine.RedisMemory{BytesPerIdentity: 61.5 + k},
-			View: &engine.ViewMemory{BytesPerIdentity: 280.25 + k, BytesPerEntry: 71.5 + k}},
+		Memory: &engine.Memory{Redis: &engine.RedisMemory{BytesPerIdentity: 61.5 + k, UsedBytes: 123000},
+			View: &engine.ViewMemory{BytesPerIdentity: 280.25 + k, BytesPerEntry: 71.5 + k, Identities: 1000}},
 		Classes: []engine.ClassResult{
 			{Class: "calm", Allowed: 79999},
 			{Class: "attackers", Allowed: 12969, Felt: engine.Felt{Contested: 22, QuotaServedPct: 98.25}},
@@ -94,6 +94,8 @@ func TestTableOfLines(t *testing.T) {
 	require.NotNil(t, l.ViewEntryBytes, "view bytes per entry missing")
 	assert.Equal(t, 71.5, *l.ViewEntryBytes, "view bytes per entry")
 	assert.Nil(t, l.LostBudget, "budget's lost units, not measured")
+	require.NotNil(t, l.RedisBytesRunBudget, "Redis bytes per identity of the run missing")
+	assert.Equal(t, 123.0, *l.RedisBytesRunBudget, "used_memory grown ÷ the run's identities")
 	assert.Equal(t, []Class{{"attackers", 13193, 12969, 99.95, 98.25, 12969.0 / 13193}, {"near", 36590, 34681, 100.73, 95.47, 34681.0 / 36590}}, l.Classes, "contested classes")
 }
 

@@ -152,7 +152,14 @@ var targets = []target{
 	{"script time ÷ pure Redis'", "≤ 0.5 on mixed and spread-attack", 0.5, false, named("mixed", "spread-attack"), scriptRatio},
 	{"script time ÷ pure Redis'", "≤ 0.2 on pinned and flash-crowd", 0.2, false, named("pinned", "flash-crowd"), scriptRatio},
 	{"script time ÷ pure Redis'", "≤ 1 at 32 PoPs", 1, false, named("mixed-32pops", "spread-attack-32pops"), scriptRatio},
-	{"Redis bytes per identity", "≤ 64 at 1,000,000 identities (per identity with state at the run's end)", 64, false,
+	{"Redis bytes per identity", "≤ 64 at 1,000,000 identities (used_memory grown ÷ identities that made a request)", 64, false,
+		named("mixed-1m-identities"), func(l Line) map[string]float64 {
+			if l.RedisBytesRunBudget == nil {
+				return nil
+			}
+			return one(*l.RedisBytesRunBudget)
+		}},
+	{"Redis bytes per identity with state", "≤ 64 at 1,000,000 identities (÷ identities with state at the run's end)", 64, false,
 		named("mixed-1m-identities"), func(l Line) map[string]float64 {
 			if l.RedisBytesBudget == nil {
 				return nil

@@ -29,6 +29,7 @@ func candidateLines(k float64) []Line {
 		{Name: "outage-20s+5s", OverDelta: -4.3, P99Budget: 900, Classes: []Class{{Name: "attackers", Ratio: 0.7}},
 			Errors: []ClassError{{Name: "calm", WronglyLimitedBudget: 50}, {Name: "near", ErrorRedis: 1, ErrorBudget: 30}}},
 		{Name: "mixed-32pops", OverDelta: -0.01, SavedPct: 60, P99Budget: 180, ScriptRatio: ratio(0.9 + k)},
+		{Name: "mixed-1m-identities", RedisBytesRunBudget: ratio(3), RedisBytesBudget: ratio(85)},
 	}
 }
 
@@ -65,7 +66,7 @@ func TestTargetsJudgeEveryCandidate(t *testing.T) {
 	assert.Equal(t, "mixed", f.Where)
 	assert.InDelta(t, 0.49, f.Miss, 1e-12, "missed by the distance to +0.02")
 	assert.False(t, f.Met)
-	assert.Equal(t, [2]int{3, 1}, [2]int{f.Lines, f.Missed}, "three fault-free lines read, one missed")
+	assert.Equal(t, [2]int{4, 1}, [2]int{f.Lines, f.Missed}, "four fault-free lines read, one missed")
 
 	f = figure(t, ts, "quota per contested class", "", "b")
 	assert.InDelta(t, 0.496, *f.Value, 1e-12, "near's ratio 0.504, the outage's 0.7 left out")
@@ -94,6 +95,13 @@ func TestTargetsJudgeEveryCandidate(t *testing.T) {
 	assert.Equal(t, "not run", f.Where)
 	assert.False(t, f.Met)
 
+	f = figure(t, ts, "Redis bytes per identity", "that made a request", "a")
+	assert.Equal(t, 3.0, *f.Value, "per identity of the run")
+	assert.True(t, f.Met)
+	f = figure(t, ts, "Redis bytes per identity with state", "", "a")
+	assert.Equal(t, 85.0, *f.Value, "per identity with state")
+	assert.Equal(t, 21.0, f.Miss)
+
 	f = figure(t, ts, "faults: worst over-admission", "", "a")
 	assert.Equal(t, -4.3, *f.Value)
 	assert.True(t, f.Met)
@@ -117,7 +125,7 @@ func TestTargetsCommand(t *testing.T) {
 	require.Len(t, rows, 1+len(targets), "a head and a row per target:\n%s", out.String())
 	assert.Equal(t, []string{"target", "rule", "a", "b"}, strings.Fields(rows[0]))
 	assert.Contains(t, rows[1], "0.02 (spread-attack) met")
-	assert.Contains(t, rows[1], "0.51 (mixed) missed by 0.49, on 1 of 3 lines")
+	assert.Contains(t, rows[1], "0.51 (mixed) missed by 0.49, on 1 of 4 lines")
 
 	out.Reset()
 	code = run([]string{"targets", "-md", "a=" + dirs[0], "b=" + dirs[1]}, &out, &errOut)
@@ -127,7 +135,7 @@ func TestTargetsCommand(t *testing.T) {
 	assert.Equal(t, "| target | rule | a | b |", md[0])
 	assert.Equal(t, "|---|---|---|---|", md[1])
 	assert.True(t, strings.HasPrefix(md[2], "| worst over-admission | "), md[2])
-	assert.Contains(t, md[2], " | 0.51 (mixed) missed by 0.49, on 1 of 3 lines |")
+	assert.Contains(t, md[2], " | 0.51 (mixed) missed by 0.49, on 1 of 4 lines |")
 
 	out.Reset()
 	code = run([]string{"targets", "-json", "a=" + dirs[0]}, &out, &errOut)
