@@ -117,7 +117,7 @@ func one(v float64) map[string]float64 { return map[string]float64{"": v} }
 var targets = []target{
 	{"worst over-admission", "budget − pure Redis ≤ +0.02 on every fault-free line", 0.02, false, notFault,
 		func(l Line) map[string]float64 { return one(l.OverDelta) }},
-	{"quota per contested class", "|units ÷ pure Redis' − 1| ≤ 0.01 on every fault-free line", 0.01, false, notFault,
+	{"quota per contested class", "units ÷ pure Redis' within 1 ± 0.01 on every fault-free line (the value: the distance from 1)", 0.01, false, notFault,
 		func(l Line) map[string]float64 {
 			m := map[string]float64{}
 			for _, c := range l.Classes {
@@ -222,6 +222,9 @@ func targetsCmd(args []string, stdout, stderr io.Writer) error {
 			cells := []string{t.Name, t.Rule}
 			for _, f := range t.Figures {
 				cells = append(cells, cell(f))
+			}
+			for i := range cells {
+				cells[i] = strings.ReplaceAll(cells[i], "|", `\|`)
 			}
 			fmt.Fprintf(stdout, "| %s |\n", strings.Join(cells, " | "))
 		}
