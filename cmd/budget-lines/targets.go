@@ -166,6 +166,13 @@ var targets = []target{
 			}
 			return one(*l.RedisBytesBudget)
 		}},
+	{"view bytes per identity", "≤ 96 at 1,000,000 identities (a PoP's heap ÷ the entries of its view)", 96, false,
+		named("mixed-1m-identities"), func(l Line) map[string]float64 {
+			if l.ViewEntryBytes == nil {
+				return nil
+			}
+			return one(*l.ViewEntryBytes)
+		}},
 	{"faults: worst over-admission", "budget − pure Redis ≤ +0.02 on every fault line", 0.02, false,
 		func(l Line) bool { return isFault(l.Name) }, func(l Line) map[string]float64 { return one(l.OverDelta) }},
 }

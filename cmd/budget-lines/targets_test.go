@@ -29,7 +29,7 @@ func candidateLines(k float64) []Line {
 		{Name: "outage-20s+5s", OverDelta: -4.3, P99Budget: 900, Classes: []Class{{Name: "attackers", Ratio: 0.7}},
 			Errors: []ClassError{{Name: "calm", WronglyLimitedBudget: 50}, {Name: "near", ErrorRedis: 1, ErrorBudget: 30}}},
 		{Name: "mixed-32pops", OverDelta: -0.01, SavedPct: 60, P99Budget: 180, ScriptRatio: ratio(0.9 + k)},
-		{Name: "mixed-1m-identities", RedisBytesRunBudget: ratio(3), RedisBytesBudget: ratio(85)},
+		{Name: "mixed-1m-identities", RedisBytesRunBudget: ratio(3), RedisBytesBudget: ratio(85), ViewEntryBytes: ratio(124.5)},
 	}
 }
 
@@ -101,6 +101,10 @@ func TestTargetsJudgeEveryCandidate(t *testing.T) {
 	f = figure(t, ts, "Redis bytes per identity with state", "", "a")
 	assert.Equal(t, 85.0, *f.Value, "per identity with state")
 	assert.Equal(t, 21.0, f.Miss)
+
+	f = figure(t, ts, "view bytes per identity", "", "a")
+	assert.Equal(t, 124.5, *f.Value, "one PoP's bytes per entry")
+	assert.Equal(t, 28.5, f.Miss)
 
 	f = figure(t, ts, "faults: worst over-admission", "", "a")
 	assert.Equal(t, -4.3, *f.Value)
