@@ -63,6 +63,11 @@ type target struct {
 	vals       func(Line) map[string]float64
 }
 
+// tolerance is how far past its bound a value may lie and still meet it:
+// the figures are ratios and differences of decimals, not exact in
+// floating point.
+const tolerance = 1e-9
+
 // figure is t's Figure of ls: the worst value over the lines t reads (the
 // largest, or the least when higher), where, and the lines missed.
 func (t target) figure(cand string, ls []Line) Figure {
@@ -84,7 +89,7 @@ func (t target) figure(cand string, ls []Line) Figure {
 			if f.Value == nil || worse(v, *f.Value) {
 				f.Value, f.Where = &v, strings.TrimSpace(l.Name+" "+k)
 			}
-			missed = missed || worse(v, t.bound)
+			missed = missed || (worse(v, t.bound) && math.Abs(v-t.bound) >= tolerance)
 		}
 		if len(keys) > 0 {
 			f.Lines++
@@ -94,9 +99,12 @@ func (t target) figure(cand string, ls []Line) Figure {
 		}
 	}
 	if f.Value != nil {
-		f.Miss = math.Max(0, *f.Value-t.bound)
+		f.Miss = *f.Value - t.bound
 		if t.higher {
-			f.Miss = math.Max(0, t.bound-*f.Value)
+			f.Miss = -f.Miss
+		}
+		if f.Miss < tolerance {
+			f.Miss = 0 // 1.08 − 1.06 is 0.020000000000000018 in floating point
 		}
 		f.Met = f.Miss == 0
 	}
