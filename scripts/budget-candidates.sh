@@ -9,7 +9,7 @@
 #   sync-300ms      SyncInterval 300 ms: a third of the Syncs
 # The table goes to stdout and DIR/targets.txt, Markdown to DIR/targets.md,
 # JSON to DIR/targets.json.
-# About 15–25 min on 2 shared cores.
+# About 13–25 min on 2 shared cores.
 #
 #   scripts/budget-candidates.sh /tmp/candidates
 set -euo pipefail

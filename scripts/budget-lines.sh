@@ -90,7 +90,7 @@ for l in "${lines[@]}"; do
 	names+=("$name")
 	t=$SECONDS
 	printf '[%2d/%d] %-22s %s ... ' "$k" "${#lines[@]}" "$name" "${l#*|}" >&2
-	if ! "$bin/pop-sim" -mode "redis,$mode" -json "${flags[@]}" "${extra[@]}" >"$dir/$name.json" 2>"$dir/$name.err"; then
+	if ! "$bin/pop-sim" -mode "redis,$mode" -json "${flags[@]}" ${extra[@]+"${extra[@]}"} >"$dir/$name.json" 2>"$dir/$name.err"; then
 		echo "failed; its stderr ($dir/$name.err) ends:" >&2
 		tail -5 "$dir/$name.err" >&2
 		exit 1

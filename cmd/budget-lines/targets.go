@@ -31,8 +31,8 @@ func isFault(name string) bool {
 // the lines the target reads, Where it was (line, and class where the
 // target is per class), whether it Met the target, by how much it missed
 // (0 when met), and on how many of the Lines read it missed. A target
-// whose lines the candidate's run lacks has Value nil (JSON null) and
-// Where "not run".
+// whose lines the candidate's run lacks, all or some, has Value nil (JSON
+// null) and Where "not run" or how many it has.
 type Figure struct {
 	Candidate string   `json:"candidate"`
 	Value     *float64 `json:"value"`
@@ -97,6 +97,10 @@ func (t target) figure(cand string, ls []Line) Figure {
 				f.Missed++
 			}
 		}
+	}
+	if want := wantLines(t.rule); f.Value != nil && f.Lines < want {
+		f.Where = fmt.Sprintf("only %d of its %d lines run", f.Lines, want)
+		f.Value = nil // a partial run judges nothing
 	}
 	if f.Value != nil {
 		f.Miss = *f.Value - t.bound
@@ -183,6 +187,32 @@ var targets = []target{
 		}},
 	{"faults: worst over-admission", "budget − pure Redis ≤ +0.02 on every fault line", 0.02, false,
 		func(l Line) bool { return isFault(l.Name) }, func(l Line) map[string]float64 { return one(l.OverDelta) }},
+}
+
+// wantLines is how many lines the target with rule reads when it names
+// them (namedLines), so a run that lacks some judges nothing rather than
+// the rest; 0 for a target that reads every line its filter admits.
+func wantLines(rule string) int {
+	for _, n := range namedLines {
+		if n.rule == rule {
+			return n.lines
+		}
+	}
+	return 0
+}
+
+// namedLines are, per named target's rule, how many lines it reads.
+var namedLines = []struct {
+	rule  string
+	lines int
+}{
+	{"≥ 97 on mixed and spread-attack", 2},
+	{"≤ 0.5 on mixed and spread-attack", 2},
+	{"≤ 0.2 on pinned and flash-crowd", 2},
+	{"≤ 1 at 32 PoPs", 2},
+	{"≤ 64 at 1,000,000 identities (used_memory grown ÷ identities that made a request)", 1},
+	{"≤ 64 at 1,000,000 identities (÷ identities with state at the run's end)", 1},
+	{"≤ 96 at 1,000,000 identities (a PoP's heap ÷ the entries of its view)", 1},
 }
 
 // scriptRatio is a line's script time per decision ÷ pure Redis'.
@@ -287,9 +317,9 @@ func readCandidates(args []string) ([]string, [][]Line, error) {
 // cell shows a Figure: its value, where, and "met" or "missed by" its miss.
 func cell(f Figure) string {
 	if f.Value == nil {
-		return "not run"
+		return f.Where
 	}
-	verdict := "met"
+	verdict := fmt.Sprintf("met, on %d lines", f.Lines)
 	if !f.Met {
 		verdict = fmt.Sprintf("missed by %s, on %d of %d lines", num(f.Miss), f.Missed, f.Lines)
 	}

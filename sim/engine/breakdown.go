@@ -24,7 +24,8 @@ type ClassResult struct {
 	// FalseDeniesBySource splits FalseDenies by what made each decision
 	// (the budget modes: budget.Source's names, "redis" for a decision
 	// Call's answer, "crash" for a request its PoP's crash left
-	// unanswered); nil for modes that name no source.
+	// unanswered); nil for modes that name no source, and absent from
+	// JSON for those and for a class without false denies.
 	FalseDeniesBySource map[string]int64 `json:"false_denies_by_source,omitempty"`
 }
 
