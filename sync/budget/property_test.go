@@ -71,7 +71,10 @@ import (
 //     (lua: R without the announced spenders), and spending free credit
 //     before Redis counted this PoP (credit not gated by the lease): 0/3
 //     each, as the mixed runs' PoPs give their slots up soon after an
-//     identity is contested; TestReservationCountsAnnouncedSpenders and
+//     identity is contested; TestPropertyLease (every PoP configured as
+//     if alone, identities contested while PoPs hold free slots, PoPs
+//     cut off from Redis until their leases lapse): 3/3 each;
+//     TestReservationCountsAnnouncedSpenders and
 //     TestNoFreeCreditBeforeLease;
 //   - claims carried by decision Calls without a sequence number (a
 //     duplicated send counts a slot twice): seed 5724715150859359352,
@@ -130,6 +133,7 @@ const (
 	propCredit propConfig = iota
 	propNoCredit
 	propMixed
+	propAlone // TestPropertyLease's: every PoP configured as if alone (property_lease_test.go)
 )
 
 const (
@@ -191,11 +195,14 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 	}
 	newM := func(p int) *Machine {
 		credit, pops := credit, propPoPs
-		if conf == propMixed {
+		switch conf {
+		case propMixed:
 			pops = 1 + rng.IntN(propPoPs)
 			if rng.IntN(2) == 0 {
 				credit = -1
 			}
+		case propAlone:
+			pops = 1
 		}
 		m, err := NewMachine(Config{PoP: fmt.Sprintf("p%d", p), Incarnation: rng.Uint64() | 1,
 			Limit: core.PerWindow(propMax, time.Duration(propWindow)*time.Millisecond), PoPs: pops, Buckets: 3, Groups: 2,
@@ -242,8 +249,13 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		push(&propEvent{at: at - 1 - rng.Int64N(40), kind: 0, pop: p, key: key, n: 1})
 		push(&propEvent{at: at + rng.Int64N(40), kind: 0, pop: p, key: key, n: 1})
 	}
+	tickFrom := start
+	var lease leaseRun
+	if conf == propAlone {
+		tickFrom = lease.traffic(rng, push, start, horizon, propWindow)
+	}
 	for p := range propPoPs {
-		push(&propEvent{at: start + int64(p)*33, kind: 1, pop: p})
+		push(&propEvent{at: tickFrom + int64(p)*33, kind: 1, pop: p})
 	}
 	var crashes []int64
 	for range rng.IntN(3) {
@@ -263,6 +275,10 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 	}
 	send := func(p int, c *Call, at int64, key string) {
 		sends++
+		if lease.cut(p, at) { // cut off from Redis: lost on the way
+			push(&propEvent{at: at + 300, kind: 3, pop: p, gen: gen[p], call: c, key: key, err: errors.New("lost"), send: sends})
+			return
+		}
 		switch r := rng.IntN(10); {
 		case r == 0: // lost on the way: fails at the timeout
 			push(&propEvent{at: at + 300, kind: 3, pop: p, gen: gen[p], call: c, key: key, err: errors.New("lost"), send: sends})
@@ -288,6 +304,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		m := ms[ev.pop]
 		switch ev.kind {
 		case 0:
+			lease.asked(m, ev.pop, ev.at, ev.key)
 			d, c := m.Request(ev.at, ev.key, ev.n)
 			if c == nil {
 				if d.Allowed {
@@ -318,6 +335,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 			if err != nil {
 				return fmt.Sprintf("script: %v", err)
 			}
+			lease.ran(ev.by, ev.call, res, floorDiv(ev.at, propWindow))
 			if ev.call.Decision() && res.Items[0].Allowed == 1 {
 				counted[ev.key] = append(counted[ev.key], admission{ev.at, ev.call.Items[0].N})
 			}
@@ -381,7 +399,8 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		}
 	}
 	for key, adm := range truth {
-		if msg := judge(adm, restarts, key, propWindow, max(0, credit)); msg != "" {
+		g := ms[0].group(ms[0].bucket(key))
+		if msg := judge(adm, restarts, key, propWindow, max(0, credit), lease.counted[g]); msg != "" {
 			return msg
 		}
 	}
@@ -426,8 +445,11 @@ func gossipDenyRight(counted []admission, d gossipDeny, propWindow int64) string
 
 // judge replays admissions in time order and returns "" when at each the
 // sliding estimate is below Max + 1 (+ 2c per restart in the two windows
-// before it, c the free credit).
-func judge(adm []admission, restarts []int64, key string, propWindow, c int64) string {
+// before it, c the free credit). counts, a lease run's (TestPropertyLease;
+// nil in any other), adds lease.go's bound: c for each range covering the
+// admission's window, and c times the previous window's weight for each
+// covering the window before.
+func judge(adm []admission, restarts []int64, key string, propWindow, c int64, counts []firstCount) string {
 	slices.SortStableFunc(adm, func(a, b admission) int { return int(a.at - b.at) })
 	var st core.WindowState
 	for _, a := range adm {
@@ -441,8 +463,17 @@ func judge(adm []admission, restarts []int64, key string, propWindow, c int64) s
 				allow += float64(2 * c)
 			}
 		}
+		prevWeight := 1 - float64(a.at-idx*propWindow)/float64(propWindow)
+		for _, f := range counts {
+			if f.covers(idx) {
+				allow += float64(c)
+			}
+			if f.covers(idx - 1) {
+				allow += float64(c) * prevWeight
+			}
+		}
 		if !(est < allow) {
-			return fmt.Sprintf("identity %s: estimate %.3f at %d (window %d, cur %d prev %d) not below %.0f", key, est, a.at, idx, st.Cur, st.Prev, allow)
+			return fmt.Sprintf("identity %s: estimate %.3f at %d (window %d, cur %d prev %d) not below %.2f", key, est, a.at, idx, st.Cur, st.Prev, allow)
 		}
 	}
 	return ""

@@ -1,0 +1,184 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPropertyLease is TestPropertyBudget's invariant where Redis alone
+// knows who may spend free credit (lease.go): every PoP (every
+// incarnation) is configured as if alone, PoPs 1 and one unit of free
+// credit, in a deployment of propPoPs, so the caller's own reservation,
+// c × max(0, 1 − K), covers at most one slot and the rest is the announced
+// spenders' term. Each run is one of TestPropertyBudget's (the same
+// traffic, losses, duplicates, reordering, crashes, gossip and judge),
+// alternating 1 s and 400 ms windows, plus:
+//
+//   - a contest in every window: a new identity, which every PoP asks one
+//     unit of at about the same time (its free slot: the identity is new
+//     everywhere, no reply has named it hot yet); then either (early in
+//     the window) every PoP asks Max − propPoPs + 1 units and one PoP a
+//     few single units, so what Redis decides fills what its reservation
+//     leaves beside slots it was told nothing about, or (in the window's
+//     last 90 ms) one PoP that reaches Redis asks Max − propPoPs units
+//     and a few singles, and the others ask one unit again just after the
+//     next window starts (their next slot, which E1 reserves);
+//   - two PoPs cut off from Redis (every Call they send lost on the way)
+//     for 8 or 9 windows from the second or third: their leases lapse
+//     about three windows in, Redis stops counting them, and they decide
+//     on what they hold while the others fill the contests;
+//   - Ticks from three windows before the first request, so every PoP
+//     holds its lease when requests come.
+//
+// The judge adds lease.go's bound: c per window in which a PoP may spend
+// free credit that Redis' decisions before it counted the PoP did not
+// reserve. For every reply whose Leased reaches past what that
+// incarnation's replies on that group said before, in Redis' window w,
+// the windows from the first newly counted (at least w) to w+2 get c,
+// and the window after each its previous-window weight of c. Over 2,000
+// runs of unmutated code none went over Max + 1 without it (nor any of
+// 2,000 with it); it is there because the bound allows it.
+//
+// Mutations it catches (three runs of the test each, the failing seed
+// printed), with the share of runs that fail (of 400):
+//   - reserving free credit by the caller's FreeCredit and PoPs alone
+//     (lua: anyN forced false): 3/3; 342 runs;
+//   - spending free credit before Redis counted this PoP (credit and
+//     creditOf returning Config.FreeCredit whatever the lease): 3/3; 355
+//     runs;
+//   - E without the window's announced spenders (lua: rw the caller's
+//     term alone): 3/3; 237 runs;
+//   - E1 without the next window's announced spenders (lua: r1 the
+//     caller's term alone): 3/3; 143 runs (TestScriptMatchesReference
+//     catches these two as well).
+//
+// Not caught: announcing two windows ahead instead of three (lease.go:
+// x+2 in announce and leaseDue), 0 of 200 runs: the window it opens is a
+// grant made in y−2 before the announcement, spent in y−1 and weighing
+// fully at y's start beside the slot.
+func TestPropertyLease(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	propLeaseLapsed, propLeaseFills = 0, 0
+	for run := range 16 {
+		require.NoError(t, rdb.FlushAll(context.Background()).Err())
+		s := uint64(run) + seed
+		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], propAlone); msg != "" {
+			t.Fatalf("seed %d (run %d): %s", s, run, msg)
+		}
+	}
+	t.Logf("requests at a PoP whose lease had lapsed: %d; contests filled at Redis: %d", propLeaseLapsed, propLeaseFills)
+	require.Positive(t, propLeaseLapsed, "the cut-off PoPs' leases lapsed while requests came")
+	require.Positive(t, propLeaseFills, "Redis admitted some contests' large requests")
+}
+
+// propLeaseLapsed counts the requests TestPropertyLease's runs made at a
+// PoP whose lease on the identity's group had lapsed; propLeaseFills the
+// large requests of its contests Redis admitted.
+var propLeaseLapsed, propLeaseFills uint64
+
+// leaseRun is a lease run's own part (propAlone; the zero value, any
+// other run's, does nothing): the PoPs cut off from Redis and when, and
+// the windows in which Redis began counting a PoP it had decided without.
+type leaseRun struct {
+	cutOff   []int // the PoPs cut off from Redis
+	from, to int64 // when (ms)
+	last     map[leaseKey]int64
+	counted  map[int][]firstCount // by group
+}
+
+// leaseKey is an incarnation's lease on a group.
+type leaseKey struct {
+	inc   uint64
+	group int
+}
+
+// firstCount is a range of windows in which a PoP may spend free credit
+// that Redis' decisions before it counted the PoP did not reserve: from
+// the first window it newly counted it in (at least its own) to two
+// windows after its own.
+type firstCount struct{ from, to int64 }
+
+func (f firstCount) covers(x int64) bool { return f.from <= x && x <= f.to }
+
+// traffic pushes a lease run's contests, picks the PoPs cut off and
+// returns when the Ticks start.
+func (l *leaseRun) traffic(rng *rand.Rand, push func(*propEvent), start, horizon, w int64) int64 {
+	l.last, l.counted = map[leaseKey]int64{}, map[int][]firstCount{}
+	l.cutOff = rng.Perm(propPoPs)[:2]
+	l.from = start + (1+rng.Int64N(2))*w + rng.Int64N(w)
+	l.to = l.from + (8+rng.Int64N(2))*w
+	for x := start/w + 1; x < horizon/w; x++ {
+		key := fmt.Sprint("f", x)
+		t0 := x*w + rng.Int64N(w/2)
+		late := rng.IntN(2) == 0
+		if late {
+			t0 = (x+1)*w - 60 - rng.Int64N(30)
+		}
+		filler := rng.IntN(propPoPs)
+		for l.cut(filler, t0) {
+			filler = rng.IntN(propPoPs) // a PoP that reaches Redis
+		}
+		for p := range propPoPs {
+			push(&propEvent{at: t0 + rng.Int64N(20), kind: 0, pop: p, key: key, n: 1})
+			switch {
+			case late && p == filler:
+				push(&propEvent{at: t0 + 20 + rng.Int64N(10), kind: 0, pop: p, key: key, n: propMax - propPoPs})
+			case !late:
+				push(&propEvent{at: t0 + 30 + rng.Int64N(40), kind: 0, pop: p, key: key, n: propMax - propPoPs + 1})
+			default:
+				push(&propEvent{at: (x+1)*w + rng.Int64N(20), kind: 0, pop: p, key: key, n: 1})
+			}
+		}
+		p := filler
+		for i := range 6 {
+			push(&propEvent{at: t0 + 80 + int64(i)*(10+rng.Int64N(20)), kind: 0, pop: p, key: key, n: 1})
+		}
+	}
+	return start - 3*w
+}
+
+// cut reports whether a Call PoP p sends at at is lost on the way.
+func (l *leaseRun) cut(p int, at int64) bool {
+	return l.last != nil && slices.Contains(l.cutOff, p) && at >= l.from && at < l.to
+}
+
+// asked notes a request of key at m, PoP p, at at.
+func (l *leaseRun) asked(m *Machine, p int, at int64, key string) {
+	if l.cut(p, at) && m.window(at) > m.groups[m.group(m.bucket(key))].leased {
+		propLeaseLapsed++
+	}
+}
+
+// ran notes Call c of m that Redis ran in its window w, replying r.
+func (l *leaseRun) ran(m *Machine, c *Call, r *Result, w int64) {
+	if l.last == nil {
+		return
+	}
+	if c.Decision() && c.Items[0].N > propMax/2 && r.Items[0].Allowed == 1 {
+		propLeaseFills++
+	}
+	if r.Leased < 0 {
+		return // c announced nothing
+	}
+	k := leaseKey{m.cfg.Incarnation, c.Group}
+	have, ok := l.last[k]
+	if !ok {
+		have = math.MinInt64 + 1
+	}
+	if r.Leased <= have {
+		return
+	}
+	if from := max(have+1, w); from <= w+2 {
+		l.counted[c.Group] = append(l.counted[c.Group], firstCount{from, w + 2})
+	}
+	l.last[k] = r.Leased
+}
