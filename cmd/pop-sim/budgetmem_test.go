@@ -50,7 +50,8 @@ func TestCountBudgetKeysIsExact(t *testing.T) {
 
 // TestBudgetRowAndNote: a redis,budget run on a real redis-server gives
 // budget a memory row (Redis bytes per identity, identities as distinct
-// bucket-hash fields, the Machines' heap per entry and per identity), its
+// bucket-hash fields, the Machines' heap per entry and per identity; the
+// keys of epochs the run's clock expired deleted first, and said), its
 // Machines' Stats in the JSON, and a "budget:" note that says the same
 // figures under the table; the run leaves no key of either layout.
 func TestBudgetRowAndNote(t *testing.T) {
@@ -88,6 +89,9 @@ func TestBudgetRowAndNote(t *testing.T) {
 	section := table[strings.Index(table, "memory per identity"):]
 	assert.True(t, tableRowHas(section, "budget", bu["keys"], bu["identities"]),
 		"memory row of budget lacks %v keys and %v identities:\n%s", bu["keys"], bu["identities"], section)
+	assert.Positive(t, bu["expired_keys"], "budget: keys of past epochs deleted before measuring (6 windows of 1 s, a slack of 1 s)")
+	assert.Zero(t, rd["expired_keys"], "redis: keys deleted before measuring")
+	assert.Contains(t, section, fmt.Sprintf("budget: %v keys deleted before measuring", bu["expired_keys"]), "the memory section names the keys deleted")
 	credit := "none"
 	if c := st["free_credit"].(float64); c > 0 {
 		credit = fmt.Sprintf("%v unit(s) per identity, window and PoP", c)
@@ -172,4 +176,57 @@ func TestBudgetPoPsFlag(t *testing.T) {
 		})
 		assert.Equal(t, tc.flag != "0", named, "-budget-pops %s: the note names a configured PoPs other than the trace's", tc.flag)
 	}
+}
+
+// TestRunClockExpired: a bucket hash of epoch e expires at exactly
+// (2e+4)·window + slack by the run's clock, a hot set of window x and its
+// order counter at (x+3)·window + slack, and the retry guards, the
+// announcements and other layouts' keys never (they are not per identity).
+func TestRunClockExpired(t *testing.T) {
+	const w, slack = 1000, 100
+	ns := "{popsim-1-budget:g3}"
+	for _, tc := range []struct {
+		key  string
+		dies int64 // the first end at which it is expired; 0: never
+	}{
+		{ns + ":b7:e10", (2*10+4)*w + slack},
+		{ns + ":b7:e-1", (2*-1+4)*w + slack},
+		{ns + ":hz:21", (21+3)*w + slack},
+		{ns + ":hz:21:n", (21+3)*w + slack},
+		{ns + ":seq:9a", 0},
+		{ns + ":dseq:9a", 0},
+		{ns + ":fa:9a", 0},
+		{ns + ":fc", 0},
+		{"popsim-1-redis:{id1}:s", 0},
+	} {
+		if tc.dies == 0 {
+			assert.False(t, runClock{end: 1 << 40, window: w, slack: slack}.expired(tc.key), "%s expired", tc.key)
+			continue
+		}
+		assert.False(t, runClock{end: tc.dies - 1, window: w, slack: slack}.expired(tc.key), "%s expired 1 ms early", tc.key)
+		assert.True(t, runClock{end: tc.dies, window: w, slack: slack}.expired(tc.key), "%s not expired at its expiry", tc.key)
+	}
+}
+
+// TestExpireBudgetKeys: on a real redis-server, expireBudgetKeys deletes
+// exactly the budget keys of its namespace that the run's clock expired,
+// says how many, and leaves the live ones, the other namespace's and other
+// layouts' keys alone.
+func TestExpireBudgetKeys(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	ns := "popsim-1-budget"
+	pre := "{" + ns + ":g0}"
+	dead := []string{pre + ":b0:e7", pre + ":b5:e8", pre + ":hz:17", pre + ":hz:17:n"} // with end (2·8+4)·w + slack
+	live := []string{pre + ":b0:e9", pre + ":hz:18", pre + ":seq:1", "{popsim-2-budget:g0}:b0:e7", ns + ":{id1}:s"}
+	for _, k := range append(slices.Clone(dead), live...) {
+		require.NoError(t, rdb.Set(ctx, k, "1", 0).Err())
+	}
+	c := runClock{end: (2*8+4)*1000 + 1, window: 1000, slack: 1}
+	n, err := expireBudgetKeys(ctx, rdb, ns, c)
+	require.NoError(t, err)
+	assert.EqualValues(t, len(dead), n, "keys deleted")
+	left, err := rdb.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, live, left, "keys left")
 }

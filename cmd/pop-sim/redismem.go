@@ -18,6 +18,7 @@ type memMeter struct {
 	rdb    *goredis.Client
 	before int64
 	ok     bool
+	clock  *runClock // a budget mode's: its expired keys go first (expireBudgetKeys)
 }
 
 // startMemory reads used_memory of the Redis at addr; "" (a cluster) gives
@@ -38,6 +39,14 @@ func (m *memMeter) stop(ctx context.Context, ns string) *engine.RedisMemory {
 		return nil
 	}
 	defer m.rdb.Close()
+	var expired int64
+	if m.clock != nil {
+		n, err := expireBudgetKeys(ctx, m.rdb, ns, *m.clock)
+		if err != nil {
+			return nil
+		}
+		expired = n
+	}
 	after, ok := usedMemory(ctx, m.rdb) // before the scan, whose replies Redis buffers
 	if !m.ok || !ok {
 		return nil
@@ -49,7 +58,7 @@ func (m *memMeter) stop(ctx context.Context, ns string) *engine.RedisMemory {
 	if err != nil || c.identities == 0 {
 		return nil
 	}
-	r := &engine.RedisMemory{UsedBytes: after - m.before, Keys: c.keys, Identities: c.identities}
+	r := &engine.RedisMemory{UsedBytes: after - m.before, Keys: c.keys, Identities: c.identities, ExpiredKeys: expired}
 	r.BytesPerIdentity = float64(r.UsedBytes) / float64(r.Identities)
 	if c.hashes > 0 {
 		r.FieldsPerHash = float64(c.fields) / float64(c.hashes)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/edgelimit/edgelimit/sim/engine"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sim/report"
 	"github.com/edgelimit/edgelimit/sim/traffic"
+	"github.com/edgelimit/edgelimit/sync/budget"
 )
 
 // execute does the work the flags ask for and prints the report.
@@ -178,6 +180,9 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	e.Progress, end = bar.start(mode)
 	defer end()
 	m, load, mem := startRSS(), startLoad(ctx, srv.redisAddr, o.clustered()), startMemory(ctx, o.singleAddr(srv))
+	if strings.HasPrefix(mode, "budget") {
+		mem.clock = endClock(e)
+	}
 	r, err := engine.Run(ctx, e, mode)
 	r.PeakRSSMB, r.RedisLoad = m.peakMB(), load.stop(ctx)
 	if red := mem.stop(ctx, e.Namespace); err == nil {
@@ -187,6 +192,17 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 		err = fmt.Errorf("mode %s: deleting its keys: %w", mode, cerr)
 	}
 	return r, err
+}
+
+// endClock is run e's clock at its end for the budget layout's expiries:
+// the trace's end by the slowest PoP's clock, its window, and the budget
+// limiter's default expiry slack (what a deployment's keys carry).
+func endClock(e *engine.Env) *runClock {
+	end := e.Start.Add(e.Trace.Duration)
+	for _, s := range e.Skew {
+		end = end.Add(min(s, 0))
+	}
+	return &runClock{end: end.UnixMilli(), window: e.Trace.Config.Window.Milliseconds(), slack: budget.DefaultExpirySlack.Milliseconds()}
 }
 
 // withRedis adds a mode's Redis memory to what the engine measured (the

@@ -37,6 +37,11 @@ type RedisMemory struct {
 	// (budget: one hash per bucket of identities and two windows); 0 when
 	// the mode stores no hash (pure Redis).
 	FieldsPerHash float64 `json:"fields_per_hash,omitempty"`
+	// ExpiredKeys is how many of the mode's keys a Redis whose clock were
+	// the run's would have expired by its end, deleted before measuring
+	// (the budget layout's past epochs; pop-sim's runClock); 0 for pure
+	// Redis, whose keys are one per identity whatever their age.
+	ExpiredKeys int64 `json:"expired_keys,omitempty"`
 }
 
 // ViewMemory is the Go heap the live budget PoPs' Machines held at the end of the run (their views, mostly), divided by the entries of those views

@@ -11,7 +11,7 @@ import (
 // writeMemory writes what each mode's state cost per identity it touched
 // (the modes that measured it), beside the article's and Cloudflare's
 // figures: Redis' used_memory grown during the mode per identity with
-// keys, and the Go heap of the budget PoPs' views per view entry and per
+// keys (live by the run's clock: see engine.RedisMemory.ExpiredKeys), and the Go heap of the budget PoPs' views per view entry and per
 // identity of the run (every PoP's view together).
 func writeMemory(w io.Writer, rs []engine.Result) error {
 	var rows []engine.Result
@@ -38,7 +38,15 @@ func writeMemory(w io.Writer, rs []engine.Result) error {
 		}
 		fmt.Fprintf(tw, "  %s\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t\n", append(append([]any{r.Mode}, red...), view...)...)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if m := r.Memory.Redis; m != nil && m.ExpiredKeys > 0 {
+			fmt.Fprintf(w, "  %s: %d keys deleted before measuring, which Redis would have expired by the run's end had its clock been the run's (past epochs' hashes, with a deployment's expiry slack)\n", r.Mode, m.ExpiredKeys)
+		}
+	}
+	return nil
 }
 
 // fields shows a mean of hash fields, "-" when the mode stores no hash.

@@ -67,9 +67,15 @@ type Config struct {
 	// RTT is the expected round trip to Redis, added to the grant horizon;
 	// 0 means 50 ms.
 	RTT time.Duration
-	// ExpirySlack is added to every Redis key's expiry; 0 means 1 s.
+	// ExpirySlack is added to every Redis key's expiry; 0 means
+	// DefaultExpirySlack.
 	ExpirySlack time.Duration
 }
+
+// DefaultExpirySlack is Config.ExpirySlack's zero value: what every Redis
+// key's expiry gets beyond the last window a request can still be stamped
+// in.
+const DefaultExpirySlack = time.Second
 
 // withDefaults returns c with its defaults filled in, or an error wrapping
 // ErrConfig.
@@ -112,7 +118,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.RTT = 50 * time.Millisecond
 	}
 	if c.ExpirySlack == 0 {
-		c.ExpirySlack = time.Second
+		c.ExpirySlack = DefaultExpirySlack
 	}
 	return c, nil
 }
