@@ -3,6 +3,7 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -47,7 +48,7 @@ type Config struct {
 	// c × PoPs), or move to a new Namespace.
 	FreeCredit int64
 	Namespace  string // key prefix; "" means "el"
-	Buckets    int    // identity buckets, one Redis hash per bucket and two windows: size for ≈ 100 identities with Redis state each (only identities past their free credit have any); 0 means 1024
+	Buckets    int    // identity buckets, one Redis hash per bucket and two windows: size for ≈ 100 identities with Redis state each (only identities past their free credit have any); 0 means 1024; at most math.MaxInt32 (ErrConfig)
 	Groups     int    // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client (New)
 	FailClosed bool   // deny what the budget cannot cover while Redis is down
 	// NoWait is the one policy choice: false (the zero value, accuracy
@@ -91,6 +92,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: PoPs is %d, want the deployment's number of PoPs (≥ 1)", ErrConfig, c.PoPs)
 	case c.Buckets < 0 || c.Groups < 0 || c.SyncInterval < 0 || c.RTT < 0 || c.ExpirySlack < 0:
 		return c, fmt.Errorf("%w: negative Buckets, Groups, SyncInterval, RTT or ExpirySlack", ErrConfig)
+	case c.Buckets > math.MaxInt32:
+		return c, fmt.Errorf("%w: Buckets %d is over %d", ErrConfig, c.Buckets, math.MaxInt32)
 	}
 	switch {
 	case c.FreeCredit == 0:

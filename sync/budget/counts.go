@@ -74,7 +74,7 @@ func (m *Machine) unreported(e *entry, y int64) int64 {
 	count(e.ops)
 	m.reports.count(e.key, y, &u)
 	if e.inBatch {
-		gs := &m.groups[m.group(e.bucket)]
+		gs := &m.groups[m.group(int(e.bucket))]
 		for _, c := range []*Call{gs.inflight, gs.retry} {
 			if c == nil {
 				continue

@@ -105,7 +105,6 @@ type grantSlot struct{ win, bal int64 }
 // entry is one identity's view at this PoP.
 type entry struct {
 	key        string
-	bucket     int
 	grants     [2]grantSlot
 	ops        []Op             // admissions and returns not yet in a batch
 	claimed    int64            // free slots up to this window are consumed here
@@ -125,12 +124,16 @@ type entry struct {
 	lastPlan   int64   // when the last Sync planned e (ms; 0: never)
 	born       int64   // when this PoP first saw it: its first request as a full entry, or its light record's last (ms; math.MinInt64: none yet)
 	headroom   int64   // Redis' last headroom for e (-1: unknown)
-	inBatch    bool    // part of a batch whose reply has not come
-	asking     int     // decision Calls in flight
-	renounce   bool    // Redis named e hot: the next Sync claims its slots
-	queued     bool    // in the Machine's dirty list
-	telling    bool    // in the Machine's told list (gossip.go)
-	slot       int     // index in the Machine's all
+	// int32 below (Config refuses Buckets past math.MaxInt32): with the
+	// flags they fill 16 bytes, and the entry's 248 fit Go's 256-byte
+	// size class (264 took 288: a full entry cost 32 B more).
+	bucket   int32 // Machine.bucket(key)
+	asking   int32 // decision Calls in flight
+	slot     int32 // index in the Machine's all
+	inBatch  bool  // part of a batch whose reply has not come
+	renounce bool  // Redis named e hot: the next Sync claims its slots
+	queued   bool  // in the Machine's dirty list
+	telling  bool  // in the Machine's told list (gossip.go)
 }
 
 // NewMachine returns a Machine for cfg, or an error wrapping ErrConfig.
@@ -170,7 +173,7 @@ func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
-		e = &entry{key: key, bucket: m.bucket(key), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, born: math.MinInt64, headroom: -1, slot: len(m.all)}
+		e = &entry{key: key, bucket: int32(m.bucket(key)), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, born: math.MinInt64, headroom: -1, slot: int32(len(m.all))}
 		m.promote(e)
 		m.view[key] = e
 		m.all = append(m.all, e)
@@ -287,7 +290,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	if m.spendGrant(e, x, n) {
 		return verdict(true, SrcGrant)
 	}
-	g := m.group(e.bucket)
+	g := m.group(int(e.bucket))
 	if n <= m.credit(x, g) && x > e.claimed { // never without free credit (n ≥ 1)
 		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
 		e.addOp(Op{X: x, GW: GWFree, U: n})
@@ -325,7 +328,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	// (a lone PoP's last units may sit in both: asking Redis for all n
 	// denied a request they cover together)
 	req.took = m.takeGrant(e, x, n-req.slot)
-	it := Item{Key: e.key, Bucket: e.bucket, N: n - req.slot - req.took[0].bal - req.took[1].bal}
+	it := Item{Key: e.key, Bucket: int(e.bucket), N: n - req.slot - req.took[0].bal - req.took[1].bal}
 	if e.asking == 0 && m.settled(e, now) {
 		// one top-up in flight per identity: the replies of a burst's
 		// Calls land after it, and a grant each would hold budget where

@@ -46,12 +46,17 @@ func TestConfigErrors(t *testing.T) {
 		"no incarnation":         func(c *Config) { c.Incarnation = 0 },
 		"free credit over limit": func(c *Config) { c.FreeCredit = 3 }, // 2 × 3 × 2 PoPs > 10
 		"negative buckets":       func(c *Config) { c.Buckets = -1 },
+		"buckets past int32":     func(c *Config) { c.Buckets = math.MaxInt32 + 1 },
 	} {
 		cfg := base
 		mod(&cfg)
 		_, err := NewMachine(cfg)
 		assert.ErrorIs(t, err, ErrConfig, "%s: NewMachine refuses %+v with ErrConfig", name, cfg)
 	}
+	most := base
+	most.Buckets = math.MaxInt32
+	_, err := NewMachine(most)
+	require.NoError(t, err, "Buckets math.MaxInt32 is valid")
 	m, err := NewMachine(base)
 	require.NoError(t, err, "the base config is valid")
 	c := m.Config()

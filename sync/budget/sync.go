@@ -32,7 +32,7 @@ func (m *Machine) Tick(now int64) []*Call {
 			return // planned at the next Tick
 		}
 		m.stats.Visits++
-		g := m.group(e.bucket)
+		g := m.group(int(e.bucket))
 		gs := &m.groups[g]
 		if e.inBatch || gs.inflight != nil || gs.retry != nil {
 			if m.pressing(e) {
@@ -183,7 +183,7 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 		return Item{}, false
 	}
 	e.renounce = false
-	it := Item{Key: e.key, Bucket: e.bucket, Want: want, Floor: m.grantFloor(e), Ops: e.ops, Claims: m.claims(e, x, false)}
+	it := Item{Key: e.key, Bucket: int(e.bucket), Want: want, Floor: m.grantFloor(e), Ops: e.ops, Claims: m.claims(e, x, false)}
 	e.ops = nil
 	return it, true
 }
