@@ -51,16 +51,27 @@ type Target struct {
 	Figures []Figure `json:"figures"`
 }
 
-// target is how one target reads a candidate's lines: keep picks the
-// lines it reads, vals gives a line's values (by class, "" for the line's
-// own figure; none when the line did not measure it); bound and higher
-// say the rule (value ≤ bound, or ≥ bound when higher).
+// target is how one target reads a candidate's lines: lines names the
+// lines it reads (a run that lacks some of them judges nothing rather
+// than the rest), or, when nil, keep picks them; vals gives a line's
+// values (by class, "" for the line's own figure; none when the line did
+// not measure it); bound and higher say the rule (value ≤ bound, or ≥
+// bound when higher).
 type target struct {
 	name, rule string
 	bound      float64
 	higher     bool
 	keep       func(Line) bool
+	lines      []string
 	vals       func(Line) map[string]float64
+}
+
+// reads reports whether t reads line l.
+func (t target) reads(l Line) bool {
+	if t.lines != nil {
+		return slices.Contains(t.lines, l.Name)
+	}
+	return t.keep(l)
 }
 
 // tolerance is how far past its bound a value may lie and still meet it:
@@ -74,7 +85,7 @@ func (t target) figure(cand string, ls []Line) Figure {
 	f := Figure{Candidate: cand, Where: "not run"}
 	worse := func(a, b float64) bool { return (t.higher && a < b) || (!t.higher && a > b) }
 	for _, l := range ls {
-		if !t.keep(l) {
+		if !t.reads(l) {
 			continue
 		}
 		vs := t.vals(l)
@@ -98,7 +109,7 @@ func (t target) figure(cand string, ls []Line) Figure {
 			}
 		}
 	}
-	if want := wantLines(t.rule); f.Value != nil && f.Lines < want {
+	if want := len(t.lines); f.Value != nil && f.Lines < want {
 		f.Where = fmt.Sprintf("only %d of its %d lines run", f.Lines, want)
 		f.Value = nil // a partial run judges nothing
 	}
@@ -117,28 +128,24 @@ func (t target) figure(cand string, ls []Line) Figure {
 
 func notFault(l Line) bool { return !isFault(l.Name) }
 
-func named(names ...string) func(Line) bool {
-	return func(l Line) bool { return slices.Contains(names, l.Name) }
-}
-
 func one(v float64) map[string]float64 { return map[string]float64{"": v} }
 
 // targets are the limiter's targets against pure Redis, each read from
 // the lines scripts/budget-lines.sh runs (docs/budget.md, "The targets,
 // line by line").
 var targets = []target{
-	{"worst over-admission", "budget − pure Redis ≤ +0.02 on every fault-free line", 0.02, false, notFault,
-		func(l Line) map[string]float64 { return one(l.OverDelta) }},
-	{"quota per contested class", "units ÷ pure Redis' within 1 ± 0.01 on every fault-free line (the value: the distance from 1)", 0.01, false, notFault,
-		func(l Line) map[string]float64 {
+	{name: "worst over-admission", rule: "budget − pure Redis ≤ +0.02 on every fault-free line", bound: 0.02, keep: notFault,
+		vals: func(l Line) map[string]float64 { return one(l.OverDelta) }},
+	{name: "quota per contested class", rule: "units ÷ pure Redis' within 1 ± 0.01 on every fault-free line (the value: the distance from 1)", bound: 0.01, keep: notFault,
+		vals: func(l Line) map[string]float64 {
 			m := map[string]float64{}
 			for _, c := range l.Classes {
 				m[c.Name] = math.Abs(c.Ratio - 1)
 			}
 			return m
 		}},
-	{"calm identities wrongly limited", "0 on every fault-free line (the most on one line)", 0, false, notFault,
-		func(l Line) map[string]float64 {
+	{name: "calm identities wrongly limited", rule: "0 on every fault-free line (the most on one line)", keep: notFault,
+		vals: func(l Line) map[string]float64 {
 			m := map[string]float64{}
 			for _, c := range l.Errors {
 				if c.Name == "calm" {
@@ -147,8 +154,8 @@ var targets = []target{
 			}
 			return m
 		}},
-	{"decision error per class", "budget − pure Redis ≤ +0.5 point, every class but attackers, fault-free lines", 0.5, false, notFault,
-		func(l Line) map[string]float64 {
+	{name: "decision error per class", rule: "budget − pure Redis ≤ +0.5 point, every class but attackers, fault-free lines", bound: 0.5, keep: notFault,
+		vals: func(l Line) map[string]float64 {
 			m := map[string]float64{}
 			for _, c := range l.Errors {
 				if !strings.Contains(c.Name, "attacker") {
@@ -157,70 +164,35 @@ var targets = []target{
 			}
 			return m
 		}},
-	{"round trips saved %", "≥ 97 on mixed and spread-attack", 97, true, named("mixed", "spread-attack"),
-		func(l Line) map[string]float64 { return one(l.SavedPct) }},
-	{"p99 added latency ms", "0 on every fault-free line", 0, false, notFault,
-		func(l Line) map[string]float64 { return one(l.P99Budget) }},
-	{"script time ÷ pure Redis'", "≤ 0.5 on mixed and spread-attack", 0.5, false, named("mixed", "spread-attack"), scriptRatio},
-	{"script time ÷ pure Redis'", "≤ 0.2 on pinned and flash-crowd", 0.2, false, named("pinned", "flash-crowd"), scriptRatio},
-	{"script time ÷ pure Redis'", "≤ 1 at 32 PoPs", 1, false, named("mixed-32pops", "spread-attack-32pops"), scriptRatio},
-	{"Redis bytes per identity", "≤ 64 at 1,000,000 identities (used_memory grown ÷ identities that made a request)", 64, false,
-		named("mixed-1m-identities"), func(l Line) map[string]float64 {
-			if l.RedisBytesRunBudget == nil {
-				return nil
-			}
-			return one(*l.RedisBytesRunBudget)
-		}},
-	{"Redis bytes per identity with state", "≤ 64 at 1,000,000 identities (÷ identities with state at the run's end)", 64, false,
-		named("mixed-1m-identities"), func(l Line) map[string]float64 {
-			if l.RedisBytesBudget == nil {
-				return nil
-			}
-			return one(*l.RedisBytesBudget)
-		}},
-	{"view bytes per identity", "≤ 96 at 1,000,000 identities (a PoP's heap ÷ the entries of its view)", 96, false,
-		named("mixed-1m-identities"), func(l Line) map[string]float64 {
-			if l.ViewEntryBytes == nil {
-				return nil
-			}
-			return one(*l.ViewEntryBytes)
-		}},
-	{"faults: worst over-admission", "budget − pure Redis ≤ +0.02 on every fault line", 0.02, false,
-		func(l Line) bool { return isFault(l.Name) }, func(l Line) map[string]float64 { return one(l.OverDelta) }},
+	{name: "round trips saved %", rule: "≥ 97 on mixed and spread-attack", bound: 97, higher: true,
+		lines: []string{"mixed", "spread-attack"}, vals: func(l Line) map[string]float64 { return one(l.SavedPct) }},
+	{name: "p99 added latency ms", rule: "0 on every fault-free line", keep: notFault,
+		vals: func(l Line) map[string]float64 { return one(l.P99Budget) }},
+	{name: "script time ÷ pure Redis'", rule: "≤ 0.5 on mixed and spread-attack", bound: 0.5,
+		lines: []string{"mixed", "spread-attack"}, vals: value(func(l Line) *float64 { return l.ScriptRatio })},
+	{name: "script time ÷ pure Redis'", rule: "≤ 0.2 on pinned and flash-crowd", bound: 0.2,
+		lines: []string{"pinned", "flash-crowd"}, vals: value(func(l Line) *float64 { return l.ScriptRatio })},
+	{name: "script time ÷ pure Redis'", rule: "≤ 1 at 32 PoPs", bound: 1,
+		lines: []string{"mixed-32pops", "spread-attack-32pops"}, vals: value(func(l Line) *float64 { return l.ScriptRatio })},
+	{name: "Redis bytes per identity", rule: "≤ 64 at 1,000,000 identities (used_memory grown ÷ identities that made a request)", bound: 64,
+		lines: []string{"mixed-1m-identities"}, vals: value(func(l Line) *float64 { return l.RedisBytesRunBudget })},
+	{name: "Redis bytes per identity with state", rule: "≤ 64 at 1,000,000 identities (÷ identities with state at the run's end)", bound: 64,
+		lines: []string{"mixed-1m-identities"}, vals: value(func(l Line) *float64 { return l.RedisBytesBudget })},
+	{name: "view bytes per identity", rule: "≤ 96 at 1,000,000 identities (a PoP's heap ÷ the entries of its view)", bound: 96,
+		lines: []string{"mixed-1m-identities"}, vals: value(func(l Line) *float64 { return l.ViewEntryBytes })},
+	{name: "faults: worst over-admission", rule: "budget − pure Redis ≤ +0.02 on every fault line", bound: 0.02,
+		keep: func(l Line) bool { return isFault(l.Name) }, vals: func(l Line) map[string]float64 { return one(l.OverDelta) }},
 }
 
-// wantLines is how many lines the target with rule reads when it names
-// them (namedLines), so a run that lacks some judges nothing rather than
-// the rest; 0 for a target that reads every line its filter admits.
-func wantLines(rule string) int {
-	for _, n := range namedLines {
-		if n.rule == rule {
-			return n.lines
+// value reads a line's one figure through get: none when the line did
+// not measure it (nil).
+func value(get func(Line) *float64) func(Line) map[string]float64 {
+	return func(l Line) map[string]float64 {
+		if v := get(l); v != nil {
+			return one(*v)
 		}
-	}
-	return 0
-}
-
-// namedLines are, per named target's rule, how many lines it reads.
-var namedLines = []struct {
-	rule  string
-	lines int
-}{
-	{"≥ 97 on mixed and spread-attack", 2},
-	{"≤ 0.5 on mixed and spread-attack", 2},
-	{"≤ 0.2 on pinned and flash-crowd", 2},
-	{"≤ 1 at 32 PoPs", 2},
-	{"≤ 64 at 1,000,000 identities (used_memory grown ÷ identities that made a request)", 1},
-	{"≤ 64 at 1,000,000 identities (÷ identities with state at the run's end)", 1},
-	{"≤ 96 at 1,000,000 identities (a PoP's heap ÷ the entries of its view)", 1},
-}
-
-// scriptRatio is a line's script time per decision ÷ pure Redis'.
-func scriptRatio(l Line) map[string]float64 {
-	if l.ScriptRatio == nil {
 		return nil
 	}
-	return one(*l.ScriptRatio)
 }
 
 // judge computes every target's Figure for each candidate's lines.
@@ -262,16 +234,14 @@ func targetsCmd(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(ts)
 	}
 	if *md {
-		fmt.Fprintf(stdout, "| target | rule | %s |\n|---|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+		fmt.Fprintln(stdout, mdRow(append([]string{"target", "rule"}, names...)))
+		fmt.Fprintf(stdout, "|---|---|%s\n", strings.Repeat("---|", len(names)))
 		for _, t := range ts {
 			cells := []string{t.Name, t.Rule}
 			for _, f := range t.Figures {
 				cells = append(cells, cell(f))
 			}
-			for i := range cells {
-				cells[i] = strings.ReplaceAll(cells[i], "|", `\|`)
-			}
-			fmt.Fprintf(stdout, "| %s |\n", strings.Join(cells, " | "))
+			fmt.Fprintln(stdout, mdRow(cells))
 		}
 		return nil
 	}
@@ -289,6 +259,15 @@ func targetsCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// mdRow is one Markdown table row of cells, each "|" in them escaped.
+func mdRow(cells []string) string {
+	esc := make([]string, len(cells))
+	for i, c := range cells {
+		esc[i] = strings.ReplaceAll(c, "|", `\|`)
+	}
+	return "| " + strings.Join(esc, " | ") + " |"
 }
 
 // readCandidates reads NAME=DIR arguments: each candidate's name and the

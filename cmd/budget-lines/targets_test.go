@@ -153,6 +153,12 @@ func TestTargetsCommand(t *testing.T) {
 	assert.Contains(t, md[2], " | 0.51 (mixed) missed by 0.49, on 1 of 6 lines |")
 
 	out.Reset()
+	code = run([]string{"targets", "-md", "x|y=" + dirs[0]}, &out, &errOut)
+	require.Equal(t, 0, code, "-md, a name with |: exit %d: %s", code, errOut.String())
+	assert.True(t, strings.HasPrefix(out.String(), "| target | rule | x\\|y |\n|---|---|---|\n"), "a | in a cell is escaped:\n%s", out.String())
+	assert.Equal(t, `| a\|b | \|c | d |`, mdRow([]string{"a|b", "|c", "d"}), "mdRow escapes every |")
+
+	out.Reset()
 	code = run([]string{"targets", "-json", "a=" + dirs[0]}, &out, &errOut)
 	require.Equal(t, 0, code, "exit %d: %s", code, errOut.String())
 	var ts []Target
