@@ -26,7 +26,12 @@
 -- ARGV[13] announce: the caller may spend free credit through this window
 --          (its clock's numbering, as its slot claims), or 0: none (see
 --          "Who may spend free credit" below)
--- ARGV[14] item count, then per item:
+-- ARGV[14] item count
+-- ARGV[15] the last window this caller's checks are recorded through
+--          (see "The first count": a reply to its call of window w that
+--          asked a decision or a grant recorded w - 1 .. w + 2); when it
+--          is w + 2 the call records nothing again
+-- ARGV[16] on, per item:
 --   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
@@ -36,7 +41,9 @@
 --   Reset: G and K stay, budget PoPs may still spend). An item that asks
 --   nothing (n, want, claims and ops all 0: a peek) writes nothing.
 -- Returns {now, w, retried, hot cursor, announced-through (the last window
--- the caller's announcements cover, -1: none), then per item: allowed (-1 none, 0, 1), grant,
+-- the caller's announcements cover, -1: none), the lease's first window
+-- (the first the caller may spend free credit in, -1: none; see "The
+-- first count" below), then per item: allowed (-1 none, 0, 1), grant,
 -- C_w, C_{w-1}, headroom, retry}: retry is, for a denied decision, the ms
 -- until its n units would fit if nothing changed, else, when headroom is
 -- 0, until one unit would (the time E's estimate takes to fall that far,
@@ -146,27 +153,63 @@ end
 -- trust any caller's configuration. The group's hash '<prefix>:fc' holds,
 -- per window x, field '<x>' = n * 2^32 + cx: n the incarnations that
 -- announced x, cx the largest free credit among them (at most 2^32 - 1);
--- '<prefix>:fa:<incarnation>' holds the last window an incarnation
--- announced, so each is counted once per window. R_x, the free credit
--- PoPs may still spend in x unseen, is the larger of cx * max(0, n - K_x)
--- and the caller's c * max(0, P - K_x) (PoPs that do not announce,
--- running an earlier version, are covered by the latter as before).
-local through = -1
+-- and field 'm<x>' = p * 2^32 + cm: the least PoPs (p) and the least free
+-- credit (cm) of the callers whose calls have read R_x so far (every call
+-- reads R of w - 1 .. w + 2). '<prefix>:fa:<incarnation>' holds
+-- '<through>:<from>': the last window the incarnation announced, so each
+-- is counted once per window, and the first window it may spend in. R_x,
+-- the free credit PoPs may still spend in x unseen, is the larger of
+-- cx * max(0, n - K_x) and the caller's c * max(0, P - K_x) (PoPs that do
+-- not announce, running an earlier version, are covered by the latter as
+-- before).
+--
+-- The first count: a check of R_x made before an incarnation was counted
+-- in x did not reserve for it unless the checker's own configuration did
+-- (its c * (P - K) covers n + 1 spenders of credit up to c). So a newly
+-- counted window x whose 'm<x>' says an earlier check reserved less (p
+-- under n + 1, or cm under the credit) moves the lease's first window
+-- past x; a window no call has read yet needs nothing. In a deployment
+-- whose PoPs are configured alike nothing moves, but an incarnation that
+-- replaces one still counted (a restart) waits for the windows its
+-- predecessor was counted in. Renewals count only windows no check can
+-- have read (three ahead), unless a caller's clock runs a window ahead.
+local through, from = -1, -1
 local fk = prefix .. ':fc'
 local ann = tonumber(ARGV[13])
 if ann > 0 and c > 0 then
   local ik = prefix .. ':fa:' .. ARGV[12]
-  local have = tonumber(redis.call('GET', ik) or '-1')
+  local have = -1
+  local hv = redis.call('GET', ik)
+  if hv then
+    local a, b = string.match(hv, '^(-?%d+):(-?%d+)$')
+    if a then
+      have, from = tonumber(a), tonumber(b)
+    else
+      have = tonumber(hv) -- an earlier version's: no first window
+    end
+  end
   if ann > have and ann >= w - 1 then
     local cc = mmin(c, 4294967295)
-    for x = mmax(have + 1, w - 1), ann do
-      local v = tonumber(redis.call('HGET', fk, x) or '0')
+    local lo = mmax(have + 1, w - 1)
+    if have < w - 1 then
+      from = lo -- a new lease, or one that lapsed
+    end
+    for x = lo, ann do
+      local fv = redis.call('HMGET', fk, x, 'm' .. x)
+      local v = tonumber(fv[1] or '0')
       local n, cx = floor(v / 4294967296), v % 4294967296
+      if fv[2] then
+        local mv = tonumber(fv[2])
+        if n + 1 > floor(mv / 4294967296) or mmax(cx, cc) > mv % 4294967296 then
+          from = mmax(from, x + 1)
+        end
+      end
       redis.call('HSET', fk, x, string.format('%.0f', (n + 1) * 4294967296 + mmax(cx, cc)))
     end
-    redis.call('HDEL', fk, w - 3, w - 4, w - 5) -- w - 2: a call planned a window earlier may still read it
+    -- w - 2: a call planned a window earlier may still read it
+    redis.call('HDEL', fk, w - 3, w - 4, w - 5, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
     local ttl = (ann + 2) * W - now + slack -- R_ann weighs until window ann + 1 ends
-    redis.call('SET', ik, ann, 'PX', ttl)
+    redis.call('SET', ik, string.format('%.0f:%.0f', ann, from), 'PX', ttl)
     if redis.call('PTTL', fk) < ttl then
       redis.call('PEXPIRE', fk, ttl)
     end
@@ -175,11 +218,18 @@ if ann > 0 and c > 0 then
   through = have
 end
 -- the announced spenders of windows w - 1 .. w + 2 (nN) and their largest
--- credit (cN); anyN false when none announced
+-- credit (cN); anyN false when none announced (fv keeps the 'm<x>' of
+-- those windows for the record below)
 local nP, cP, n0, c0, n1, c1, n2, c2 = 0, 0, 0, 0, 0, 0, 0, 0
 local anyN = false
+local fv
+local recorded = tonumber(ARGV[15]) == w + 2
 do
-  local fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2)
+  if recorded then
+    fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2)
+  else
+    fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2, 'm' .. (w - 1), 'm' .. w, 'm' .. (w + 1), 'm' .. (w + 2))
+  end
   if fv[1] or fv[2] or fv[3] or fv[4] then
     anyN = true
     local v = tonumber(fv[1] or '0')
@@ -214,7 +264,8 @@ local ids = {}      -- 'bucket|field' -> state
 local bl = {}       -- buckets in order of first mention
 local bf = {}       -- bucket -> its states in order of first mention
 local itS, itArg = {}, {} -- per item: its state, its ARGV index
-local i = 15
+local checks = false      -- some item asks a decision (n > 0) or a grant (want > 0)
+local i = 16
 for n = 1, nitems do
   local f, b = ARGV[i], ARGV[i + 1]
   local id = b .. '|' .. f
@@ -232,8 +283,37 @@ for n = 1, nitems do
     fl[#fl + 1] = s
   end
   itS[n], itArg[n] = s, i
+  checks = checks or tonumber(ARGV[i + 2]) > 0 or tonumber(ARGV[i + 3]) > 0
   i = i + 6 + tonumber(ARGV[i + 5])
   i = i + 1 + 3 * tonumber(ARGV[i])
+end
+
+-- This call's checks (a decision or a grant reads R of w - 1 .. w + 2)
+-- recorded in 'm<x>': the least PoPs and credit of the callers that read
+-- R_x, kept while an announcement may still count x; not again where
+-- this caller's earlier call of this window did (ARGV[15]).
+if checks and not recorded then
+  local mp, mc = mmin(P, 2097151), mmin(c, 4294967295)
+  local set = {}
+  for d = 0, 3 do
+    local m = mp * 4294967296 + mc
+    local mv = tonumber(fv[5 + d])
+    if mv then
+      m = mmin(floor(mv / 4294967296), mp) * 4294967296 + mmin(mv % 4294967296, mc)
+    end
+    if m ~= mv then
+      set[#set + 1] = 'm' .. (w - 1 + d)
+      set[#set + 1] = string.format('%.0f', m)
+    end
+  end
+  if #set > 0 then
+    redis.call('HSET', fk, unpack(set))
+    redis.call('HDEL', fk, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
+    local ttl = (w + 4) * W - now + slack -- m<w+2> is read until window w + 3 ends
+    if redis.call('PTTL', fk) < ttl then
+      redis.call('PEXPIRE', fk, ttl)
+    end
+  end
 end
 
 local e0, e1 = floor((w - 2) / 2), floor((w + 2) / 2)
@@ -333,8 +413,8 @@ local function headroom(s, need, dec, unreserved)
 end
 
 local hotOps, hotOrder = {}, {} -- member -> true (add) / false (remove)
-local out = {now, w, retried, 0, through}
-local q = 5
+local out = {now, w, retried, 0, through, from}
+local q = 6
 for n = 1, nitems do
   local s, a = itS[n], itArg[n]
   local nn, want, gmin, nclaims = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])

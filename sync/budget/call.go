@@ -53,20 +53,22 @@ type ItemResult struct {
 }
 
 // Result is a Call's reply: Redis' now (ms) and window, whether the batch
-// was a retry Redis had already applied, the last window this PoP
-// incarnation's free-credit announcements cover (Leased, -1: none; see
-// Machine.credit), one ItemResult per Item, and (a
+// was a retry Redis had already applied, the windows this PoP
+// incarnation may spend free credit in (its lease: LeasedFrom through
+// Leased, -1 both when it has none; see Machine.credit), one ItemResult
+// per Item, and (a
 // batch's reply only) the group's hot identities the caller's cursor had
 // not reached, whose free slots every PoP gives up, with the cursor past
 // them (HotCursor: the order of the last one listed, in Redis' window).
 type Result struct {
-	Now       int64
-	Window    int64
-	Retried   bool
-	HotCursor int64
-	Leased    int64
-	Items     []ItemResult
-	Hot       []HotKey
+	Now        int64
+	Window     int64
+	Retried    bool
+	HotCursor  int64
+	Leased     int64
+	LeasedFrom int64
+	Items      []ItemResult
+	Hot        []HotKey
 }
 
 // HotKey names a hot identity: its key and bucket.
@@ -92,6 +94,7 @@ type Call struct {
 	redo           bool     // a decision's report sent again by Tick (its reply never came)
 	hotWin, hotCur int64    // the group's hot cursor when the batch was sent
 	announce       int64    // this PoP may spend free credit through this window, once Redis counts it (0: no announcement)
+	recorded       int64    // its group's checkedTo when planned: the script records this PoP's checks unless they are (lease.go)
 }
 
 // Decision reports whether the Call is a decision (one request waits on it).
@@ -170,7 +173,7 @@ func parse(v []any, items int) (*Result, error) {
 	bad := func(what string) error {
 		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), items, what)}
 	}
-	n := 5 + 6*items
+	n := 6 + 6*items
 	if len(v) < n {
 		return nil, bad("too short")
 	}
@@ -182,9 +185,9 @@ func parse(v []any, items int) (*Result, error) {
 		}
 		ints[i] = x
 	}
-	r := &Result{Now: ints[0], Window: ints[1], Retried: ints[2] == 1, HotCursor: ints[3], Leased: ints[4], Items: make([]ItemResult, items)}
+	r := &Result{Now: ints[0], Window: ints[1], Retried: ints[2] == 1, HotCursor: ints[3], Leased: ints[4], LeasedFrom: ints[5], Items: make([]ItemResult, items)}
 	for i := range r.Items {
-		o := ints[5+6*i:]
+		o := ints[6+6*i:]
 		r.Items[i] = ItemResult{Allowed: o[0], Grant: o[1], CW: o[2], CPrev: o[3], Headroom: o[4], Retry: o[5]}
 	}
 	for _, h := range v[n:] {
@@ -213,7 +216,7 @@ func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 		server, now = "1", 0
 	}
 	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
-		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, c.hotWin, c.hotCur, strconv.FormatUint(cfg.Incarnation, 16), c.announce, len(c.Items)}
+		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, c.hotWin, c.hotCur, strconv.FormatUint(cfg.Incarnation, 16), c.announce, len(c.Items), c.recorded}
 	for _, it := range c.Items {
 		args = append(args, it.Key, it.Bucket, it.N, it.Want, max(1, it.Floor), len(it.Claims))
 		for _, x := range it.Claims {

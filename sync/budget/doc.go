@@ -60,9 +60,11 @@
 //
 // Crash loss: a crashed PoP's unreported admissions are inside G or R at
 // Redis already; nothing it admitted is missing from the accounting. A
-// restarted PoP may spend a fresh free credit in a window its previous
-// incarnation used (at most c per restart per window, and c of another
-// PoP's slot its second claim may hide).
+// restarted PoP spends no fresh free credit in a window Redis decided
+// while its previous incarnation was counted, unless those decisions
+// reserved for one more spender (lease.go, "the first count"); the stated
+// bound before that rule, c per restart per window and c of another PoP's
+// slot its second claim may hide, is what TestPropertyBudget allows.
 //
 // Machine is sans-IO and not safe for concurrent use; Limiter is. Bad
 // configuration is refused with an error wrapping ErrConfig.

@@ -14,14 +14,21 @@ import "math"
 // credit times the announced PoPs that have not claimed their slot,
 // whatever any PoP's Config says: a PoP added before the others' Config
 // counts it, a PoP whose FreeCredit differs, or a deployment whose PoPs
-// is set too low is reserved for as it spends, from the third window
-// after Redis first counts it. Before that (a new process, or a lease
-// that lapsed), decisions Redis made in the window or the two before
-// without it stand: up to c units per identity and window over, in at
-// most three windows, as a restarted PoP already may. The caller's own
+// is set too low is reserved for as it spends. The caller's own
 // c × (PoPs − claims) is kept beside it (the larger counts), so PoPs of
 // earlier versions, which spend without announcing, stay covered when
 // every PoP is configured alike.
+//
+// The first count. Decisions Redis made in a window before it counted
+// this PoP there did not reserve for it, unless their callers' own
+// configuration did. So Redis records, per window, the least PoPs and
+// free credit of the callers whose decisions and grants read its
+// reservation, and a lease starts (Result.LeasedFrom) after the last
+// newly counted window whose record reserved for fewer spenders than it
+// now counts, or for less credit. Where every PoP is configured alike a
+// new PoP's lease starts at once; a PoP configured apart, or a restarted
+// one while its predecessor is still counted (three windows), spends no
+// free credit in a window decided without it, and asks Redis instead.
 //
 // A new process spends no free credit until its first reply lands: its
 // first requests ask Redis (Start runs a Sync at once). Tick renews a
@@ -31,12 +38,13 @@ import "math"
 // group's lease is short, and the script counts the announcement first.
 
 // credit is the free credit this PoP may spend in window x of an identity
-// of group g: Config.FreeCredit while g's lease covers x, else 0. m.lease,
+// of group g: Config.FreeCredit while g's lease covers x (from its first
+// window through its last), else 0. m.lease,
 // the least of the groups' leases, answers first without g's (on a Redis
 // Cluster a master that cannot be reached stops the free credit of its
 // groups' identities only).
 func (m *Machine) credit(x int64, g int) int64 {
-	if x <= m.lease || x <= m.groups[g].leased {
+	if (x <= m.lease && x >= m.leaseFrom) || (x <= m.groups[g].leased && x >= m.groups[g].leasedFrom) {
 		return m.cfg.FreeCredit
 	}
 	return 0
@@ -45,7 +53,7 @@ func (m *Machine) credit(x int64, g int) int64 {
 // creditOf is credit for key, whose group is worked out only when the
 // least lease does not answer.
 func (m *Machine) creditOf(x int64, key string) int64 {
-	if x <= m.lease {
+	if x <= m.lease && x >= m.leaseFrom {
 		return m.cfg.FreeCredit
 	}
 	if len(m.groups) == 1 {
@@ -55,7 +63,10 @@ func (m *Machine) creditOf(x int64, key string) int64 {
 }
 
 // announce makes c, a call to c.Group planned in window x, renew that
-// group's lease when it does not reach x+3. Three windows ahead: every
+// group's lease when it does not reach x+3, and tells the script how far
+// this PoP's checks are recorded (a call of Redis' window w whose checks
+// are recorded through w+2 records none: one HMGET of four fields, not
+// eight). Three windows ahead: every
 // check that reads R_y (E2 in window y−2, E1 in y−1, E in y) then runs
 // after this PoP was counted in y, so in steady state a misconfigured
 // PoP is reserved for before it can spend (announced two ahead, a grant
@@ -64,6 +75,7 @@ func (m *Machine) announce(c *Call, x int64) {
 	if m.leaseDue(c.Group, x) {
 		c.announce = x + 3
 	}
+	c.recorded = m.groups[c.Group].checkedTo
 }
 
 // leaseDue reports whether group g's lease must be renewed in window x.
@@ -71,14 +83,31 @@ func (m *Machine) leaseDue(g int, x int64) bool {
 	return m.cfg.FreeCredit > 0 && m.groups[g].leased < x+3
 }
 
-// leaseTo records a reply's Leased for group g.
-func (m *Machine) leaseTo(g int, through int64) {
+// acknowledged records what Redis' reply r to c says of this PoP on c's
+// group: its lease, and, when c asked a decision or a grant, that Redis
+// has recorded its checks through r.Window+2.
+func (m *Machine) acknowledged(c *Call, r *Result) {
+	m.leaseTo(c.Group, r.LeasedFrom, r.Leased)
+	for _, it := range c.Items {
+		if it.N > 0 || it.Want > 0 {
+			gs := &m.groups[c.Group]
+			gs.checkedTo = max(gs.checkedTo, r.Window+2)
+			return
+		}
+	}
+}
+
+// leaseTo records a reply's lease for group g: windows from through
+// through (Result.LeasedFrom, Result.Leased). A reply whose lease ends no
+// later than the one held is older news and changes nothing.
+func (m *Machine) leaseTo(g int, from, through int64) {
 	if through <= m.groups[g].leased {
 		return
 	}
-	m.groups[g].leased = through
-	m.lease = math.MaxInt64
+	m.groups[g].leased, m.groups[g].leasedFrom = through, from
+	m.lease, m.leaseFrom = math.MaxInt64, math.MinInt64
 	for i := range m.groups {
 		m.lease = min(m.lease, m.groups[i].leased)
+		m.leaseFrom = max(m.leaseFrom, m.groups[i].leasedFrom)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -130,7 +131,7 @@ func TestLeasePerGroup(t *testing.T) {
 	m, err := NewMachine(Config{PoP: "a", Incarnation: 5, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 4, FreeCredit: 1, Groups: 2, Buckets: 8})
 	require.NoError(t, err)
 	now := int64(w0 + 10)
-	m.leaseTo(0, m.window(now)+2)
+	m.leaseTo(0, math.MinInt64, m.window(now)+2)
 	require.Less(t, m.lease, m.window(now), "group 1 holds no lease")
 	in := func(g int) string {
 		for i := 0; ; i++ {
@@ -191,6 +192,76 @@ func TestTopUpCountsFreeCreditOnlyWithLease(t *testing.T) {
 	e := m.entry("k")
 	e.rate = 1.5 / float64(m.w) // 1.5 units a window: two asked (a quarter of the limit of 10)
 	assert.Equal(t, int64(2), m.topUp(e, x, false), "no lease: the grant covers the whole demand")
-	m.leaseTo(0, x+3)
+	m.leaseTo(0, math.MinInt64, x+3)
 	assert.Equal(t, int64(1), m.topUp(e, x, false), "leased: the free unit covers one")
+}
+
+// TestFirstCountWaitsWhereUnreserved: a PoP Redis counts among a window's
+// free-credit spenders after decisions of that window were made without
+// it spends no free credit in that window unless those decisions'
+// callers reserved for it by their own configuration (lua/budget.lua,
+// "The first count"); its lease then starts three windows ahead.
+//   - PoPs configured as if alone (PoPs 1, one unit each, limit 10): A
+//     fills an identity at Redis, then B is counted; B's lease starts at
+//     w+3, its request of the identity asks Redis and is denied (A and B
+//     admit 10 together, not 11), a new identity's request asks Redis too,
+//     and from w+3 B's free credit is spent again.
+//   - PoPs configured alike (PoPs 2): B's lease starts at once, its first
+//     request of a new identity is free (no cost where the deployment is
+//     configured right).
+//   - A restart there: a third incarnation beside the two still counted
+//     (PoPs 2) waits too, so a restarted PoP does not spend its window's
+//     slot twice.
+//
+// Mutation it catches: the script leaving the lease's first window where
+// it was (B's free unit is the 11th).
+func TestFirstCountWaitsWhereUnreserved(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	exec := func(m *Machine, c *Call) (*Result, error) {
+		return Exec(context.Background(), rdb, m, c, c.Now)
+	}
+	w := int64(91)
+	now := w*testWindow + 10
+
+	t.Run("configured as if alone", func(t *testing.T) {
+		require.NoError(t, rdb.FlushAll(context.Background()).Err())
+		a, b := leaseMachine(t, "a", 1, 1, 1), leaseMachine(t, "b", 2, 1, 1)
+		takeLease(t, rdb, a, now)
+		admitted := 0
+		for i := range 20 {
+			if decideAt(t, a, "k", now+int64(i), exec).Allowed {
+				admitted++
+			}
+		}
+		require.Equal(t, 10, admitted, "A alone is admitted the limit")
+		takeLease(t, rdb, b, now+40)
+		assert.Equal(t, w+3, b.groups[0].leasedFrom, "B's lease starts three windows ahead")
+		assert.Equal(t, w+3, b.groups[0].leased, "and reaches as far")
+		d := decideAt(t, b, "k", now+50, exec)
+		assert.NotEqual(t, SrcFree, d.Source, "B's request is no free unit")
+		assert.False(t, d.Allowed, "A and B admit the limit together, not one more")
+		d = decideAt(t, b, "k2", now+60, exec)
+		assert.Equal(t, SrcRedis, d.Source, "a new identity's request asks Redis too")
+		later := now + 3*testWindow
+		takeLease(t, rdb, b, later)
+		d = decideAt(t, b, "k3", later+10, exec)
+		assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "from w+3 B spends free credit")
+	})
+
+	t.Run("configured alike", func(t *testing.T) {
+		require.NoError(t, rdb.FlushAll(context.Background()).Err())
+		a, b := leaseMachine(t, "a", 1, 1, 2), leaseMachine(t, "b", 2, 1, 2)
+		takeLease(t, rdb, a, now)
+		for i := range 20 {
+			decideAt(t, a, "k", now+int64(i), exec)
+		}
+		takeLease(t, rdb, b, now+40)
+		assert.LessOrEqual(t, b.groups[0].leasedFrom, w, "B's lease covers this window")
+		assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, decideAt(t, b, "k2", now+50, exec), "B's first request of a new identity is free")
+
+		a2 := leaseMachine(t, "a", 3, 1, 2) // A restarted: its first incarnation is still counted
+		takeLease(t, rdb, a2, now+60)
+		assert.Equal(t, w+3, a2.groups[0].leasedFrom, "a third incarnation beside two counted waits three windows")
+		assert.NotEqual(t, SrcFree, decideAt(t, a2, "k4", now+70, exec).Source, "the restarted PoP's request asks Redis")
+	})
 }

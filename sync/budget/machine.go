@@ -71,6 +71,7 @@ type Machine struct {
 	down       bool     // the last call failed; cleared by the next that succeeds
 	graceUntil int64    // after an outage, contested identities stay on the fallback until then (recovered)
 	lease      int64    // the least of the groups' leased: free credit is spent in windows up to it (lease.go)
+	leaseFrom  int64    // the greatest of the groups' leasedFrom
 	reports    reports  // decision Calls carrying reports (reports.go)
 	rseq       uint64   // the last Reset's Call (its guard's sequence)
 	id         string   // sender name in gossip (ID)
@@ -88,6 +89,8 @@ type groupState struct {
 	retry          *Call
 	hotWin, hotCur int64
 	leased         int64 // Redis counts this PoP among the free-credit spenders of windows up to this one (lease.go)
+	leasedFrom     int64 // the first window of the lease it may spend in (lease.go, "the first count")
+	checkedTo      int64 // Redis has recorded this PoP's checks through this window (lease.go)
 }
 
 // pending is the request a decision Call answers.
@@ -145,9 +148,9 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64}
+	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
 	for g := range m.groups {
-		m.groups[g].leased = math.MinInt64
+		m.groups[g].leased, m.groups[g].leasedFrom, m.groups[g].checkedTo = math.MinInt64, math.MinInt64, math.MinInt64
 	}
 	return m, nil
 }
@@ -226,7 +229,7 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}
 	m.recovered(now)
-	m.leaseTo(c.Group, r.Leased)
+	m.acknowledged(c, r)
 	e, it := c.req.e, r.Items[0]
 	m.absorb(e, r, it)
 	// A retried Call (the original ran, its reply was lost) decided

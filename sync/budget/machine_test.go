@@ -32,7 +32,7 @@ func newTestMachine(t *testing.T, mod func(*Config)) *Machine {
 // that hand m their own Results test everything but the lease.
 func leaseAll(m *Machine) {
 	for g := range m.groups {
-		m.leaseTo(g, math.MaxInt64/2)
+		m.leaseTo(g, math.MinInt64, math.MaxInt64/2)
 	}
 }
 

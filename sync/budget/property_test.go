@@ -335,7 +335,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 			if err != nil {
 				return fmt.Sprintf("script: %v", err)
 			}
-			lease.ran(ev.by, ev.call, res, floorDiv(ev.at, propWindow))
+			lease.ran(ev.by, ev.call, res)
 			if ev.call.Decision() && res.Items[0].Allowed == 1 {
 				counted[ev.key] = append(counted[ev.key], admission{ev.at, ev.call.Items[0].N})
 			}
@@ -399,8 +399,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		}
 	}
 	for key, adm := range truth {
-		g := ms[0].group(ms[0].bucket(key))
-		if msg := judge(adm, restarts, key, propWindow, max(0, credit), lease.counted[g]); msg != "" {
+		if msg := judge(adm, restarts, key, propWindow, max(0, credit)); msg != "" {
 			return msg
 		}
 	}
@@ -445,11 +444,8 @@ func gossipDenyRight(counted []admission, d gossipDeny, propWindow int64) string
 
 // judge replays admissions in time order and returns "" when at each the
 // sliding estimate is below Max + 1 (+ 2c per restart in the two windows
-// before it, c the free credit). counts, a lease run's (TestPropertyLease;
-// nil in any other), adds lease.go's bound: c for each range covering the
-// admission's window, and c times the previous window's weight for each
-// covering the window before.
-func judge(adm []admission, restarts []int64, key string, propWindow, c int64, counts []firstCount) string {
+// before it, c the free credit).
+func judge(adm []admission, restarts []int64, key string, propWindow, c int64) string {
 	slices.SortStableFunc(adm, func(a, b admission) int { return int(a.at - b.at) })
 	var st core.WindowState
 	for _, a := range adm {
@@ -461,15 +457,6 @@ func judge(adm []admission, restarts []int64, key string, propWindow, c int64, c
 		for _, r := range restarts {
 			if r <= a.at && r > a.at-2*propWindow {
 				allow += float64(2 * c)
-			}
-		}
-		prevWeight := 1 - float64(a.at-idx*propWindow)/float64(propWindow)
-		for _, f := range counts {
-			if f.covers(idx) {
-				allow += float64(c)
-			}
-			if f.covers(idx - 1) {
-				allow += float64(c) * prevWeight
 			}
 		}
 		if !(est < allow) {

@@ -121,6 +121,13 @@ func benchScript(b *testing.B, rdb *redis.Client, exec func(*Machine, *Call, int
 			grants[p], freeUsed[p] = map[string]benchGrant{}, map[string]int64{}
 		}
 		seq := make([]uint64, pops)
+		// checked[p][g] is how far Redis recorded PoP p's checks on group
+		// g, as a Machine keeps it (groupState.checkedTo): its calls
+		// carry it, so a call of a window already recorded records none
+		checked := make([][]int64, pops)
+		for p := range checked {
+			checked[p] = make([]int64, groups)
+		}
 		start := int64(5000)*window + 2000
 		// syncs runs rounds of batches of batch items per PoP and group,
 		// from round r0 on, and returns their server µs, items and calls.
@@ -132,7 +139,7 @@ func benchScript(b *testing.B, rdb *redis.Client, exec func(*Machine, *Call, int
 					w := now / window
 					seq[p]++
 					for g := range groups {
-						c := &Call{Group: g, Seq: seq[p]}
+						c := &Call{Group: g, Seq: seq[p], recorded: checked[p][g]}
 						for j := range batch {
 							var k string
 							it := Item{}
@@ -159,6 +166,7 @@ func benchScript(b *testing.B, rdb *redis.Client, exec func(*Machine, *Call, int
 						}
 						res, err := exec(m, c, now)
 						require.NoError(b, err, "batch of PoP %d group %d round %d", p, g, r)
+						checked[p][g] = res.Window + 2
 						for j, ir := range res.Items {
 							if ir.Grant > 0 {
 								k := c.Items[j].Key
@@ -184,8 +192,10 @@ func benchScript(b *testing.B, rdb *redis.Client, exec func(*Machine, *Call, int
 			p := d % pops
 			now := start + int64(2*rounds)*500 + int64(d)
 			k := hot[rng.IntN(len(hot))]
-			res, err := exec(ms[p], &Call{Group: ms[p].group(ms[p].bucket(k)), Items: []Item{{Key: k, Bucket: ms[p].bucket(k), N: 1, Want: 2}}}, now)
+			g := ms[p].group(ms[p].bucket(k))
+			res, err := exec(ms[p], &Call{Group: g, Items: []Item{{Key: k, Bucket: ms[p].bucket(k), N: 1, Want: 2}}, recorded: checked[p][g]}, now)
 			require.NoError(b, err, "decision %d", d)
+			checked[p][g] = res.Window + 2
 			digestItem(digest, res.Items[0])
 		}
 		decUsec, decCalls := scriptUsec(b, rdb)

@@ -215,7 +215,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 			return
 		}
 		m.recovered(c.Now)
-		m.leaseTo(c.Group, r.Leased) // it carried the original's announcement
+		m.acknowledged(c, r) // it carried the original's announcement
 		return
 	}
 	gs := &m.groups[c.Group]
@@ -228,7 +228,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		return
 	}
 	m.recovered(c.Now)
-	m.leaseTo(c.Group, r.Leased)
+	m.acknowledged(c, r)
 	x := m.window(r.Now)
 	if r.Window > gs.hotWin || (r.Window == gs.hotWin && r.HotCursor > gs.hotCur) {
 		gs.hotWin, gs.hotCur = r.Window, r.HotCursor

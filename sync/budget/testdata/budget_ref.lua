@@ -15,13 +15,14 @@
 -- ARGV[8]  prefix '{tag}'      ARGV[9] seq (0: no guard, a decision call)
 -- ARGV[10] hot cursor's window ARGV[11] hot cursor
 -- ARGV[12] the caller's incarnation  ARGV[13] announce-through (0: none)
--- ARGV[14] item count, then per item:
+-- ARGV[14] item count  ARGV[15] checks recorded through (ignored: this
+-- script records every check)  ARGV[16] on, per item:
 --   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
--- Returns {now, w, retried, hot cursor, then per item: allowed (-1 none, 0, 1), grant,
+-- Returns {now, w, retried, hot cursor, leased through, leased from, then per item: allowed (-1 none, 0, 1), grant,
 -- C_w, C_{w-1}, headroom, retry}: retry is, when headroom is 0, the ms
 -- until one unit would fit if nothing changed (core.SlidingRetryMillis
 -- on E's counts, or the next window when E1 or E2 binds), else 0. A batch
@@ -115,29 +116,75 @@ local function store(b, f, x, s)
 end
 
 -- who may spend free credit (see lua/budget.lua): announcements counted per
--- window, each incarnation once
-local through = -1
+-- window, each incarnation once; the least PoPs and credit of the callers
+-- whose decisions or grants read R_x ('mp<x>', 'mc<x>'); an announcement
+-- of a window read by a check that reserved less than it needs moves the
+-- lease's first window (from) past it
+local through, from = -1, -1
 local fk = prefix .. ':fc'
 local ann = tonumber(ARGV[13])
 if ann > 0 and c > 0 then
   local ik = prefix .. ':fa:' .. ARGV[12]
-  local have = tonumber(redis.call('GET', ik) or '-1')
+  local have = -1
+  local hv = redis.call('GET', ik)
+  if hv then
+    local a, b = string.match(hv, '^(-?%d+):(-?%d+)$')
+    have, from = tonumber(a), tonumber(b)
+  end
   if ann > have and ann >= w - 1 then
+    if have < w - 1 then
+      from = math.max(have + 1, w - 1)
+    end
     for x = math.max(have + 1, w - 1), ann do
+      local n = tonumber(redis.call('HGET', fk, 'n' .. x) or '0')
+      local cx = tonumber(redis.call('HGET', fk, 'c' .. x) or '0')
+      local mp = redis.call('HGET', fk, 'mp' .. x)
+      if mp and (n + 1 > tonumber(mp) or math.max(cx, c) > tonumber(redis.call('HGET', fk, 'mc' .. x))) then
+        from = math.max(from, x + 1)
+      end
       redis.call('HINCRBY', fk, 'n' .. x, 1)
-      if tonumber(redis.call('HGET', fk, 'c' .. x) or '0') < c then
+      if cx < c then
         redis.call('HSET', fk, 'c' .. x, c)
       end
     end
-    redis.call('HDEL', fk, 'n' .. (w - 3), 'c' .. (w - 3), 'n' .. (w - 4), 'c' .. (w - 4), 'n' .. (w - 5), 'c' .. (w - 5))
+    for d = 3, 5 do
+      redis.call('HDEL', fk, 'n' .. (w - d), 'c' .. (w - d), 'mp' .. (w - d), 'mc' .. (w - d))
+    end
     local ttl = (ann + 2) * W - now + slack
-    redis.call('SET', ik, ann, 'PX', ttl)
+    redis.call('SET', ik, ann .. ':' .. from, 'PX', ttl)
     if redis.call('PTTL', fk) < ttl then
       redis.call('PEXPIRE', fk, ttl)
     end
     have = ann
   end
   through = have
+end
+local checks = false
+do
+  local j = 16
+  for _ = 1, nitems do
+    checks = checks or tonumber(ARGV[j + 2]) > 0 or tonumber(ARGV[j + 3]) > 0
+    j = j + 6 + tonumber(ARGV[j + 5])
+    j = j + 1 + 3 * tonumber(ARGV[j])
+  end
+end
+if checks then
+  for x = w - 1, w + 2 do
+    local mp, mc = redis.call('HGET', fk, 'mp' .. x), redis.call('HGET', fk, 'mc' .. x)
+    if not mp or tonumber(mp) > P then
+      redis.call('HSET', fk, 'mp' .. x, P)
+    end
+    if not mc or tonumber(mc) > c then
+      redis.call('HSET', fk, 'mc' .. x, c)
+    end
+  end
+  for d = 3, 5 do
+    redis.call('HDEL', fk, 'mp' .. (w - d), 'mc' .. (w - d))
+  end
+  local ttl = (w + 4) * W - now + slack
+  if redis.call('PTTL', fk) < ttl then
+    redis.call('PEXPIRE', fk, ttl)
+  end
 end
 local function spenders(d)
   return tonumber(redis.call('HGET', fk, 'n' .. (w + d)) or '0'), tonumber(redis.call('HGET', fk, 'c' .. (w + d)) or '0')
@@ -194,9 +241,9 @@ local function headroom(s, need, dec)
   return h, retry
 end
 
-local out = {now, w, retried, 0, through}
+local out = {now, w, retried, 0, through, from}
 local hotOps, hotOrder = {}, {}
-local i = 15
+local i = 16
 for _ = 1, nitems do
   local f = ARGV[i]
   local b = ARGV[i + 1]
