@@ -217,32 +217,6 @@ if ann > 0 and c > 0 then
   end
   through = have
 end
--- the announced spenders of windows w - 1 .. w + 2 (nN) and their largest
--- credit (cN); anyN false when none announced (fv keeps the 'm<x>' of
--- those windows for the record below)
-local nP, cP, n0, c0, n1, c1, n2, c2 = 0, 0, 0, 0, 0, 0, 0, 0
-local anyN = false
-local fv
-local recorded = tonumber(ARGV[15]) == w + 2
-do
-  if recorded then
-    fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2)
-  else
-    fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2, 'm' .. (w - 1), 'm' .. w, 'm' .. (w + 1), 'm' .. (w + 2))
-  end
-  if fv[1] or fv[2] or fv[3] or fv[4] then
-    anyN = true
-    local v = tonumber(fv[1] or '0')
-    nP, cP = floor(v / 4294967296), v % 4294967296
-    v = tonumber(fv[2] or '0')
-    n0, c0 = floor(v / 4294967296), v % 4294967296
-    v = tonumber(fv[3] or '0')
-    n1, c1 = floor(v / 4294967296), v % 4294967296
-    v = tonumber(fv[4] or '0')
-    n2, c2 = floor(v / 4294967296), v % 4294967296
-  end
-end
-
 -- Layout: windows are paired, 2e and 2e + 1 forming epoch e; each bucket
 -- has a hash per epoch, '<prefix>:b<bucket>:e<e>', field = identity, value
 -- C, G, K of window 2e, followed by C, G, K of window 2e + 1 when that is
@@ -288,30 +262,55 @@ for n = 1, nitems do
   i = i + 1 + 3 * tonumber(ARGV[i])
 end
 
--- This call's checks (a decision or a grant reads R of w - 1 .. w + 2)
--- recorded in 'm<x>': the least PoPs and credit of the callers that read
--- R_x, kept while an announcement may still count x; not again where
--- this caller's earlier call of this window did (ARGV[15]).
-if checks and not recorded then
-  local mp, mc = mmin(P, 2097151), mmin(c, 4294967295)
-  local set = {}
-  for d = 0, 3 do
-    local m = mp * 4294967296 + mc
-    local mv = tonumber(fv[5 + d])
-    if mv then
-      m = mmin(floor(mv / 4294967296), mp) * 4294967296 + mmin(mv % 4294967296, mc)
-    end
-    if m ~= mv then
-      set[#set + 1] = 'm' .. (w - 1 + d)
-      set[#set + 1] = string.format('%.0f', m)
-    end
+-- the announced spenders of windows w - 1 .. w + 2 (nN) and their largest
+-- credit (cN); anyN false when none announced. With them, when the call
+-- checks (a decision or a grant reads R of w - 1 .. w + 2) and this
+-- caller's earlier call of this window did not record its checks
+-- (ARGV[15]), the records of those windows, then this call's recorded in
+-- 'm<x>': the least PoPs and credit of the callers that read R_x, kept
+-- while an announcement may still count x.
+local nP, cP, n0, c0, n1, c1, n2, c2 = 0, 0, 0, 0, 0, 0, 0, 0
+local anyN = false
+do
+  local record = checks and tonumber(ARGV[15]) ~= w + 2
+  local fv
+  if record then
+    fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2, 'm' .. (w - 1), 'm' .. w, 'm' .. (w + 1), 'm' .. (w + 2))
+  else
+    fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2)
   end
-  if #set > 0 then
-    redis.call('HSET', fk, unpack(set))
-    redis.call('HDEL', fk, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
-    local ttl = (w + 4) * W - now + slack -- m<w+2> is read until window w + 3 ends
-    if redis.call('PTTL', fk) < ttl then
-      redis.call('PEXPIRE', fk, ttl)
+  if fv[1] or fv[2] or fv[3] or fv[4] then
+    anyN = true
+    local v = tonumber(fv[1] or '0')
+    nP, cP = floor(v / 4294967296), v % 4294967296
+    v = tonumber(fv[2] or '0')
+    n0, c0 = floor(v / 4294967296), v % 4294967296
+    v = tonumber(fv[3] or '0')
+    n1, c1 = floor(v / 4294967296), v % 4294967296
+    v = tonumber(fv[4] or '0')
+    n2, c2 = floor(v / 4294967296), v % 4294967296
+  end
+  if record then
+    local mp, mc = mmin(P, 2097151), mmin(c, 4294967295)
+    local set = {}
+    for d = 0, 3 do
+      local m = mp * 4294967296 + mc
+      local mv = tonumber(fv[5 + d])
+      if mv then
+        m = mmin(floor(mv / 4294967296), mp) * 4294967296 + mmin(mv % 4294967296, mc)
+      end
+      if m ~= mv then
+        set[#set + 1] = 'm' .. (w - 1 + d)
+        set[#set + 1] = string.format('%.0f', m)
+      end
+    end
+    if #set > 0 then
+      redis.call('HSET', fk, unpack(set))
+      redis.call('HDEL', fk, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
+      local ttl = (w + 4) * W - now + slack -- m<w+2> is read until window w + 3 ends
+      if redis.call('PTTL', fk) < ttl then
+        redis.call('PEXPIRE', fk, ttl)
+      end
     end
   end
 end

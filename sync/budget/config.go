@@ -39,12 +39,13 @@ type Config struct {
 	// A value with 2 × FreeCredit × PoPs > Limit.Max is refused. PoPs
 	// may differ in it, and PoPs may undercount the deployment: a PoP
 	// spends free credit only once Redis has counted it among the
-	// window's spenders, and Redis reserves for every PoP it counted, at
-	// the largest credit announced, from the third window after it first
-	// counts it (before that, up to c per identity and window over, as a
-	// restarted PoP already may; lease.go). PoPs of versions before
-	// that count spend unannounced: while any runs, give every PoP the
-	// same FreeCredit and PoPs (Redis then also reserves the caller's
+	// window's spenders, Redis reserves for every PoP it counted, at
+	// the largest credit announced, and a PoP spends none in a window
+	// Redis decided before counting it unless those decisions' callers
+	// reserved for it (lease.go, "the first count"). PoPs of versions
+	// before that count spend unannounced, and those before the first
+	// count record no decisions: while any runs, give every PoP the same
+	// FreeCredit and PoPs (Redis then also reserves the caller's
 	// c × PoPs), or move to a new Namespace.
 	FreeCredit int64
 	Namespace  string // key prefix; "" means "el"

@@ -39,27 +39,30 @@ import "math"
 
 // credit is the free credit this PoP may spend in window x of an identity
 // of group g: Config.FreeCredit while g's lease covers x (from its first
-// window through its last), else 0. m.lease,
-// the least of the groups' leases, answers first without g's (on a Redis
-// Cluster a master that cannot be reached stops the free credit of its
-// groups' identities only).
+// window through its last, or the windows of the lease before it that a
+// renewal's later first window kept: leaseTo), else 0. m.lease and
+// m.leaseFrom, the windows every group's lease covers, answer first
+// without g's (on a Redis Cluster a master that cannot be reached stops
+// the free credit of its groups' identities only).
 func (m *Machine) credit(x int64, g int) int64 {
-	if (x <= m.lease && x >= m.leaseFrom) || (x <= m.groups[g].leased && x >= m.groups[g].leasedFrom) {
+	gs := &m.groups[g]
+	if (x <= m.lease && x >= m.leaseFrom) || (x <= gs.leased && x >= gs.leasedFrom) || (x <= gs.keptTo && x >= gs.keptFrom) {
 		return m.cfg.FreeCredit
 	}
 	return 0
 }
 
 // creditOf is credit for key, whose group is worked out only when the
-// least lease does not answer.
+// leases of every group do not answer.
 func (m *Machine) creditOf(x int64, key string) int64 {
 	if x <= m.lease && x >= m.leaseFrom {
 		return m.cfg.FreeCredit
 	}
-	if len(m.groups) == 1 {
-		return 0
+	g := 0
+	if len(m.groups) > 1 {
+		g = m.group(m.bucket(key))
 	}
-	return m.credit(x, m.group(m.bucket(key)))
+	return m.credit(x, g)
 }
 
 // announce makes c, a call to c.Group planned in window x, renew that
@@ -99,12 +102,21 @@ func (m *Machine) acknowledged(c *Call, r *Result) {
 
 // leaseTo records a reply's lease for group g: windows from through
 // through (Result.LeasedFrom, Result.Leased). A reply whose lease ends no
-// later than the one held is older news and changes nothing.
+// later than the one held is older news and changes nothing. When Redis
+// moves the first window on (a renewal, late or missed once, newly
+// counted a window a check had read without reserving for this PoP), the
+// windows of the lease held before it stay: Redis counted this PoP there
+// before any check read them (kept; a later move keeps the then current
+// lease's instead, an empty one keeps the kept).
 func (m *Machine) leaseTo(g int, from, through int64) {
-	if through <= m.groups[g].leased {
+	gs := &m.groups[g]
+	if through <= gs.leased {
 		return
 	}
-	m.groups[g].leased, m.groups[g].leasedFrom = through, from
+	if from > gs.leasedFrom && gs.leased >= gs.leasedFrom {
+		gs.keptFrom, gs.keptTo = gs.leasedFrom, min(gs.leased, from-1)
+	}
+	gs.leased, gs.leasedFrom = through, from
 	m.lease, m.leaseFrom = math.MaxInt64, math.MinInt64
 	for i := range m.groups {
 		m.lease = min(m.lease, m.groups[i].leased)

@@ -208,10 +208,11 @@ func TestTopUpCountsFreeCreditOnlyWithLease(t *testing.T) {
 //     and from w+3 B's free credit is spent again.
 //   - PoPs configured alike (PoPs 2): B's lease starts at once, its first
 //     request of a new identity is free (no cost where the deployment is
-//     configured right).
+//     configured right); a PoP whose free credit is larger than the one
+//     the checks reserved waits.
 //   - A restart there: a third incarnation beside the two still counted
-//     (PoPs 2) waits too, so a restarted PoP does not spend its window's
-//     slot twice.
+//     (PoPs 2, as many as the deployment's PoPs) waits too: its request
+//     asks Redis.
 //
 // Mutation it catches: the script leaving the lease's first window where
 // it was (B's free unit is the 11th).
@@ -259,9 +260,46 @@ func TestFirstCountWaitsWhereUnreserved(t *testing.T) {
 		assert.LessOrEqual(t, b.groups[0].leasedFrom, w, "B's lease covers this window")
 		assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, decideAt(t, b, "k2", now+50, exec), "B's first request of a new identity is free")
 
+		c2 := leaseMachine(t, "c", 4, 2, 2) // a PoP whose free credit is larger than the checks reserved
+		takeLease(t, rdb, c2, now+55)
+		assert.Equal(t, w+3, c2.groups[0].leasedFrom, "a PoP of two units where the checks reserved one waits three windows")
+
 		a2 := leaseMachine(t, "a", 3, 1, 2) // A restarted: its first incarnation is still counted
 		takeLease(t, rdb, a2, now+60)
 		assert.Equal(t, w+3, a2.groups[0].leasedFrom, "a third incarnation beside two counted waits three windows")
 		assert.NotEqual(t, SrcFree, decideAt(t, a2, "k4", now+70, exec).Source, "the restarted PoP's request asks Redis")
 	})
+}
+
+// TestLateRenewalKeepsCountedWindows: a renewal that newly counts a
+// window a check already read without reserving for this PoP (here B's
+// renewal of window w+1 was never made, and A checked w+4 at w+2) moves
+// the lease's first window past it, but the windows B was counted in
+// before any check read them stay its: B spends free credit in w+2 and
+// w+3, not in w+4, and again from w+5. Mutation it catches: leaseTo
+// replacing the lease whole (B's request in w+2 asks Redis).
+func TestLateRenewalKeepsCountedWindows(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	exec := func(m *Machine, c *Call) (*Result, error) {
+		return Exec(context.Background(), rdb, m, c, c.Now)
+	}
+	w := int64(91)
+	at := func(x, off int64) int64 { return x*testWindow + off }
+	a, b := leaseMachine(t, "a", 1, 1, 1), leaseMachine(t, "b", 2, 1, 1) // configured as if alone
+	takeLease(t, rdb, a, at(w, 10))
+	takeLease(t, rdb, b, at(w, 20))
+	require.LessOrEqual(t, b.groups[0].leasedFrom, w, "B counted before any check")
+	require.Equal(t, w+3, b.groups[0].leased)
+	for i := range 5 {
+		decideAt(t, a, "k", at(w, 30+int64(i)), exec)
+	}
+	takeLease(t, rdb, a, at(w+1, 10)) // B makes no call in w+1
+	decideAt(t, a, "k2", at(w+2, 10), exec)
+	decideAt(t, a, "k2", at(w+2, 11), exec) // A's checks at w+2 read w+4
+	takeLease(t, rdb, b, at(w+2, 20))
+	assert.Equal(t, w+5, b.groups[0].leasedFrom, "w+4 was read before B was counted there")
+	for x, want := range map[int64]int64{w + 2: 1, w + 3: 1, w + 4: 0, w + 5: 1} {
+		assert.Equal(t, want, b.credit(x, 0), "B's free credit in window w%+d", x-w)
+	}
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, decideAt(t, b, "k3", at(w+2, 30), exec), "B's request in w+2 is free")
 }

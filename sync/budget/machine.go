@@ -91,6 +91,8 @@ type groupState struct {
 	leased         int64 // Redis counts this PoP among the free-credit spenders of windows up to this one (lease.go)
 	leasedFrom     int64 // the first window of the lease it may spend in (lease.go, "the first count")
 	checkedTo      int64 // Redis has recorded this PoP's checks through this window (lease.go)
+	keptFrom       int64 // windows of an earlier lease a later first window kept (lease.go, leaseTo)
+	keptTo         int64
 }
 
 // pending is the request a decision Call answers.
@@ -150,7 +152,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	}
 	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
 	for g := range m.groups {
-		m.groups[g].leased, m.groups[g].leasedFrom, m.groups[g].checkedTo = math.MinInt64, math.MinInt64, math.MinInt64
+		m.groups[g] = groupState{leased: math.MinInt64, leasedFrom: math.MinInt64, checkedTo: math.MinInt64, keptFrom: math.MinInt64, keptTo: math.MinInt64}
 	}
 	return m, nil
 }
