@@ -171,8 +171,12 @@ end
 -- past x; a window no call has read yet needs nothing. In a deployment
 -- whose PoPs are configured alike nothing moves, but an incarnation that
 -- replaces one still counted (a restart) waits for the windows its
--- predecessor was counted in. Renewals count only windows no check can
--- have read (three ahead), unless a caller's clock runs a window ahead.
+-- predecessor was counted in where the PoPs counted fill the record's p.
+-- A renewal counts only the window three ahead, which no check has read,
+-- unless it comes late (one missed, a batch run in the window after it
+-- was planned) or a caller's clock runs ahead: the first window then
+-- moves past that one, and the PoP keeps the windows of its lease before
+-- (Machine.leaseTo).
 local through, from = -1, -1
 local fk = prefix .. ':fc'
 local ann = tonumber(ARGV[13])
