@@ -27,8 +27,12 @@ import "math"
 // newly counted window whose record reserved for fewer spenders than it
 // now counts, or for less credit. Where every PoP is configured alike a
 // new PoP's lease starts at once; a PoP configured apart, or a restarted
-// one while its predecessor is still counted (three windows), spends no
-// free credit in a window decided without it, and asks Redis instead.
+// one while its predecessor is still counted (three windows) and the PoPs
+// counted fill the least PoPs recorded, spends no free credit in a window
+// decided without it, and asks Redis instead. A renewal that comes late
+// moves the first window past the one it newly counts, and leaseTo keeps
+// the windows of the lease before it. TestFirstCountWaitsWhereUnreserved,
+// TestLateRenewalKeepsCountedWindows.
 //
 // A new process spends no free credit until its first reply lands: its
 // first requests ask Redis (Start runs a Sync at once). Tick renews a
