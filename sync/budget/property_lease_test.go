@@ -33,6 +33,13 @@ import (
 //     for 8 or 9 windows from the second or third: their leases lapse
 //     about three windows in, Redis stops counting them, and they decide
 //     on what they hold while the others fill the contests;
+//   - a return where the cut ends (1 s windows; the cut ends 100–300 ms
+//     into one): three new identities that the PoPs reaching Redis fill
+//     at that window's start, less their slots of it and of the next;
+//     each cut-off PoP asks one unit of each 600 ms after the cut (its
+//     lease renewed by then), and every PoP one more just after the next
+//     window starts. Redis counted the returning PoPs after the fill, so
+//     spending free credit there takes those identities past the limit;
 //   - Ticks from three windows before the first request, so every PoP
 //     holds its lease when requests come.
 //
@@ -56,10 +63,14 @@ import (
 //     caller's term alone): 3/3; 143 runs (TestScriptMatchesReference
 //     catches these two as well).
 //
-// Caught only by the runs' count of leases started ahead (the judge
-// never saw the excess it opens, before the rule or since; 3/3, through
-// that count): the script leaving a lease's first window where it was.
-// TestFirstCountWaitsWhereUnreserved catches it by the limit itself.
+//   - the script leaving a lease's first window where it was (lua: from
+//     not moved past an unreserved window): 6/6 by the judge, on the
+//     returns' identities (and always by the count of leases started
+//     ahead, which must be positive);
+//   - free credit ignoring the lease's first window (credit and creditOf
+//     gating on the last window alone): 6/6 by the judge, on the returns'
+//     identities. (Without the returns the judge caught neither: the
+//     first-count excess never showed in 2,000 runs.)
 //
 // Not caught: announcing two windows ahead instead of three (lease.go:
 // x+2 in announce and leaseDue), 0 of 200 runs: the window it opens is a
@@ -69,7 +80,7 @@ func TestPropertyLease(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	propLeaseLapsed, propLeaseFills, propLeaseDelayed = 0, 0, 0
+	propLeaseLapsed, propLeaseFills, propLeaseDelayed, propLeaseReturns = 0, 0, 0, 0
 	for run := range 16 {
 		require.NoError(t, rdb.FlushAll(context.Background()).Err())
 		s := uint64(run) + seed
@@ -88,7 +99,7 @@ func TestPropertyLease(t *testing.T) {
 // the leases Redis started after the window it counted them in;
 // propLeaseFills the
 // large requests of its contests Redis admitted.
-var propLeaseLapsed, propLeaseFills, propLeaseDelayed uint64
+var propLeaseLapsed, propLeaseFills, propLeaseDelayed, propLeaseReturns uint64
 
 // leaseRun is a lease run's own part (propAlone; the zero value, any
 // other run's, does nothing): the PoPs cut off from Redis and when, and
@@ -111,7 +122,7 @@ func (l *leaseRun) traffic(rng *rand.Rand, push func(*propEvent), start, horizon
 	l.last = map[leaseKey]int64{}
 	l.cutOff = rng.Perm(propPoPs)[:2]
 	l.from = start + (1+rng.Int64N(2))*w + rng.Int64N(w)
-	l.to = l.from + (8+rng.Int64N(2))*w
+	l.to = (l.from/w+8+rng.Int64N(2))*w + 100 + rng.Int64N(200) // early in a window: time for a return (below)
 	for x := start/w + 1; x < horizon/w; x++ {
 		key := fmt.Sprint("f", x)
 		t0 := x*w + rng.Int64N(w/2)
@@ -138,6 +149,41 @@ func (l *leaseRun) traffic(rng *rand.Rand, push func(*propEvent), start, horizon
 		for i := range 6 {
 			push(&propEvent{at: t0 + 80 + int64(i)*(10+rng.Int64N(20)), kind: 0, pop: p, key: key, n: 1})
 		}
+	}
+	// A return (1 s windows: the cut ends 100–300 ms into a window): at
+	// that window's start the PoPs that reach Redis spend their free slots
+	// of a new identity and one fills what Redis leaves (the limit less
+	// this window's and the next window's slots of the PoPs counted); then
+	// each PoP that was cut off, its lease renewed by then (600 ms after
+	// the cut: its batch in flight fails at the 300 ms timeout, the next
+	// Tick's goes through), asks one unit of it, and just after the next
+	// window starts every PoP asks one more. Redis counted the returning
+	// PoPs after the fill, whose E and E1 did not reserve for them (the
+	// first count): had they spent free credit in either window, the next
+	// window's slots would take the identity past its limit.
+	x0 := l.to / w
+	returns := 0
+	if l.to+650 < (x0+1)*w {
+		returns = 3 // three identities, each its own chance
+	}
+	for k := range returns {
+		t1 := x0*w + 5 + int64(k)*20
+		key := fmt.Sprint("r", x0, "-", k)
+		var live []int
+		for p := range propPoPs {
+			if !slices.Contains(l.cutOff, p) {
+				live = append(live, p)
+				push(&propEvent{at: t1 + rng.Int64N(10), kind: 0, pop: p, key: key, n: 1})
+			}
+		}
+		push(&propEvent{at: t1 + 20 + rng.Int64N(10), kind: 0, pop: live[rng.IntN(len(live))], key: key, n: propMax - 2*int64(len(live))})
+		for _, p := range l.cutOff {
+			push(&propEvent{at: l.to + 600 + rng.Int64N(20), kind: 0, pop: p, key: key, n: 1})
+		}
+		for p := range propPoPs {
+			push(&propEvent{at: (x0+1)*w + rng.Int64N(20), kind: 0, pop: p, key: key, n: 1})
+		}
+		propLeaseReturns++
 	}
 	return start - 3*w
 }
