@@ -52,26 +52,20 @@ import (
 // Mutations it catches (three runs of the test each, the failing seed
 // printed), with the share of runs that fail (of 400, counted under the
 // earlier judge; the first fails 3/3 under this one too):
-//
 //   - reserving free credit by the caller's FreeCredit and PoPs alone
 //     (lua: anyN forced false): 3/3; 342 runs;
-//
 //   - spending free credit before Redis counted this PoP (credit and
 //     creditOf returning Config.FreeCredit whatever the lease): 3/3; 355
 //     runs;
-//
 //   - E without the window's announced spenders (lua: rw the caller's
 //     term alone): 3/3; 237 runs;
-//
 //   - E1 without the next window's announced spenders (lua: r1 the
 //     caller's term alone): 3/3; 143 runs (TestScriptMatchesReference
-//     catches these two as well).
-//
+//     catches these two as well);
 //   - the script leaving a lease's first window where it was (lua: from
 //     not moved past an unreserved window): 6/6 by the judge, on the
 //     returns' identities (and always by the count of leases started
 //     ahead, which must be positive);
-//
 //   - free credit ignoring the lease's first window (credit and creditOf
 //     gating on the last window alone): 6/6 by the judge, on the returns'
 //     identities. (Without the returns the judge caught neither: the
