@@ -11,8 +11,9 @@ import (
 // writeMemory writes what each mode's state cost per identity it touched
 // (the modes that measured it), beside the article's and Cloudflare's
 // figures: Redis' used_memory grown during the mode per identity with
-// keys (live by the run's clock: see engine.RedisMemory.ExpiredKeys), and the Go heap of the budget PoPs' views per view entry and per
-// identity of the run (every PoP's view together).
+// keys (live by the run's clock: see engine.RedisMemory.ExpiredKeys), and
+// the Go heap of the budget PoPs' views per view entry and per identity
+// of the run (every PoP's view together).
 func writeMemory(w io.Writer, rs []engine.Result) error {
 	var rows []engine.Result
 	for _, r := range rs {
