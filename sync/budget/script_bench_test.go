@@ -234,3 +234,55 @@ func digestItem(h interface{ Write([]byte) (int, error) }, r ItemResult) {
 		h.Write([]byte{','})
 	}
 }
+
+// BenchmarkRecordCost measures what the first count costs a decision Call
+// (lua/budget.lua, "The first count"): alternating blocks of 1,000
+// decision Calls by 8 PoPs on 400 identities, the same calls each time,
+// one block with the Calls saying their checks of the window are recorded
+// (Call.recorded = w+2: one HMGET of four fields, as every Call but a
+// PoP's first of a window and group), the next not (eight fields, and
+// the records compared; written only when lowered, which after the first
+// block they are not). Metrics: µs of script time per Call of each
+// (recorded, unrecorded) and their ratio, over 6 blocks of each; the
+// blocks alternate so both see the same load on shared cores.
+func BenchmarkRecordCost(b *testing.B) {
+	rdb, _ := redistest.Client(b)
+	ctx := context.Background()
+	require.NoError(b, script.Load(ctx, rdb).Err(), "SCRIPT LOAD budget")
+	const window, pops, ids, block = 10_000, 8, 400, 1000
+	ms := make([]*Machine, pops)
+	for p := range ms {
+		m, err := NewMachine(Config{PoP: strconv.Itoa(p), Incarnation: uint64(p + 1), Limit: core.PerWindow(100, window*time.Millisecond),
+			PoPs: pops, Buckets: ids / 100, Groups: 4})
+		require.NoError(b, err)
+		ms[p] = m
+	}
+	start := int64(5000)*window + 2000
+	for b.Loop() {
+		require.NoError(b, rdb.FlushDB(ctx).Err())
+		var usec [2]int64
+		for blk := range 12 {
+			skip := blk%2 == 0
+			resetStats(b, rdb)
+			for d := range block {
+				p := d % pops
+				m := ms[p]
+				k := "id" + strconv.Itoa((d*7919)%ids)
+				now := start + int64(d)
+				c := &Call{Group: m.group(m.bucket(k)), Items: []Item{{Key: k, Bucket: m.bucket(k), N: 1, Want: 2}}}
+				if skip {
+					c.recorded = m.window(now) + 2
+				}
+				_, err := Exec(ctx, rdb, m, c, now)
+				require.NoError(b, err, "decision %d of block %d", d, blk)
+			}
+			us, calls := scriptUsec(b, rdb)
+			require.Equal(b, int64(block), calls, "one EVALSHA per decision")
+			usec[blk%2] += us
+		}
+		rec, unrec := float64(usec[0])/(6*block), float64(usec[1])/(6*block)
+		b.ReportMetric(rec, "µs/call-recorded")
+		b.ReportMetric(unrec, "µs/call-unrecorded")
+		b.ReportMetric(unrec/rec, "unrecorded-x-recorded")
+	}
+}
