@@ -208,14 +208,15 @@ func TestTopUpCountsFreeCreditOnlyWithLease(t *testing.T) {
 //     and from w+3 B's free credit is spent again.
 //   - PoPs configured alike (PoPs 2): B's lease starts at once, its first
 //     request of a new identity is free (no cost where the deployment is
-//     configured right); a PoP whose free credit is larger than the one
-//     the checks reserved waits.
+//     configured right).
 //   - A restart there: a third incarnation beside the two still counted
 //     (PoPs 2, as many as the deployment's PoPs) waits too: its request
 //     asks Redis.
+//   - A second PoP whose FreeCredit (2) is above the checks' (1): waits.
 //
-// Mutation it catches: the script leaving the lease's first window where
-// it was (B's free unit is the 11th).
+// Mutations it catches: the script leaving the lease's first window where
+// it was (B's free unit is the 11th); the script comparing the spenders
+// alone, not the credit (the last case).
 func TestFirstCountWaitsWhereUnreserved(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	exec := func(m *Machine, c *Call) (*Result, error) {
@@ -260,14 +261,21 @@ func TestFirstCountWaitsWhereUnreserved(t *testing.T) {
 		assert.LessOrEqual(t, b.groups[0].leasedFrom, w, "B's lease covers this window")
 		assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, decideAt(t, b, "k2", now+50, exec), "B's first request of a new identity is free")
 
-		c2 := leaseMachine(t, "c", 4, 2, 2) // a PoP whose free credit is larger than the checks reserved
-		takeLease(t, rdb, c2, now+55)
-		assert.Equal(t, w+3, c2.groups[0].leasedFrom, "a PoP of two units where the checks reserved one waits three windows")
-
 		a2 := leaseMachine(t, "a", 3, 1, 2) // A restarted: its first incarnation is still counted
 		takeLease(t, rdb, a2, now+60)
 		assert.Equal(t, w+3, a2.groups[0].leasedFrom, "a third incarnation beside two counted waits three windows")
 		assert.NotEqual(t, SrcFree, decideAt(t, a2, "k4", now+70, exec).Source, "the restarted PoP's request asks Redis")
+	})
+
+	t.Run("more free credit than reserved", func(t *testing.T) {
+		require.NoError(t, rdb.FlushAll(context.Background()).Err())
+		a, c := leaseMachine(t, "a", 1, 1, 2), leaseMachine(t, "c", 4, 2, 2) // two PoPs counted, as configured; C's credit is 2
+		takeLease(t, rdb, a, now)
+		for i := range 20 {
+			decideAt(t, a, "k", now+int64(i), exec)
+		}
+		takeLease(t, rdb, c, now+40)
+		assert.Equal(t, w+3, c.groups[0].leasedFrom, "C's two units, where the checks reserved one per PoP, wait three windows")
 	})
 }
 
