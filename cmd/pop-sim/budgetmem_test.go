@@ -230,3 +230,39 @@ func TestExpireBudgetKeys(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, live, left, "keys left")
 }
+
+// TestRunClockAgreesWithScript: the expiry runClock assumes for a bucket
+// hash is the one the budget script sets. A budget Machine (default
+// expiry slack) decides a request at Redis at a known virtual now; the
+// script sets the hash's TTL relative to that now, so its expiry by the
+// run's clock is now + (PEXPIRETIME − Redis' time when the script ran),
+// bracketed by Redis' TIME read before and after the call. runClock must
+// call the hash expired at the bracket's late end and live before its
+// early end.
+func TestRunClockAgreesWithScript(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	const w = 1000
+	m, err := budget.NewMachine(budget.Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, w*time.Millisecond), PoPs: 2, FreeCredit: -1})
+	require.NoError(t, err)
+	x := int64(1_700_000_001) // an odd window: the item's windows span three epochs
+	now := x*w + 100
+	_, c := m.Request(now, "k", 1)
+	require.NotNil(t, c, "no free credit: the request asks Redis")
+	before, err := rdb.Time(ctx).Result()
+	require.NoError(t, err)
+	_, err = budget.Exec(ctx, rdb, m, c, now)
+	require.NoError(t, err)
+	after, err := rdb.Time(ctx).Result()
+	require.NoError(t, err)
+	key := m.BucketKey(c.Items[0].Bucket, x)
+	at, err := rdb.Do(ctx, "PEXPIRETIME", key).Int64()
+	require.NoError(t, err)
+	require.Positive(t, at, "%s has an expiry", key)
+	early, late := now+at-after.UnixMilli(), now+at-before.UnixMilli() // the script's expiry by the run's clock lies within
+	rc := runClock{window: w, slack: budget.DefaultExpirySlack.Milliseconds()}
+	rc.end = late
+	assert.True(t, rc.expired(key), "%s: expired by the run's clock at %d (the script's expiry in [%d, %d])", key, late, early, late)
+	rc.end = early - 1
+	assert.False(t, rc.expired(key), "%s: live by the run's clock at %d (the script's expiry in [%d, %d])", key, early-1, early, late)
+}
