@@ -14,9 +14,10 @@ import (
 // sets), which the "ns:*" pattern of the other modes misses.
 func budgetPattern(ns string) string { return "{" + ns + ":g*" }
 
-// budgetBucket matches a budget bucket hash's key, "{ns:g<g>}:b<b>:e<e>"
+// budgetBucket matches a budget bucket hash's key, "{ns:g<g>}:b<b>:e<e>",
+// and captures its epoch e
 // (one hash per bucket and epoch of two windows).
-var budgetBucket = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:b[0-9]+:e-?[0-9]+$`)
+var budgetBucket = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:b[0-9]+:e(-?[0-9]+)$`)
 
 // countBudgetKeys scans namespace ns's budget keys. An identity is a field
 // of a bucket hash: it lives in its one bucket's hash of each live window,
@@ -92,9 +93,6 @@ type runClock struct {
 // "{ns:g<g>}:hz:<x>", "{ns:g<g>}:hz:<x>:n".
 var budgetHot = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:hz:(-?[0-9]+)(:n)?$`)
 
-// budgetEpoch matches a bucket hash's key and captures its epoch.
-var budgetEpoch = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:b[0-9]+:e(-?[0-9]+)$`)
-
 // expired reports whether Redis, its clock at c.end, would have expired
 // key of the budget layout by the expiries lua/budget.lua sets (with the
 // budget limiter's default slack, not the simulator's): a bucket hash of
@@ -103,7 +101,7 @@ var budgetEpoch = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:b[0-9]+:e(-?[0-9]+)$`)
 // made within window x). The retry guards and announcements are not
 // per identity and stay.
 func (c runClock) expired(key string) bool {
-	if m := budgetEpoch.FindStringSubmatch(key); m != nil {
+	if m := budgetBucket.FindStringSubmatch(key); m != nil {
 		e, err := strconv.ParseInt(m[1], 10, 64)
 		return err == nil && (2*e+4)*c.window+c.slack <= c.end
 	}

@@ -87,10 +87,11 @@ func TestPropertyLease(t *testing.T) {
 			t.Fatalf("seed %d (run %d): %s", s, run, msg)
 		}
 	}
-	t.Logf("requests at a PoP whose lease had lapsed: %d; contests filled at Redis: %d; leases that started ahead: %d", propLeaseLapsed, propLeaseFills, propLeaseDelayed)
+	t.Logf("requests at a PoP whose lease had lapsed: %d; contests filled at Redis: %d; leases that started ahead: %d; returns' identities: %d", propLeaseLapsed, propLeaseFills, propLeaseDelayed, propLeaseReturns)
 	require.Positive(t, propLeaseLapsed, "the cut-off PoPs' leases lapsed while requests came")
 	require.Positive(t, propLeaseFills, "Redis admitted some contests' large requests")
 	require.Positive(t, propLeaseDelayed, "some leases started windows ahead (the first count)")
+	require.Positive(t, propLeaseReturns, "the 1 s runs had returns (their identities are what catch the first count's mutations)")
 }
 
 // propLeaseLapsed counts the requests TestPropertyLease's runs made at a
