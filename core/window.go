@@ -76,12 +76,16 @@ func SlidingRemaining(estimate float64, max int64) int64 {
 	return int64(r)
 }
 
-// SlidingRetryMillis is, for a request of n units denied with counts cur and
-// prev at elapsed ms into a window of w ms, the milliseconds until it would
-// pass if nothing else is counted.
+// SlidingRetryMillis is, for a request of n units (1 ≤ n ≤ max) with counts
+// cur and prev at elapsed ms into a window of w ms, the milliseconds until
+// it would pass if nothing else is counted: 0 when it passes now (counts
+// that are one view of several, where another place denied it).
 func SlidingRetryMillis(cur, prev, elapsed, w, max, n int64) int64 {
 	room := float64(max - n + 1)
 	if float64(cur) < room {
+		if prev == 0 {
+			return 0 // cur alone leaves room: it passes now
+		}
 		// prev × (w − e) / w < room − cur  ⇔  e > w − (room − cur) × w / prev
 		x := float64(w) - (room-float64(cur))*float64(w)/float64(prev)
 		return maxInt(0, int64(math.Floor(x))+1-elapsed)

@@ -197,3 +197,28 @@ func TestSlidingEstimateWithoutPrevIsTheFormula(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingRetryMillisWhenItFits: counts under which the request passes
+// now wait 0, with or without a previous window's count, and every wait
+// over a grid of counts is at least 0 and no more than two windows.
+// Caught mutation: dividing by a zero prev (a wait of about 2⁶³ ms that
+// overflows a time.Duration into a negative Retry-After).
+func TestSlidingRetryMillisWhenItFits(t *testing.T) {
+	const w, max = 1000, 10
+	assert.Zero(t, SlidingRetryMillis(0, 0, 6, w, max, 4), "nothing counted")
+	assert.Zero(t, SlidingRetryMillis(3, 0, 500, w, max, 4), "cur alone leaves room")
+	assert.Zero(t, SlidingRetryMillis(3, 4, 999, w, max, 4), "prev's weight has decayed enough")
+	for cur := int64(0); cur <= 2*max; cur++ {
+		for prev := int64(0); prev <= 2*max; prev++ {
+			for _, elapsed := range []int64{0, 1, 500, 999} {
+				for _, n := range []int64{1, 4, max} {
+					r := SlidingRetryMillis(cur, prev, elapsed, w, max, n)
+					require.GreaterOrEqual(t, r, int64(0), "cur %d prev %d elapsed %d n %d", cur, prev, elapsed, n)
+					require.LessOrEqual(t, r, int64(2*w), "cur %d prev %d elapsed %d n %d", cur, prev, elapsed, n)
+					fits := SlidingAdmits(SlidingEstimate(cur, prev, elapsed, w), max, n)
+					assert.Equal(t, fits, r == 0, "cur %d prev %d elapsed %d n %d: 0 exactly when it fits now", cur, prev, elapsed, n)
+				}
+			}
+		}
+	}
+}

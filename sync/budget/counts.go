@@ -71,7 +71,7 @@ func (m *Machine) unreported(e *entry, y int64) int64 {
 			}
 		}
 	}
-	count(e.ops)
+	count(e.pending())
 	m.reports.count(e.key, y, &u)
 	if e.inBatch {
 		gs := &m.groups[m.group(int(e.bucket))]

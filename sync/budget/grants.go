@@ -142,13 +142,37 @@ func (m *Machine) topUp(e *entry, x int64, asking bool) int64 {
 // addOp records op in e's unreported ops, merged with one of the same
 // windows.
 func (e *entry) addOp(op Op) {
-	for i := range e.ops {
-		if e.ops[i].X == op.X && e.ops[i].GW == op.GW {
-			e.ops[i].U += op.U
+	ops := e.pending()
+	for i := range ops {
+		if ops[i].X == op.X && ops[i].GW == op.GW {
+			ops[i].U += op.U
 			return
 		}
 	}
-	e.ops = append(e.ops, op)
+	if e.ops == nil {
+		e.ops = new([]Op)
+	}
+	*e.ops = append(*e.ops, op)
+}
+
+// pending is e's unreported ops. They sit behind a pointer, nil when
+// there are none (most full entries at rest), so an entry holds 8 bytes
+// for them rather than a slice's 24: that fits a full entry in Go's
+// 224-byte size class (TestEntrySize), and an entry with ops pays 24
+// bytes more while it has them.
+func (e *entry) pending() []Op {
+	if e.ops == nil {
+		return nil
+	}
+	return *e.ops
+}
+
+// takeOps returns e's unreported ops and leaves it none (they go in an
+// Item).
+func (e *entry) takeOps() []Op {
+	ops := e.pending()
+	e.ops = nil
+	return ops
 }
 
 // absorb applies Redis' answer about e: the grant, the lower bound of C,

@@ -10,8 +10,10 @@ import (
 // credit: one request of at most FreeCredit units per window, nothing to
 // ask Redis, nothing to report (an unreported free unit sits inside Redis'
 // reservation R). Such an identity is a light record: the units of its
-// free request in its last window and in the window before, and the time
-// of the last one, 16 bytes beside its map key. It becomes a full entry
+// free request in its last window and in the window before, and when in
+// its window the last one came, 8 bytes beside its map key (a map slot of
+// 24 bytes with the key's header; 16 bytes more would make it 32). It
+// becomes a full entry
 // (promote) the first time it needs anything else: a second request in a
 // window, a request of more than the free credit, a Redis hot list naming
 // it, a clock behind the tier's window, or Config.NoWait (whose Syncs
@@ -19,7 +21,10 @@ import (
 // It is also promoted when two free requests in a row come less than a
 // window apart: its rate then passes the free credit's one request a
 // window, and a full entry's Syncs ask a grant ahead of its requests
-// (topUp) as they would have had it been full from the start. A promoted
+// (topUp) as they would have had it been full from the start. A request of
+// more than 65,535 units, or any request when the window is longer than
+// 2³² ms (about 49 days), has no light record (its units or its time in
+// the window would not fit): its identity is a full entry. A promoted
 // entry holds what the record implied: the free ops not yet reported, the
 // used slots, its own counts for the fallback, the demand of the request
 // just decided since the one before.
@@ -31,10 +36,17 @@ import (
 // estimate reads (the state Tick's idle test asks of a full entry), so
 // forgetting light records costs no sweep.
 type light struct {
-	u  uint32 // units of its free request in its last window
-	pu uint32 // units of its free request in the window before (0: none)
-	t  int64  // when its last free request came (ms)
+	u   uint16 // units of its free request in its last window
+	pu  uint16 // units of its free request in the window before (0: none)
+	off uint32 // when its last free request came: ms since its window's start
 }
+
+// lightMaxWindow is the longest window (ms) whose light records' offsets
+// fit their uint32.
+const lightMaxWindow = math.MaxUint32
+
+// at is when rec's last free request came, rec being of window x.
+func (m *Machine) at(rec light, x int64) int64 { return x*m.w + int64(rec.off) }
 
 // rollLight brings the light tier to window x (a clock behind it changes
 // nothing).
@@ -56,7 +68,7 @@ func (m *Machine) rollLight(x int64) {
 // means the tier cannot decide and the caller promotes the identity.
 func (m *Machine) freeLight(now int64, key string, n int64) bool {
 	x := m.window(now)
-	if m.cfg.NoWait || n <= 0 || n > min(m.creditOf(x, key), math.MaxUint32) {
+	if m.cfg.NoWait || n <= 0 || n > min(m.creditOf(x, key), math.MaxUint16) || m.w > lightMaxWindow {
 		return false
 	}
 	m.rollLight(x)
@@ -66,8 +78,9 @@ func (m *Machine) freeLight(now int64, key string, n int64) bool {
 	if _, spent := m.lights[0][key]; spent {
 		return false
 	}
-	rec := light{u: uint32(n), t: now}
+	rec := light{u: uint16(n), off: uint32(now - x*m.w)}
 	before, had := m.lights[1][key]
+	beforeT := m.at(before, x-1)
 	if had {
 		delete(m.lights[1], key)
 		rec.pu = before.u
@@ -76,11 +89,11 @@ func (m *Machine) freeLight(now int64, key string, n int64) bool {
 		m.lights[0] = map[string]light{}
 	}
 	m.lights[0][key] = rec
-	if had && now-before.t < m.w {
+	if had && now-beforeT < m.w {
 		// faster than one request a window: a full entry's Syncs follow
 		// its rate from here (its demand: n since the request before)
 		e := m.entry(key)
-		e.lastPlan, e.demand, e.born = before.t, n, before.t
+		e.lastPlan, e.demand, e.born = beforeT, n, beforeT
 		m.mark(e)
 	}
 	return true
@@ -107,11 +120,11 @@ func (m *Machine) promote(e *entry) {
 	e.own = core.WindowState{Index: last, Cur: int64(rec.u), Prev: int64(rec.pu)}
 	if rec.pu > 0 {
 		e.usedFree1 = last - 1
-		e.ops = append(e.ops, Op{X: last - 1, GW: GWFree, U: int64(rec.pu)})
+		e.addOp(Op{X: last - 1, GW: GWFree, U: int64(rec.pu)})
 	}
-	e.ops = append(e.ops, Op{X: last, GW: GWFree, U: int64(rec.u)})
+	e.addOp(Op{X: last, GW: GWFree, U: int64(rec.u)})
 	e.rate = float64(rec.u) / float64(m.w)
-	e.born = rec.t // seen here since its last free request, at least
+	e.born = m.at(rec, last) // seen here since its last free request, at least
 	if rec.pu > 0 {
 		e.born = min(e.born, last*m.w-1) // and since the window before's
 	}

@@ -3,6 +3,7 @@ package budget
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/stretchr/testify/assert"
@@ -67,15 +68,18 @@ func TestLightTier(t *testing.T) {
 // (a rate above the free credit's one request a window) promote the
 // record, so the next Sync asks a grant ahead of its requests; a second
 // free request a full window or more after the first keeps it light.
-// Caught mutation: no promotion on a fast rate (the Sync asks nothing).
+// Caught mutations: no promotion on a fast rate (the Sync asks nothing);
+// the record's time read against the wrong window (born a window off).
 func TestLightPromotesFastIdentity(t *testing.T) {
 	m := newTestMachine(t, func(c *Config) { c.Groups = 1 })
 	m.Request(w0+100, "slow", 1)
 	m.Request(w0+testWindow-200, "fast", 1)
 	m.Request(w0+testWindow+100, "fast", 1) // 300 ms later, next window
 	m.Request(w0+testWindow+150, "slow", 1) // more than a window later
-	assert.Contains(t, m.view, "fast", "a fast identity is a full entry")
+	require.Contains(t, m.view, "fast", "a fast identity is a full entry")
 	assert.NotContains(t, m.view, "slow", "a slow one stays light")
+	assert.Equal(t, int64(w0+testWindow-200), m.view["fast"].born, "seen here since its first request, the record's time in the window before")
+	assert.Equal(t, int64(w0+testWindow-200), m.view["fast"].lastPlan, "its demand counts from that request")
 	calls := m.Tick(w0 + testWindow + 200)
 	require.Len(t, calls, 1, "the fast identity's Sync")
 	require.Len(t, calls[0].Items, 1)
@@ -98,4 +102,35 @@ func TestLightClockBehind(t *testing.T) {
 	assert.NotEqual(t, SrcFree, d.Source)
 	require.Contains(t, m.view, "b", "decided on a full entry")
 	assert.Equal(t, int64(1001), m.view["b"].usedFree, "the record's used slot moved to the entry")
+}
+
+// TestLightRecordBounds: a light record holds its units in 16 bits and its
+// time as 32 bits of milliseconds into its window, so a free request of
+// more than 65,535 units, and any request when the window is longer than
+// 2³² ms, is decided on a full entry instead, admitted the same. Caught
+// mutations: a bound one unit off either way (65,535 units not light, or
+// 65,536 light with its units truncated to 0), no bound on the window (a
+// record whose time wraps).
+func TestLightRecordBounds(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) {
+		c.Limit = core.PerWindow(10_000_000, testWindow*time.Millisecond)
+		c.FreeCredit = 100_000
+	})
+	d, c := m.Request(w0+1, "fits", 65_535)
+	require.Nil(t, c)
+	assert.Equal(t, SrcFree, d.Source)
+	assert.NotContains(t, m.view, "fits", "65,535 units: a light record")
+	assert.Equal(t, 1, m.lightLen())
+	d, c = m.Request(w0+2, "big", 65_536)
+	require.Nil(t, c, "free credit covers it")
+	assert.Equal(t, SrcFree, d.Source, "admitted the same")
+	require.Contains(t, m.view, "big", "65,536 units: a full entry")
+	assert.Equal(t, core.WindowState{Index: w0 / testWindow, Cur: 65_536}, m.view["big"].own, "its units whole")
+
+	long := newTestMachine(t, func(c *Config) { c.Limit = core.PerWindow(100, (1<<32+1)*time.Millisecond) })
+	d, c = long.Request(w0, "a", 1)
+	require.Nil(t, c)
+	assert.Equal(t, SrcFree, d.Source)
+	assert.Contains(t, long.view, "a", "a window past 2³² ms: no light record")
+	assert.Zero(t, long.lightLen())
 }

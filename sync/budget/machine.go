@@ -35,6 +35,9 @@ func (s Source) String() string {
 type Decision struct {
 	Allowed bool
 	Source  Source
+	// RetryAt is, for a denial Redis decided, when Redis said the units
+	// would fit (Redis' clock, ms; Describe's RetryAfter); 0 otherwise.
+	RetryAt int64
 }
 
 // Stats counts a Machine's work. The zero value is no work.
@@ -111,7 +114,7 @@ type grantSlot struct{ win, bal int64 }
 type entry struct {
 	key        string
 	grants     [2]grantSlot
-	ops        []Op             // admissions and returns not yet in a batch
+	ops        *[]Op            // admissions and returns not yet in a batch (nil: none; pending, addOp, takeOps)
 	claimed    int64            // free slots up to this window are consumed here
 	usedFree   int64            // the last window whose slot free credit used (its op claims it)
 	usedFree1  int64            // the one before: its op may still be unsent when the next window's item goes
@@ -122,7 +125,6 @@ type entry struct {
 	own        core.WindowState // units admitted here, by window, for the fallback
 	denyUntil  int64
 	fullUntil  int64
-	retryAt    int64   // when Redis said the last request it denied here would fit
 	heard      int64   // Redis' time of its last reply about e (0: none)
 	demand     int64   // units asked since the last Sync
 	rate       float64 // units asked per ms, averaged over about a window
@@ -130,8 +132,9 @@ type entry struct {
 	born       int64   // when this PoP first saw it: its first request as a full entry, or its light record's last (ms; math.MinInt64: none yet)
 	headroom   int64   // Redis' last headroom for e (-1: unknown)
 	// int32 below (Config refuses Buckets past math.MaxInt32): with the
-	// flags they fill 16 bytes, and the entry's 248 fit Go's 256-byte
-	// size class (264 took 288: a full entry cost 32 B more).
+	// flags they fill 16 bytes, and the entry's 216 fit Go's 224-byte
+	// size class (TestEntrySize), as do ops behind a pointer and Redis'
+	// word on a request it denied going with the Decision (RetryAt).
 	bucket   int32 // Machine.bucket(key)
 	asking   int32 // decision Calls in flight
 	slot     int32 // index in the Machine's all
@@ -239,11 +242,10 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 	d := Decision{Allowed: it.Allowed == 1, Source: SrcRedis}
 	m.stats.Decisions[SrcRedis]++
 	m.settle(c, d.Allowed)
-	e.retryAt = 0
 	if d.Allowed {
 		m.countOwn(e, r.Now, c.req.n) // in the window Redis counted it in, not the reply's arrival's
 	} else if it.Retry > 0 {
-		e.retryAt = r.Now + it.Retry
+		d.RetryAt = r.Now + it.Retry
 	}
 	return d
 }
@@ -342,7 +344,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	}
 	c := &Call{Group: g, Now: now, Items: []Item{it}, req: req, hotWin: -1}
 	m.announce(c, x)
-	if ((m.cfg.FreeCredit > 0 && x+1 > e.sentClaims) || len(e.ops) > 0) && m.reports.room() {
+	if ((m.cfg.FreeCredit > 0 && x+1 > e.sentClaims) || len(e.pending()) > 0) && m.reports.room() {
 		// The request asks Redis, and reports with it: this PoP gives up
 		// its free slot of the next window (and claims the slots it
 		// consumed), so the units Redis reserved for it are Redis' to
@@ -354,8 +356,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		// applied twice (a retry racing its original) would free budget
 		// that is not free, so such Calls are numbered in a sequence of
 		// their own, which Redis applies at most once each (reports.go).
-		c.Items[0].Claims, c.Items[0].Ops = m.claims(e, x, true), e.ops
-		e.ops = nil
+		c.Items[0].Claims, c.Items[0].Ops = m.claims(e, x, true), e.takeOps()
 		m.reports.take(c)
 	}
 	e.asking++

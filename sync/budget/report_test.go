@@ -128,7 +128,7 @@ func TestResetKeepsBudget(t *testing.T) {
 	assert.Equal(t, before.G-2, got.G, "the grants stay accounted, less A's two spent units, returned")
 	assert.Equal(t, before.K, got.K, "claimed slots stay claimed")
 	e := a.view["r"]
-	assert.Empty(t, e.ops, "A's spends went with the Reset")
+	assert.Empty(t, e.pending(), "A's spends went with the Reset")
 	assert.Zero(t, e.denyUntil, "the deny cache is forgotten")
 	assert.Zero(t, e.own.Cur, "A's own counts are forgotten")
 	d := a.Describe(now, "r", 1, Decision{Allowed: true, Source: SrcGrant})

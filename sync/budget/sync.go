@@ -45,7 +45,7 @@ func (m *Machine) Tick(now int64) []*Call {
 		case !ok && m.idle(e, now, x):
 			m.drop(e)
 			return
-		case m.contested(e) && (len(e.ops) > 0 || e.grants[0].bal > 0 || e.grants[1].bal > 0):
+		case m.contested(e) && (len(e.pending()) > 0 || e.grants[0].bal > 0 || e.grants[1].bal > 0):
 			m.mark(e) // a contested balance returns, and its spends report, every Sync
 		}
 		if !ok {
@@ -133,7 +133,12 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 			e.grants[i] = grantSlot{} // expired with its window: Redis drops it too
 		}
 	}
-	e.ops = slices.DeleteFunc(e.ops, func(o Op) bool { return o.X < x-1 && o.GW < x-2 }) // no estimate reads them
+	if e.ops != nil {
+		*e.ops = slices.DeleteFunc(*e.ops, func(o Op) bool { return o.X < x-1 && o.GW < x-2 }) // no estimate reads them
+		if len(*e.ops) == 0 {
+			e.ops = nil
+		}
+	}
 	contested := m.contested(e)
 	// Without demand since the last Sync, keep what the demand rate
 	// expects over the grant's horizon (a window; the Sync horizon when
@@ -179,12 +184,11 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 		want = m.topUp(e, x, m.cfg.NoWait)
 	}
 	e.demand = 0
-	if want == 0 && !returns && !e.renounce && !(contested && len(e.ops) > 0) {
+	if want == 0 && !returns && !e.renounce && !(contested && len(e.pending()) > 0) {
 		return Item{}, false
 	}
 	e.renounce = false
-	it := Item{Key: e.key, Bucket: int(e.bucket), Want: want, Floor: m.grantFloor(e), Ops: e.ops, Claims: m.claims(e, x, false)}
-	e.ops = nil
+	it := Item{Key: e.key, Bucket: int(e.bucket), Want: want, Floor: m.grantFloor(e), Ops: e.takeOps(), Claims: m.claims(e, x, false)}
 	return it, true
 }
 
@@ -192,13 +196,13 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 // unreported ops, slots to give up, or, when contested, a balance to
 // return.
 func (m *Machine) pressing(e *entry) bool {
-	return e.demand > 0 || len(e.ops) > 0 || e.renounce ||
+	return e.demand > 0 || len(e.pending()) > 0 || e.renounce ||
 		(m.contested(e) && (e.grants[0].bal > 0 || e.grants[1].bal > 0))
 }
 
 // idle reports whether e holds nothing worth keeping at now in window x.
 func (m *Machine) idle(e *entry, now, x int64) bool {
-	return e.asking == 0 && e.demand == 0 && e.rate*float64(m.w) < 0.01 && len(e.ops) == 0 && e.claimed < x &&
+	return e.asking == 0 && e.demand == 0 && e.rate*float64(m.w) < 0.01 && e.ops == nil && e.claimed < x &&
 		e.grants[0].bal == 0 && e.grants[1].bal == 0 && now >= e.denyUntil && e.own.Index < x-1
 }
 
