@@ -266,3 +266,30 @@ func TestRunClockAgreesWithScript(t *testing.T) {
 	rc.end = early - 1
 	assert.False(t, rc.expired(key), "%s: live by the run's clock at %d (the script's expiry in [%d, %d])", key, early-1, early, late)
 }
+
+// TestBudgetBucketsFlag: -budget-buckets sets the identity buckets of
+// every budget Machine (0: about 100 identities of the trace each, at
+// least 16), reported in the budget Stats; fewer buckets hold the same
+// fields in fewer hashes (Redis' fields per hash grows as they shrink).
+func TestBudgetBucketsFlag(t *testing.T) {
+	_, p := redistest.Client(t)
+	fields := map[string]float64{}
+	for _, tc := range []struct {
+		flag string
+		want float64
+	}{{"0", 16}, {"4", 4}, {"64", 64}} {
+		args := append(memoryRun(p.Addr), "-window", "10s", "-mode", "budget", "-budget-buckets", tc.flag, "-json")
+		code, out, errOut := popSim(t, args...)
+		require.EqualValues(t, 0, code, "-budget-buckets %s: exit %d: %s", tc.flag, code, errOut)
+		r := decode(t, out)
+		require.Len(t, r.Results, 1, "one budget row")
+		st, _ := r.Results[0]["budget"].(map[string]any)
+		require.NotNil(t, st, "budget Stats in %v", r.Results[0])
+		assert.Equal(t, tc.want, st["buckets"], "-budget-buckets %s: the Machines' buckets", tc.flag)
+		mem, _ := r.Results[0]["memory"].(map[string]any)
+		red, _ := mem["redis"].(map[string]any)
+		require.NotNil(t, red, "Redis memory measured in %v", r.Results[0])
+		fields[tc.flag], _ = red["fields_per_hash"].(float64)
+	}
+	assert.Greater(t, fields["4"], fields["64"], "4 buckets: more fields per hash than 64")
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -15,25 +16,26 @@ import (
 
 // options are the parsed flags.
 type options struct {
-	cfg          traffic.Config
-	mode         string
-	modeList     []string // -mode's modes; nil for "all" (modes.go)
-	syncInterval time.Duration
-	freeCredit   int64
-	budgetPoPs   int
-	worst        int // -worst: engine.Env.Worst
-	rttMin       time.Duration
-	rttMax       time.Duration
-	redisAddr    string // one host:port, or a comma-separated list of Redis Cluster nodes
-	redisCluster bool   // -redis-cluster: start a private 3-master cluster
-	clusterAddr  bool   // the single -redis-addr is a cluster node (found by checkServers)
-	clockSkew    time.Duration
-	natsURL      string
-	json         bool
-	sweep        string
-	plot         string
-	csv          string
-	sweepSpec    sweepSpec
+	cfg           traffic.Config
+	mode          string
+	modeList      []string // -mode's modes; nil for "all" (modes.go)
+	syncInterval  time.Duration
+	freeCredit    int64
+	budgetPoPs    int
+	budgetBuckets int
+	worst         int // -worst: engine.Env.Worst
+	rttMin        time.Duration
+	rttMax        time.Duration
+	redisAddr     string // one host:port, or a comma-separated list of Redis Cluster nodes
+	redisCluster  bool   // -redis-cluster: start a private 3-master cluster
+	clusterAddr   bool   // the single -redis-addr is a cluster node (found by checkServers)
+	clockSkew     time.Duration
+	natsURL       string
+	json          bool
+	sweep         string
+	plot          string
+	csv           string
+	sweepSpec     sweepSpec
 
 	net netOptions // the network model and its faults (netflags.go)
 
@@ -65,6 +67,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&c.CrowdSpan, "crowd-span", 0, "flash-crowd: how long each crowd identity's burst takes to arrive, from every PoP (default: a fifth of -window)")
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second per PoP: the trace lasts requests/(rate×pops) (default: 6 windows)")
 	fs.DurationVar(&o.syncInterval, "sync-interval", 100*time.Millisecond, "budget: time between a PoP's Syncs with Redis (budget.Config.SyncInterval)")
+	fs.IntVar(&o.budgetBuckets, "budget-buckets", 0, "budget: the identity buckets of every budget Machine (budget.Config.Buckets: one Redis hash per bucket and two windows); 0: about 100 identities of the trace each, 16 to 1,024")
 	fs.IntVar(&o.budgetPoPs, "budget-pops", 0, "budget: the PoPs every budget Machine is configured with (budget.Config.PoPs); 0: -pops. Fewer than -pops models a deployment whose configuration undercounts its PoPs")
 	fs.Int64Var(&o.freeCredit, "free-credit", 0, "budget: units a PoP admits of an identity per window unasked (budget.Config.FreeCredit): 0 lets the library choose (budget.AutoFreeCredit), -1 means none")
 	fs.IntVar(&o.worst, "worst", 0, "list each mode's N most over-admitted identities second by second beside the reference's verdicts (in -json too: \"worst\")")
@@ -207,6 +210,8 @@ func (o *options) validateKnobs() error {
 		return errors.New("worst must not be negative")
 	case o.budgetPoPs < 0:
 		return errors.New("budget-pops must not be negative")
+	case o.budgetBuckets < 0 || o.budgetBuckets > math.MaxInt32:
+		return fmt.Errorf("budget-buckets must be 0 to %d", math.MaxInt32)
 	case o.freeCredit > 0 && o.budgetP() > 0 && o.freeCredit > o.cfg.Limit/int64(2*o.budgetP()):
 		return fmt.Errorf("free-credit %d: 2 × %d × %d PoPs passes the limit of %d", o.freeCredit, o.freeCredit, o.budgetP(), o.cfg.Limit)
 	}

@@ -41,6 +41,8 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-free-credit", "1", "-limit", "15"},
 		{"-budget-pops", "-1"},
 		{"-budget-pops", "some"},
+		{"-budget-buckets", "-1"},
+		{"-budget-buckets", "4294967296"},
 		{"-free-credit", "4", "-budget-pops", "13"}, // 2 × 4 × 13 > 100
 		{"-margin", "0.1"},
 		{"-sweep", "colour=red"},

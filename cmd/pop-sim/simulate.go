@@ -171,7 +171,7 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 		return engine.Result{}, fmt.Errorf("mode %s is not available in this build", mode)
 	}
 	e := engine.NewEnv(tr, net)
-	e.SyncInterval, e.Worst, e.FreeCredit, e.BudgetPoPs = o.syncInterval, o.worst, o.freeCredit, o.budgetPoPs
+	e.SyncInterval, e.Worst, e.FreeCredit, e.BudgetPoPs, e.BudgetBuckets = o.syncInterval, o.worst, o.freeCredit, o.budgetPoPs, o.budgetBuckets
 	e.RedisAddr, e.NATSURL, e.Namespace = srv.redisAddr, srv.natsURL, namespace(mode)
 	e.RedisCluster = o.clustered()
 	e.Skew = netmodel.Skews(o.cfg.PoPs, o.clockSkew, o.cfg.Seed)

@@ -141,14 +141,8 @@ func (s *budgetSim) machine(p int) (*budget.Machine, error) {
 	for _, r := range e.Net.RedisRTT {
 		rtt += r
 	}
-	// Buckets: about 100 identities of the trace each, at most the
-	// library's default of 1024. Only identities past their free credit
-	// keep state at Redis (at 1,000,000 identities on mixed, about
-	// 36,000 at a time), so one bucket per 100 identities of the trace
-	// would leave two or three fields per hash, each hash's key overhead
-	// shared by few.
 	m, err := budget.NewMachine(budget.Config{PoP: fmt.Sprintf("pop%d", p), Incarnation: binary.LittleEndian.Uint64(b[:]) | 1,
-		Limit: e.Limit, PoPs: cmp.Or(e.BudgetPoPs, e.Trace.Config.PoPs), Namespace: e.Namespace, Buckets: min(1024, max(16, e.Trace.Config.Identities/100)),
+		Limit: e.Limit, PoPs: cmp.Or(e.BudgetPoPs, e.Trace.Config.PoPs), Namespace: e.Namespace, Buckets: e.budgetBuckets(),
 		FreeCredit: e.FreeCredit, NoWait: s.noWait, SyncInterval: e.SyncInterval, RTT: rtt / time.Duration(max(1, len(e.Net.RedisRTT))), ExpirySlack: e.expirySlack()})
 	if err != nil {
 		return nil, fmt.Errorf("budget machine of pop %d: %w", p, err)
@@ -322,4 +316,18 @@ func (s *budgetSim) crash(ev event) {
 	for i := range s.pipe {
 		open(&s.pipe[i])
 	}
+}
+
+// budgetBuckets is the Machines' budget.Config.Buckets: Env.BudgetBuckets,
+// or about 100 identities of the trace each, at least 16 and at most the
+// library's default of 1024. Only identities past their free credit keep
+// state at Redis (at 1,000,000 identities on mixed, about 32,000 at a
+// time), so one bucket per 100 identities of the trace would leave two or
+// three fields per hash, each hash's key overhead shared by few; at the
+// cap, 1,000,000 identities on mixed leave about 18.
+func (e *Env) budgetBuckets() int {
+	if e.BudgetBuckets > 0 {
+		return e.BudgetBuckets
+	}
+	return min(1024, max(16, e.Trace.Config.Identities/100))
 }

@@ -30,6 +30,9 @@ type BudgetStats struct {
 	// trace's PoPs); TracePoPs the PoPs the trace has.
 	PoPs      int `json:"pops"`
 	TracePoPs int `json:"trace_pops"`
+	// Buckets is the Machines' budget.Config.Buckets (Env.BudgetBuckets,
+	// or the size of the trace's: Env.budgetBuckets).
+	Buckets int `json:"buckets"`
 	// ItemsPerDecision and CallsPerDecision divide Items and Calls by the
 	// trace's decisions (every request, as round trips per decision do).
 	ItemsPerDecision float64 `json:"items_per_decision"`
@@ -41,7 +44,7 @@ type BudgetStats struct {
 func budgetStats(ms []*budget.Machine, decisions, pops int) *BudgetStats {
 	b := &BudgetStats{BySource: map[string]uint64{}, Machines: len(ms), TracePoPs: pops}
 	for _, m := range ms {
-		b.FreeCredit, b.PoPs = m.Config().FreeCredit, m.Config().PoPs
+		b.FreeCredit, b.PoPs, b.Buckets = m.Config().FreeCredit, m.Config().PoPs, m.Config().Buckets
 		st := m.Stats()
 		for src, n := range st.Decisions {
 			b.BySource[budget.Source(src).String()] += n

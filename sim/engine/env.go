@@ -11,19 +11,20 @@ import (
 
 // Env is everything a mode needs to run one trace. Build it with NewEnv.
 type Env struct {
-	Trace        *traffic.Trace
-	Limit        core.Limit
-	Net          netmodel.Model
-	Start        time.Time       // simulated instant of the trace's time 0, window-aligned
-	SyncInterval time.Duration   // budget: time between one PoP's Syncs
-	FreeCredit   int64           // budget: budget.Config.FreeCredit (0: its default, negative: none)
-	BudgetPoPs   int             // budget: budget.Config.PoPs of every Machine (0: the trace's PoPs; fewer models a misconfigured deployment)
-	RedisAddr    string          // host:port of the Redis every mode shares, or a comma-separated list of Redis Cluster nodes
-	RedisCluster bool            // use a cluster client even for a single RedisAddr
-	Skew         []time.Duration // per PoP: its clock's offset from true time (nil: none)
-	NATSURL      string          // NATS server for gossip (budget-gossip)
-	Namespace    string          // prefix of every Redis key and NATS subject of the run
-	Progress     func(done int)
+	Trace         *traffic.Trace
+	Limit         core.Limit
+	Net           netmodel.Model
+	Start         time.Time       // simulated instant of the trace's time 0, window-aligned
+	SyncInterval  time.Duration   // budget: time between one PoP's Syncs
+	FreeCredit    int64           // budget: budget.Config.FreeCredit (0: its default, negative: none)
+	BudgetPoPs    int             // budget: budget.Config.PoPs of every Machine (0: the trace's PoPs; fewer models a misconfigured deployment)
+	BudgetBuckets int             // budget: budget.Config.Buckets of every Machine (0: Buckets of the trace's size, see budgetBuckets)
+	RedisAddr     string          // host:port of the Redis every mode shares, or a comma-separated list of Redis Cluster nodes
+	RedisCluster  bool            // use a cluster client even for a single RedisAddr
+	Skew          []time.Duration // per PoP: its clock's offset from true time (nil: none)
+	NATSURL       string          // NATS server for gossip (budget-gossip)
+	Namespace     string          // prefix of every Redis key and NATS subject of the run
+	Progress      func(done int)
 	// Network is "honest" (the default, also for ""): every Redis call,
 	// reply and gossip message takes its modelled one-way delay, drawn
 	// with Jitter, and Faults apply; or "ideal": a Redis call and its reply
