@@ -105,26 +105,38 @@ func TestRedisBytesPerIdentity(t *testing.T) {
 }
 
 // BenchmarkViewBytesPerIdentity measures a Machine's heap per identity
-// after one request of each of 100,000 identities (free credit, one op
-// pending each): the metric B/identity.
+// after one request of each of 100,000 identities (metric B/identity):
+// "light", on free credit (one unit, the lease granted: a light record
+// each), and "full", without free credit (a full entry each, its decision
+// Call planned and not sent).
 func BenchmarkViewBytesPerIdentity(b *testing.B) {
 	const ids = 100_000
 	keys := make([]string, ids)
 	for i := range keys {
 		keys[i] = "id" + strconv.Itoa(i)
 	}
-	for b.Loop() {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		m, err := NewMachine(Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(100, testWindow*time.Millisecond), PoPs: 8})
-		require.NoError(b, err)
-		for _, k := range keys {
-			m.Request(w0, k, 1)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/ids, "B/identity")
-		runtime.KeepAlive(m)
+	for _, tc := range []struct {
+		name   string
+		credit int64
+	}{{"light", 1}, {"full", -1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				m, err := NewMachine(Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(100, testWindow*time.Millisecond), PoPs: 8, FreeCredit: tc.credit})
+				require.NoError(b, err)
+				leaseAll(m)
+				for _, k := range keys {
+					m.Request(w0, k, 1)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				require.Equal(b, ids, m.Len())
+				require.Equal(b, tc.credit < 0, len(m.view) == ids, "%s: full entries exactly when there is no free credit", tc.name)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/ids, "B/identity")
+				runtime.KeepAlive(m)
+			}
+		})
 	}
 }
