@@ -267,6 +267,50 @@ func TestRunClockAgreesWithScript(t *testing.T) {
 	assert.False(t, rc.expired(key), "%s: live by the run's clock at %d (the script's expiry in [%d, %d])", key, early-1, early, late)
 }
 
+// TestRunClockHotSetAfterScript: runClock never deletes a hot set (or its
+// order counter) the budget script still keeps. A request of 8 units of a
+// limit of 10 (one from the PoP's free slot) leaves its identity busy with
+// a free slot unclaimed, so the script names it hot and sets the hot set's TTL
+// from its now, so its expiry by the run's clock is bracketed as in
+// TestRunClockAgreesWithScript. runClock must call both keys live before
+// the bracket's early end and expired at its bound, (x+3)·window + slack,
+// which must not come before the bracket's late end. Caught mutation: a
+// bound one window earlier ((x+2)·window + slack deletes the set 100 ms
+// before the script's expiry).
+func TestRunClockHotSetAfterScript(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	const w = 1000
+	m, err := budget.NewMachine(budget.Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, w*time.Millisecond), PoPs: 2, FreeCredit: 1})
+	require.NoError(t, err)
+	x := int64(1_700_000_000)
+	now := x*w + 100
+	_, c := m.Request(now, "k", 8)
+	require.NotNil(t, c, "8 units are more than the free credit: the request asks Redis")
+	before, err := rdb.Time(ctx).Result()
+	require.NoError(t, err)
+	_, err = budget.Exec(ctx, rdb, m, c, now)
+	require.NoError(t, err)
+	after, err := rdb.Time(ctx).Result()
+	require.NoError(t, err)
+	hot, err := rdb.Keys(ctx, "*:hz:*").Result()
+	require.NoError(t, err)
+	require.Len(t, hot, 2, "the hot set of window %d and its counter", x)
+	rc := runClock{window: w, slack: budget.DefaultExpirySlack.Milliseconds()}
+	for _, key := range hot {
+		at, err := rdb.Do(ctx, "PEXPIRETIME", key).Int64()
+		require.NoError(t, err)
+		require.Positive(t, at, "%s has an expiry", key)
+		early, late := now+at-after.UnixMilli(), now+at-before.UnixMilli()
+		bound := (x+3)*w + rc.slack
+		assert.GreaterOrEqual(t, bound, late, "%s: runClock's bound is not before the script's expiry", key)
+		rc.end = early - 1
+		assert.False(t, rc.expired(key), "%s: live by the run's clock at %d (the script's expiry in [%d, %d])", key, early-1, early, late)
+		rc.end = bound
+		assert.True(t, rc.expired(key), "%s: expired by the run's clock at its bound %d", key, bound)
+	}
+}
+
 // TestBudgetBucketsFlag: -budget-buckets sets the identity buckets of
 // every budget Machine (0: about 100 identities of the trace each, at
 // least 16), reported in the budget Stats; fewer buckets hold the same
