@@ -46,6 +46,15 @@ import (
 // instead of taking the larger: 3/3; reading a heard count of window x−1
 // as window x's: 3/3.
 //
+// Every decision is also told in core's terms (Describe) and its figures
+// checked in range (describeRight): Remaining within [0, Max], ResetAfter
+// within [0, 2 windows], RetryAfter on a denial within [1 ms, 3 windows],
+// Staleness not negative. Mutation this catches: core.SlidingRetryMillis
+// dividing by a zero prev when the view's counts leave room (a denial
+// decided elsewhere than the view's counts, by Redis or a fail-closed
+// fallback, told a wait near 2⁶³ ms that overflowed into a negative
+// RetryAfter, e.g. −124 ms): 3/3.
+//
 // An admission counts the whole request: the units Redis decided at the
 // instant it ran the Call, the units its free slot and grant balance paid
 // in the request's window (where the PoP reports them).
@@ -307,6 +316,9 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 			lease.asked(m, ev.pop, ev.at, ev.key)
 			d, c := m.Request(ev.at, ev.key, ev.n)
 			if c == nil {
+				if msg := describeRight(m.Describe(ev.at, ev.key, ev.n, d), propWindow); msg != "" {
+					return fmt.Sprintf("%s at %d, %v of %d units: %s", ev.key, ev.at, d, ev.n, msg)
+				}
 				if d.Allowed {
 					truth[ev.key] = append(truth[ev.key], admission{ev.at, ev.n})
 					counted[ev.key] = append(counted[ev.key], admission{ev.at, ev.n})
@@ -354,6 +366,9 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 				continue
 			}
 			d := m.Complete(ev.at, ev.call, ev.res, ev.err)
+			if msg := describeRight(m.Describe(ev.at, ev.key, ev.call.req.n, d), propWindow); msg != "" {
+				return fmt.Sprintf("%s at %d, %v of %d units: %s", ev.key, ev.at, d, ev.call.req.n, msg)
+			}
 			if d.Allowed {
 				// the whole request: Redis decided Items[0].N of it, at
 				// the instant it ran the Call; the free slot and grant
@@ -402,6 +417,28 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		if msg := judge(adm, restarts, key, propWindow, max(0, credit)); msg != "" {
 			return msg
 		}
+	}
+	return ""
+}
+
+// describeRight checks the figures of a decision told in core's terms:
+// Remaining within [0, propMax], ResetAfter within [0, 2 windows],
+// RetryAfter 0 on an admission and within [1 ms, 3 windows] on a denial
+// (Redis' word, a deny-until or a full wait: none reaches past the window
+// after next), Staleness not negative. "" when they are.
+func describeRight(d core.Decision, propWindow int64) string {
+	w := time.Duration(propWindow) * time.Millisecond
+	switch {
+	case d.Remaining < 0 || d.Remaining > propMax:
+		return fmt.Sprintf("Remaining %d outside [0, %d]", d.Remaining, propMax)
+	case d.ResetAfter < 0 || d.ResetAfter > 2*w:
+		return fmt.Sprintf("ResetAfter %v outside [0, %v]", d.ResetAfter, 2*w)
+	case d.Allowed && d.RetryAfter != 0:
+		return fmt.Sprintf("RetryAfter %v on an admission", d.RetryAfter)
+	case !d.Allowed && (d.RetryAfter < time.Millisecond || d.RetryAfter > 3*w):
+		return fmt.Sprintf("RetryAfter %v on a denial, outside [1ms, %v]", d.RetryAfter, 3*w)
+	case d.Staleness < 0:
+		return fmt.Sprintf("Staleness %v", d.Staleness)
 	}
 	return ""
 }
