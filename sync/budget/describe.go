@@ -148,6 +148,11 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 		if x+1 <= e.claimed && it.CPrev == 0 {
 			room -= m.cfg.FreeCredit // given up already
 		}
+	} else if through, _, ok := m.renouncedThrough(key, x); ok {
+		// its slots are given up through a later window: none to spend
+		if x+1 <= through && it.CPrev == 0 {
+			room -= m.cfg.FreeCredit // the next window's too
+		}
 	} else if cur, _ := m.lightCounts(key, x); cur == 0 {
 		room += m.cfg.FreeCredit
 	}

@@ -67,9 +67,10 @@ type Machine struct {
 	view       map[string]*entry   // full entries
 	lights     [2]map[string]light // light records of windows lightX and lightX−1 (light.go)
 	lightX     int64
-	all        []*entry // the full entries; e.slot is e's index (Tick's sweep walks it)
-	dirty      []*entry // entries to plan at the next Tick (e.queued)
-	sweep      int      // the next index of all the sweep visits
+	ren        renounced // identities named hot that this PoP holds nothing else of (renounce.go)
+	all        []*entry  // the full entries; e.slot is e's index (Tick's sweep walks it)
+	dirty      []*entry  // entries to plan at the next Tick (e.queued)
+	sweep      int       // the next index of all the sweep visits
 	groups     []groupState
 	down       bool     // the last call failed; cleared by the next that succeeds
 	graceUntil int64    // after an outage, contested identities stay on the fallback until then (recovered)
@@ -153,7 +154,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
+	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
 	for g := range m.groups {
 		m.groups[g] = groupState{leased: math.MinInt64, leasedFrom: math.MinInt64, checkedTo: math.MinInt64, keptFrom: math.MinInt64, keptTo: math.MinInt64}
 	}
@@ -170,9 +171,9 @@ func (m *Machine) Stats() Stats { return m.stats }
 // view until one succeeds).
 func (m *Machine) Down() bool { return m.down }
 
-// Len is the number of identities in the view, full entries and light
-// records.
-func (m *Machine) Len() int { return len(m.view) + m.lightLen() }
+// Len is the number of identities in the view: full entries, light
+// records and renounced records (renounce.go).
+func (m *Machine) Len() int { return len(m.view) + m.lightLen() + m.renouncedLen() }
 
 func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 
@@ -183,6 +184,7 @@ func (m *Machine) entry(key string) *entry {
 	if e == nil {
 		e = &entry{key: key, bucket: int32(m.bucket(key)), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, born: math.MinInt64, headroom: -1, slot: int32(len(m.all))}
 		m.promote(e)
+		m.unrenounce(e)
 		m.view[key] = e
 		m.all = append(m.all, e)
 	}

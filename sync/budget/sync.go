@@ -75,6 +75,7 @@ func (m *Machine) Tick(now int64) []*Call {
 			m.sweep-- // e was dropped: another entry took its slot
 		}
 	}
+	m.planClaims(batches, x, now)
 	var out []*Call
 	for _, c := range m.reports.resend() {
 		m.stats.Calls++
@@ -242,6 +243,10 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 	// depend on it.
 	slices.SortFunc(r.Hot, func(a, b HotKey) int { return cmpString(a.Key, b.Key) })
 	for _, h := range r.Hot {
+		if m.view[h.Key] == nil && !has(m.lights[0], h.Key) && !has(m.lights[1], h.Key) {
+			m.renounce(h, x) // nothing else of it here: a record, not a full entry
+			continue
+		}
 		e := m.entry(h.Key)
 		if e.sentClaims < x+1 {
 			e.claimed = max(e.claimed, x+1) // no free credit of it here until x+2

@@ -1,0 +1,122 @@
+package budget
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hotBatch has m send a Sync batch at now (a full entry asking a top-up)
+// and finishes it with Redis naming hot; it returns the batch.
+func hotBatch(t *testing.T, m *Machine, now int64, hot ...string) *Call {
+	t.Helper()
+	m.Request(now-20, "seen", 1)
+	if _, c := m.Request(now-10, "seen", 1); c != nil {
+		m.Complete(now-5, c, &Result{Now: now - 5, Window: m.window(now - 5), Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 8}}}, nil)
+	}
+	calls := m.Tick(now)
+	require.Len(t, calls, 1, "one batch")
+	c := calls[0]
+	r := &Result{Now: now, Window: m.window(now), Items: make([]ItemResult, len(c.Items))}
+	for _, k := range hot {
+		r.Hot = append(r.Hot, HotKey{Key: k, Bucket: m.bucket(k)})
+	}
+	m.Finish(c, r, nil)
+	return c
+}
+
+// TestRenouncedRecord: an identity Redis names hot that this PoP holds
+// nothing of is a renounced record, not a full entry; the next Sync gives
+// up its slots of the previous, current and next windows once, and while
+// the record covers a window the PoP spends no free credit of it: a
+// request there is decided on a full entry that keeps the record's claims
+// (given up, and sent). Two windows on the record is gone and free credit
+// serves the identity again. Caught mutations: the light tier ignoring
+// records (the request is admitted free in a slot given up), a full entry
+// made without the record's windows (free credit again, or its slots
+// claimed a second time), claims sent at every Tick, records kept past
+// their windows (Len is not back to the full entry alone).
+func TestRenouncedRecord(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	hotBatch(t, m, w0+100, "cold")
+	assert.NotContains(t, m.view, "cold", "no full entry for an identity named hot and never seen here")
+	assert.Equal(t, 2, m.Len(), "the record is in the view beside the full entry of the batch's identity")
+	calls := m.Tick(w0 + 200)
+	require.Len(t, calls, 1)
+	var claims []int64
+	for _, it := range calls[0].Items {
+		if it.Key == "cold" {
+			claims = it.Claims
+			assert.Zero(t, it.Want, "a record asks nothing")
+			assert.Empty(t, it.Ops, "and reports nothing")
+		}
+	}
+	assert.Equal(t, []int64{x - 1, x, x + 1}, claims, "its slots of the windows a free unit could weigh in, given up")
+	m.Finish(calls[0], &Result{Now: w0 + 200, Window: x, Items: make([]ItemResult, len(calls[0].Items))}, nil)
+	for _, c := range m.Tick(w0 + 300) {
+		for _, it := range c.Items {
+			assert.NotEqual(t, "cold", it.Key, "claims sent once")
+		}
+		m.Finish(c, &Result{Now: w0 + 300, Window: x, Items: make([]ItemResult, len(c.Items))}, nil)
+	}
+
+	d, c := m.Request(w0+400, "cold", 1)
+	require.NotNil(t, c, "its slot of x is given up: Redis decides")
+	assert.NotEqual(t, SrcFree, d.Source)
+	require.Contains(t, m.view, "cold", "decided on a full entry")
+	assert.Empty(t, c.Items[0].Claims, "the slots through x+1 were given up already")
+	assert.Equal(t, x+1, m.view["cold"].claimed)
+	assert.Equal(t, 2, m.Len(), "the record became the full entry")
+	m.Complete(w0+450, c, &Result{Now: w0 + 450, Window: x, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 9}}}, nil)
+
+	// Named in x, a second identity's record covers x and x+1, not x+2.
+	hotBatch(t, m, w0+500, "cold2")
+	m.Tick(w0 + testWindow + 100)
+	_, c = m.Request(w0+testWindow+200, "cold2", 1)
+	assert.NotNil(t, c, "window x+1: given up, Redis decides")
+	m.Tick(w0 + 2*testWindow + 100)
+	assert.Zero(t, m.renouncedLen(), "window x+2: no record left")
+	d, c = m.Request(w0+2*testWindow+200, "cold3", 1)
+	assert.Nil(t, c)
+	assert.Equal(t, SrcFree, d.Source, "an identity no record covers: free credit")
+}
+
+// TestRenouncedWaitsForItsGroup: a record's claims wait while its group's
+// batch is out (a Tick may plan none into it: the batch sent again would
+// drop them), go with the next Tick after it, and are sent again with
+// their batch when its reply is lost; named hot again in the next window,
+// the record gives up only the window after that. Caught mutations:
+// claims planned into a group whose batch is out (never sent), a renaming
+// that claims its windows again.
+func TestRenouncedWaitsForItsGroup(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	hotBatch(t, m, w0+100, "cold")
+	claimsOf := func(cs []*Call) []int64 {
+		for _, c := range cs {
+			for _, it := range c.Items {
+				if it.Key == "cold" {
+					return it.Claims
+				}
+			}
+		}
+		return nil
+	}
+	out := &Call{Group: 0, Seq: 99, Now: w0 + 150}
+	m.groups[0].inflight = out // a batch of the group is out
+	assert.Nil(t, claimsOf(m.Tick(w0+200)), "its group's batch is out: the claims wait")
+	m.groups[0].inflight = nil
+	first := m.Tick(w0 + 300)
+	require.Equal(t, []int64{x - 1, x, x + 1}, claimsOf(first), "the next Tick sends them")
+	m.Finish(first[0], nil, assert.AnError) // the reply is lost
+	again := m.Tick(w0 + 400)
+	require.Len(t, again, 1)
+	assert.Same(t, first[0], again[0], "the batch, claims and all, sent again")
+	m.Finish(again[0], &Result{Now: w0 + 400, Window: x, Items: make([]ItemResult, len(again[0].Items))}, nil)
+
+	// Named again in x+1: only x+2 is left to give up.
+	hotBatch(t, m, w0+testWindow+100, "cold")
+	assert.Equal(t, []int64{x + 2}, claimsOf(m.Tick(w0+testWindow+200)), "x+2 alone")
+}
