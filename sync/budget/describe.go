@@ -17,9 +17,10 @@ import (
 // admitted that no reply has counted; units other PoPs admitted since
 // Redis' last word are not in them). Budget Redis reserves for the PoPs'
 // free credit is not spent, so it is not taken off Remaining. RetryAfter
-// is, for a denial, the latest of Redis' word when it decided (d.RetryAt:
-// the time its units would fit), the view's wait (deny cache, known full)
-// and core's on the view's counts, at least 1 ms. Staleness is the age of Redis' last reply
+// is, for a denial, the latest of Redis' word on the last request it
+// denied here (the time its units would fit, kept for later denials), the
+// view's wait (deny cache, known full) and core's on the view's counts, at
+// least 1 ms. Staleness is the age of Redis' last reply
 // about key for a decision made here.
 func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Decision {
 	out := core.Decision{Allowed: d.Allowed, Limit: m.cfg.Limit.Max, Source: coreSource(d.Source, m.cfg.FailClosed)}
@@ -35,9 +36,8 @@ func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Deci
 	if !d.Allowed {
 		wait := core.SlidingRetryMillis(cur, prev, elapsed, m.w, m.cfg.Limit.Max, n)
 		if e != nil {
-			wait = max(wait, max(e.denyUntil, e.fullUntil)-now)
+			wait = max(wait, max(e.denyUntil, e.fullUntil, e.retryAt)-now)
 		}
-		wait = max(wait, d.RetryAt-now)
 		out.RetryAfter = ms(max(1, wait))
 	}
 	if e != nil && d.Source != SrcRedis && e.heard > 0 && now > e.heard {
@@ -156,11 +156,7 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 	} else if cur, _ := m.lightCounts(key, x); cur == 0 {
 		room += m.cfg.FreeCredit
 	}
-	var retryAt int64
-	if room < 1 && it.Retry > 0 {
-		retryAt = r.Now + it.Retry
-	}
-	d := m.Describe(now, key, 1, Decision{Allowed: room >= 1, Source: SrcRedis, RetryAt: retryAt})
+	d := m.Describe(now, key, 1, Decision{Allowed: room >= 1, Source: SrcRedis})
 	if e == nil && r.Window == x {
 		cur, prev := m.lightCounts(key, x)
 		cur, prev = cur+it.CW, prev+it.CPrev
@@ -200,7 +196,7 @@ func (m *Machine) Reset(now int64, key string) *Call {
 		}
 		e.ops = nil
 		e.own = core.WindowState{}
-		e.denyUntil, e.fullUntil, e.headroom = 0, 0, -1
+		e.denyUntil, e.fullUntil, e.retryAt, e.headroom = 0, 0, 0, -1
 		e.lowW, e.lowC, e.lowPrev = math.MinInt64, 0, 0
 	}
 	it.Ops = append(it.Ops, Op{GW: GWReset})

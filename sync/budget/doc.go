@@ -6,8 +6,11 @@
 // How a request flows: Limiter.AllowN locks the Machine and calls
 // Machine.Request, which hands it to Machine.decide, the one decision
 // function. An identity seen only through free credit is a light record
-// (light.go), admitted from this PoP's free credit (freeLight); any other
-// is a full entry, promoted from its record when it needs more, for which
+// (light.go), admitted from this PoP's free credit (freeLight); one Redis
+// named hot and seen nowhere else here is a renounced record of its slots
+// given up (renounce.go), and no state dropped with a window lets a late
+// request spend a slot twice (forget.go); any other is a full entry,
+// promoted from its record when it needs more, for which
 // decide tries in
 // order the cached deny-until (from Redis' count C alone, via
 // core.SlidingRetryMillis), the identity's grant balance, this PoP's free

@@ -6,7 +6,8 @@ import (
 	"github.com/edgelimit/edgelimit/core"
 )
 
-// The view has two tiers. Most identities a PoP sees never pass its free
+// The view has three tiers (the third: renounce.go). Most identities a PoP
+// sees never pass its free
 // credit: one request of at most FreeCredit units per window, nothing to
 // ask Redis, nothing to report (an unreported free unit sits inside Redis'
 // reservation R). Such an identity is a light record: the units of its
@@ -22,8 +23,8 @@ import (
 // window apart: its rate then passes the free credit's one request a
 // window, and a full entry's Syncs ask a grant ahead of its requests
 // (topUp) as they would have had it been full from the start. A request of
-// more than 65,535 units, or any request when the window is longer than
-// 2³² ms (about 49 days), has no light record (its units or its time in
+// more than 65,535 units, or any request when the window is 2³² ms (about
+// 49 days) or longer, has no light record (its units or its time in
 // the window would not fit): its identity is a full entry. A promoted
 // entry holds what the record implied: the free ops not yet reported, the
 // used slots, its own counts for the fallback, the demand of the request
@@ -60,6 +61,7 @@ func (m *Machine) rollLight(x int64) {
 		m.lights = [2]map[string]light{}
 	}
 	m.lightX = x
+	m.forget(x - 2) // the records dropped were of windows up to x−2
 }
 
 // freeLight reports whether the light tier admits n units of key at now
@@ -71,8 +73,8 @@ func (m *Machine) freeLight(now int64, key string, n int64) bool {
 	if m.cfg.NoWait || n <= 0 || n > min(m.creditOf(x, key), math.MaxUint16) || m.w > lightMaxWindow {
 		return false
 	}
-	if _, _, renounced := m.renouncedThrough(key, x); renounced {
-		return false // its slot of x is given up here: a full entry decides it
+	if _, _, renounced := m.renouncedThrough(key, x); renounced || x <= m.forgot {
+		return false // its slot of x is given up here, or forgotten: a full entry decides it
 	}
 	m.rollLight(x)
 	if x != m.lightX {

@@ -106,8 +106,8 @@ func TestLightClockBehind(t *testing.T) {
 
 // TestLightRecordBounds: a light record holds its units in 16 bits and its
 // time as 32 bits of milliseconds into its window, so a free request of
-// more than 65,535 units, and any request when the window is longer than
-// 2³² ms, is decided on a full entry instead, admitted the same. Caught
+// more than 65,535 units, and any request when the window is 2³² ms or
+// longer, is decided on a full entry instead, admitted the same. Caught
 // mutations: a bound one unit off either way (65,535 units not light, or
 // 65,536 light with its units truncated to 0), no bound on the window (a
 // record whose time wraps).
@@ -131,6 +131,6 @@ func TestLightRecordBounds(t *testing.T) {
 	d, c = long.Request(w0, "a", 1)
 	require.Nil(t, c)
 	assert.Equal(t, SrcFree, d.Source)
-	assert.Contains(t, long.view, "a", "a window past 2³² ms: no light record")
+	assert.Contains(t, long.view, "a", "a window of 2³² ms or more: no light record")
 	assert.Zero(t, long.lightLen())
 }

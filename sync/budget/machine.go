@@ -35,9 +35,6 @@ func (s Source) String() string {
 type Decision struct {
 	Allowed bool
 	Source  Source
-	// RetryAt is, for a denial Redis decided, when Redis said the units
-	// would fit (Redis' clock, ms; Describe's RetryAfter); 0 otherwise.
-	RetryAt int64
 }
 
 // Stats counts a Machine's work. The zero value is no work.
@@ -68,6 +65,7 @@ type Machine struct {
 	lights     [2]map[string]light // light records of windows lightX and lightX−1 (light.go)
 	lightX     int64
 	ren        renounced // identities named hot that this PoP holds nothing else of (renounce.go)
+	forgot     int64     // the latest window whose slot state may have been dropped (forget.go)
 	all        []*entry  // the full entries; e.slot is e's index (Tick's sweep walks it)
 	dirty      []*entry  // entries to plan at the next Tick (e.queued)
 	sweep      int       // the next index of all the sweep visits
@@ -126,6 +124,7 @@ type entry struct {
 	own        core.WindowState // units admitted here, by window, for the fallback
 	denyUntil  int64
 	fullUntil  int64
+	retryAt    int64   // when Redis said the last request it denied here would fit (Describe's RetryAfter, for later denials too)
 	heard      int64   // Redis' time of its last reply about e (0: none)
 	demand     int64   // units asked since the last Sync
 	rate       float64 // units asked per ms, averaged over about a window
@@ -133,9 +132,8 @@ type entry struct {
 	born       int64   // when this PoP first saw it: its first request as a full entry, or its light record's last (ms; math.MinInt64: none yet)
 	headroom   int64   // Redis' last headroom for e (-1: unknown)
 	// int32 below (Config refuses Buckets past math.MaxInt32): with the
-	// flags they fill 16 bytes, and the entry's 216 fit Go's 224-byte
-	// size class (TestEntrySize), as do ops behind a pointer and Redis'
-	// word on a request it denied going with the Decision (RetryAt).
+	// flags they fill 16 bytes, and with ops behind a pointer the entry's
+	// 224 fit Go's 224-byte size class (TestEntrySize).
 	bucket   int32 // Machine.bucket(key)
 	asking   int32 // decision Calls in flight
 	slot     int32 // index in the Machine's all
@@ -154,7 +152,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
+	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
 	for g := range m.groups {
 		m.groups[g] = groupState{leased: math.MinInt64, leasedFrom: math.MinInt64, checkedTo: math.MinInt64, keptFrom: math.MinInt64, keptTo: math.MinInt64}
 	}
@@ -177,14 +175,16 @@ func (m *Machine) Len() int { return len(m.view) + m.lightLen() + m.renouncedLen
 
 func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 
-// entry returns key's full entry, promoting its light record or creating
-// it.
+// entry returns key's full entry, promoting its light record or its
+// renounced record, or creating it (with the slots of forgotten windows
+// consumed: forget.go).
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
 		e = &entry{key: key, bucket: int32(m.bucket(key)), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, born: math.MinInt64, headroom: -1, slot: int32(len(m.all))}
 		m.promote(e)
 		m.unrenounce(e)
+		m.fresh(e)
 		m.view[key] = e
 		m.all = append(m.all, e)
 	}
@@ -244,10 +244,11 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 	d := Decision{Allowed: it.Allowed == 1, Source: SrcRedis}
 	m.stats.Decisions[SrcRedis]++
 	m.settle(c, d.Allowed)
+	e.retryAt = 0
 	if d.Allowed {
 		m.countOwn(e, r.Now, c.req.n) // in the window Redis counted it in, not the reply's arrival's
 	} else if it.Retry > 0 {
-		d.RetryAt = r.Now + it.Retry
+		e.retryAt = r.Now + it.Retry
 	}
 	return d
 }

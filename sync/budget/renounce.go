@@ -11,24 +11,27 @@ import "math"
 // 216-byte entry that only carried its claims. An identity named hot that
 // has neither a full entry nor a light record here is instead a renounced
 // record: the window its slots of were last given up through and how far
-// its claims were sent, 8 bytes beside its map key. Invariant: while a
-// record covers window x (its slots given up through x or later), this
-// PoP spends no free credit of the identity in x (freeLight refuses, and a
-// full entry made of it starts with the record's claimed and sent
-// windows), so no slot it gave up is used. TestRenouncedRecord checks it
-// (the light tier ignoring records fails it); the property tests' random
-// runs rarely name a PoP an identity it then first sees in a covered
-// window (that mutation passed 3 runs of TestPropertyBudget and of
-// TestPropertyLease).
+// its claims were sent, 8 bytes beside its map key. Invariant: this PoP
+// spends no free credit of the identity in a window whose slot it gave
+// up: while a record covers the window, freeLight refuses and a full
+// entry made of it starts with the record's claimed and sent windows;
+// once the record is dropped, Machine.forgot covers the window
+// (forget.go). TestRenouncedRecord, TestRenouncedNamings and
+// TestForgottenRecords check it (the light tier ignoring records fails
+// the first); the property tests' random runs rarely name a PoP an
+// identity it then first sees in a covered window (that mutation passed 3
+// runs of TestPropertyBudget and of TestPropertyLease).
 //
-// Records live in two maps by window, as light records do: recs[0] holds
-// those named in window renX (slots given up through renX+1), recs[1]
-// those of renX−1 (through renX); when the window moves on, recs[1] is
-// dropped whole, its slots' windows over. Their claims go in the next
-// Tick's batch of their group (toClaim), one item each, as a full entry's
-// would.
+// Records live in three maps by the window they were named in: recs[i]
+// holds those named in window renX−i, their slots given up through
+// renX+1−i. When the window moves on by d, the maps shift by d and those
+// past recs[2] are dropped whole: their slots' windows end two or more
+// windows before the newest, which Machine.forgot covers (forget.go), so a
+// request stamped late in one of them still spends no free credit there.
+// Their claims go in the next Tick's batch of their group (toClaim), one
+// item each, as a full entry's would.
 type renounced struct {
-	recs    [2]map[string]int64 // key → the window its claims were sent through (math.MinInt64: none yet)
+	recs    [3]map[string]int64 // key → the window its claims were sent through (at least Machine.forgot)
 	renX    int64
 	toClaim []HotKey // records whose claims a Tick has yet to send
 }
@@ -37,15 +40,22 @@ type renounced struct {
 // changes nothing).
 func (m *Machine) rollRenounced(x int64) {
 	r := &m.ren
-	switch {
-	case x <= r.renX:
+	if x <= r.renX {
 		return
-	case x == r.renX+1:
-		r.recs[1], r.recs[0] = r.recs[0], nil
-	default:
-		r.recs = [2]map[string]int64{}
+	}
+	d := x - r.renX
+	if r.renX == math.MinInt64 || d >= int64(len(r.recs)) {
+		d = int64(len(r.recs))
+	}
+	for i := len(r.recs) - 1; i >= 0; i-- {
+		if j := int64(i) - d; j >= 0 {
+			r.recs[i] = r.recs[j]
+		} else {
+			r.recs[i] = nil
+		}
 	}
 	r.renX = x
+	m.forget(x - 2) // the records dropped covered windows up to x−2 at most
 }
 
 // renounce gives up this PoP's free slots of h through window x+1, Redis
@@ -53,22 +63,24 @@ func (m *Machine) rollRenounced(x int64) {
 func (m *Machine) renounce(h HotKey, x int64) {
 	m.rollRenounced(x)
 	r := &m.ren
-	if x != r.renX {
-		return // named in a window the records have left: Redis names it again
+	i := r.renX - x // the map of records named at x
+	if i >= int64(len(r.recs)) || x+1 <= m.forgot {
+		return // its windows are forgotten already: no free credit in them here
 	}
-	if _, ok := r.recs[0][h.Key]; ok {
-		return // given up through x+1 already
+	sent := m.forgot
+	for j := range r.recs {
+		if s, ok := r.recs[j][h.Key]; ok {
+			if int64(j) <= i {
+				return // given up through x+1 or later already
+			}
+			sent = max(sent, s)
+			delete(r.recs[j], h.Key)
+		}
 	}
-	sent, ok := r.recs[1][h.Key]
-	if ok {
-		delete(r.recs[1], h.Key)
-	} else {
-		sent = math.MinInt64
+	if r.recs[i] == nil {
+		r.recs[i] = map[string]int64{}
 	}
-	if r.recs[0] == nil {
-		r.recs[0] = map[string]int64{}
-	}
-	r.recs[0][h.Key] = sent
+	r.recs[i][h.Key] = sent
 	r.toClaim = append(r.toClaim, h)
 }
 
@@ -76,25 +88,31 @@ func (m *Machine) renounce(h HotKey, x int64) {
 // and how far its claims were sent, if a record covers window x.
 func (m *Machine) renouncedThrough(key string, x int64) (through, sent int64, ok bool) {
 	r := &m.ren
-	if sent, ok := r.recs[0][key]; ok && x <= r.renX+1 {
-		return r.renX + 1, sent, true
-	}
-	if sent, ok := r.recs[1][key]; ok && x <= r.renX {
-		return r.renX, sent, true
+	for i := range r.recs {
+		if sent, ok := r.recs[i][key]; ok {
+			through := r.renX + 1 - int64(i)
+			return through, sent, x <= through
+		}
 	}
 	return 0, 0, false
 }
 
 // unrenounce moves key's record, if any, into e, a new full entry: its
-// slots stay given up, its claims sent stay sent.
+// slots stay given up, its claims sent stay sent, and claims not sent
+// yet go with e's next item.
 func (m *Machine) unrenounce(e *entry) {
 	through, sent, ok := m.renouncedThrough(e.key, math.MinInt64)
 	if !ok {
 		return
 	}
-	delete(m.ren.recs[0], e.key)
-	delete(m.ren.recs[1], e.key)
+	for i := range m.ren.recs {
+		delete(m.ren.recs[i], e.key)
+	}
 	e.claimed, e.sentClaims = max(e.claimed, through), max(e.sentClaims, sent)
+	if sent < through {
+		e.renounce = true
+		m.mark(e)
+	}
 }
 
 // planClaims adds to batches the items of the records whose claims are
@@ -118,11 +136,7 @@ func (m *Machine) planClaims(batches []*Call, x, now int64) {
 		for y := max(sent+1, x-1); y <= through; y++ {
 			claims = append(claims, y)
 		}
-		if through == r.renX+1 {
-			r.recs[0][h.Key] = through
-		} else {
-			r.recs[1][h.Key] = through
-		}
+		r.recs[r.renX+1-through][h.Key] = through
 		if batches[g] == nil {
 			batches[g] = &Call{Group: g, Now: now}
 		}
@@ -133,4 +147,10 @@ func (m *Machine) planClaims(batches []*Call, x, now int64) {
 }
 
 // renouncedLen is the number of renounced records.
-func (m *Machine) renouncedLen() int { return len(m.ren.recs[0]) + len(m.ren.recs[1]) }
+func (m *Machine) renouncedLen() int {
+	n := 0
+	for _, r := range m.ren.recs {
+		n += len(r)
+	}
+	return n
+}

@@ -120,3 +120,58 @@ func TestRenouncedWaitsForItsGroup(t *testing.T) {
 	hotBatch(t, m, w0+testWindow+100, "cold")
 	assert.Equal(t, []int64{x + 2}, claimsOf(m.Tick(w0+testWindow+200)), "x+2 alone")
 }
+
+// TestRenouncedNamings: a naming Redis made in a window the records have
+// moved past (a reply slower than a later one) files the record with the
+// windows it gives up, a naming of the same window again changes nothing,
+// and a naming older than a live record's leaves it as it is. Caught
+// mutations: namings behind the newest dropped (the identity's slot of
+// x+1 spent free), a second naming queuing its claims twice, an older
+// naming shortening a record.
+func TestRenouncedNamings(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	m.rollRenounced(x + 1)
+	m.renounce(HotKey{Key: "late", Bucket: m.bucket("late")}, x) // named in x, heard after x+1's
+	through, _, ok := m.renouncedThrough("late", x+1)
+	require.True(t, ok, "filed: it covers x+1")
+	assert.Equal(t, x+1, through)
+	m.Request(w0+testWindow+50, "other", 1) // the light tier in x+1
+	d, c := m.Request(w0+testWindow+100, "late", 1)
+	assert.NotNil(t, c, "x+1's slot is given up: Redis decides")
+	assert.NotEqual(t, SrcFree, d.Source)
+
+	m.renounce(HotKey{Key: "twice", Bucket: m.bucket("twice")}, x+1)
+	m.renounce(HotKey{Key: "twice", Bucket: m.bucket("twice")}, x+1)
+	m.renounce(HotKey{Key: "twice", Bucket: m.bucket("twice")}, x)
+	n := 0
+	for _, h := range m.ren.toClaim {
+		if h.Key == "twice" {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "its claims queued once")
+	through, _, ok = m.renouncedThrough("twice", x+2)
+	assert.True(t, ok)
+	assert.Equal(t, x+2, through, "the older naming leaves it given up through x+2")
+}
+
+// TestPeekWithRenouncedRecord: a peek of an identity whose slots this PoP
+// gave up counts none of them as its own to spend: with Redis' headroom
+// at 0 a unit would be denied, where a PoP holding its slots would add
+// this window's and the next. Caught mutation: the peek ignoring records
+// (allowed, room 2).
+func TestPeekWithRenouncedRecord(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		m := newTestMachine(t, nil)
+		x := int64(w0 / testWindow)
+		if named {
+			m.rollRenounced(x)
+			m.renounce(HotKey{Key: "k", Bucket: m.bucket("k")}, x)
+		}
+		_, c := m.Peek(w0+100, "k")
+		require.NotNil(t, c)
+		d := m.PeekDone(w0+150, c, &Result{Now: w0 + 120, Window: x, Items: []ItemResult{{Headroom: 0, CW: 5, Retry: 500}}}, nil)
+		assert.Equal(t, !named, d.Allowed, "named hot %v: its own slots count only when it holds them", named)
+	}
+}

@@ -21,6 +21,7 @@ import (
 func (m *Machine) Tick(now int64) []*Call {
 	x := m.window(now)
 	m.rollLight(x) // light records two windows old go
+	m.rollRenounced(x)
 	batches := make([]*Call, len(m.groups))
 	todo := m.dirty
 	m.dirty = nil
@@ -43,7 +44,7 @@ func (m *Machine) Tick(now int64) []*Call {
 		it, ok := m.plan(e, x, now)
 		switch {
 		case !ok && m.idle(e, now, x):
-			m.drop(e)
+			m.retire(e)
 			return
 		case m.contested(e) && (len(e.pending()) > 0 || e.grants[0].bal > 0 || e.grants[1].bal > 0):
 			m.mark(e) // a contested balance returns, and its spends report, every Sync
@@ -201,7 +202,9 @@ func (m *Machine) pressing(e *entry) bool {
 		(m.contested(e) && (e.grants[0].bal > 0 || e.grants[1].bal > 0))
 }
 
-// idle reports whether e holds nothing worth keeping at now in window x.
+// idle reports whether e holds nothing worth keeping at now in window x:
+// nothing of it reaches past window x−1, where it may have consumed its
+// slot (retire keeps that).
 func (m *Machine) idle(e *entry, now, x int64) bool {
 	return e.asking == 0 && e.demand == 0 && e.rate*float64(m.w) < 0.01 && e.ops == nil && e.claimed < x &&
 		e.grants[0].bal == 0 && e.grants[1].bal == 0 && now >= e.denyUntil && e.own.Index < x-1

@@ -1,0 +1,50 @@
+package budget
+
+// A Machine forgets state by window: light records and renounced records
+// two windows old are dropped whole when the window moves on, and a full
+// entry is dropped once nothing of it reaches past the window before the
+// Tick's (idle). What goes with them is which free slots of those windows
+// this PoP used or gave up. A request whose time was read in such a window
+// can still arrive (a caller's clock, or its time read before a slow
+// handoff), and its identity would start afresh: a free slot spent twice,
+// or one given up and then spent, passes the limit by the free credit.
+//
+// Invariant: forgot is at least every window whose slot state the Machine
+// may have dropped, and at most two windows before the newest it has
+// seen. The tiers' rolls set it (rollLight, rollRenounced). A full entry
+// is dropped only by a Tick at window x, which rolled both tiers to x
+// (forgot x−2), and only when nothing of it reaches past x−1 (idle);
+// retire keeps a slot of x−1 it consumed as a renounced record. A request stamped in a window up to forgot spends no free credit
+// (freeLight refuses it; a new full entry starts with its slots consumed
+// and claimed through forgot), and no claim is sent for such a window (a
+// slot used by a dropped light record, given up again, would free a unit
+// the record spent unreported). Windows after forgot, the previous and
+// the current one, keep their exact state, so an identity new here still
+// gives up its slots of the window before (claims start at x−1).
+// TestForgottenWindows and TestForgottenRecords catch each part's
+// removal.
+
+// forget records that state about windows up to y may be gone.
+func (m *Machine) forget(y int64) { m.forgot = max(m.forgot, y) }
+
+// fresh starts new full entry e, made at this PoP for the first time or
+// again after it was forgotten, as having consumed and claimed its slots
+// of the windows the Machine may have forgotten.
+func (m *Machine) fresh(e *entry) {
+	e.claimed, e.sentClaims = max(e.claimed, m.forgot), max(e.sentClaims, m.forgot)
+}
+
+// retire drops idle full entry e at a Tick of window x (the tiers rolled
+// to x): a slot of x−1 it consumed, used or given up, stays consumed as a
+// renounced record covering x−1 with nothing to claim (a used slot given
+// up would free the unit it admitted); older windows forgot covers.
+func (m *Machine) retire(e *entry) {
+	r := &m.ren
+	if i := r.renX + 1 - e.claimed; e.claimed > m.forgot && i >= 0 && i < int64(len(r.recs)) {
+		if r.recs[i] == nil {
+			r.recs[i] = map[string]int64{}
+		}
+		r.recs[i][e.key] = e.claimed
+	}
+	m.drop(e)
+}

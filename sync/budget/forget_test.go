@@ -1,0 +1,95 @@
+package budget
+
+import (
+	"testing"
+
+	"github.com/edgelimit/edgelimit/core"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestForgottenWindows: a light record's window, dropped when the tier
+// rolled two windows on, stays spent for a request stamped late in it,
+// and no claim is sent for it; an identity new in the newest window still
+// gives up its slot of the window before. Caught mutations: rollLight not
+// forgetting (the late request is admitted free a second time in window
+// x), a new full entry not starting from forgot (the same), one whose
+// claims are not (its decision Call gives up slot x, which the dropped
+// record spent unreported), forgot a window later (the new identity's
+// claim of x+1 is missing).
+func TestForgottenWindows(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	d, c := m.Request(w0+100, "k", 1)
+	require.Nil(t, c)
+	require.Equal(t, SrcFree, d.Source, "k's slot of x, spent in a light record")
+	m.Request(w0+2*testWindow+100, "other", 1) // a request in x+2 rolls the tier: x's records are dropped
+	assert.Equal(t, x, m.forgot)
+
+	d, c = m.Request(w0+200, "k", 1) // stamped late, in x
+	require.NotNil(t, c, "x's slot is forgotten: Redis decides")
+	assert.NotEqual(t, SrcFree, d.Source)
+	for _, y := range c.Items[0].Claims {
+		assert.Greater(t, y, x, "no claim of a forgotten window")
+	}
+
+	_, c = m.Request(w0+2*testWindow+200, "new", 2)
+	require.NotNil(t, c, "2 units are more than the free credit")
+	assert.Equal(t, []int64{x + 1, x + 3}, c.Items[0].Claims, "the new identity gives up x+1 and x+3 (x+2's slot pays a unit)")
+}
+
+// TestForgottenRecords: a renounced record dropped because a reply's
+// window ran ahead of the requests' (a slow call) leaves its windows
+// forgotten, so a request stamped in one of them spends no free credit
+// in a slot given up; records shifted by a jump of two windows still
+// cover what they gave up. Caught mutations: rollRenounced not
+// forgetting (the request at x+1 is admitted free in a slot given up),
+// two maps of records (the jump of two drops the record while it covers
+// x+1).
+func TestForgottenRecords(t *testing.T) {
+	for _, jump := range []int64{2, 3} {
+		m := newTestMachine(t, nil)
+		x := int64(w0 / testWindow)
+		hotBatch(t, m, w0+100, "cold") // named in x: given up through x+1
+		calls := m.Tick(w0 + testWindow + 100)
+		require.Len(t, calls, 1, "jump %d", jump)
+		at := (x+jump)*testWindow + 5 // the batch ran jump windows after x
+		m.Finish(calls[0], &Result{Now: at, Window: x + jump, Items: make([]ItemResult, len(calls[0].Items)),
+			Hot: []HotKey{{Key: "other", Bucket: m.bucket("other")}}}, nil)
+		d, c := m.Request(w0+testWindow+200, "cold", 1) // stamped in x+1
+		assert.NotNil(t, c, "jump %d: x+1's slot was given up: Redis decides", jump)
+		assert.NotEqual(t, SrcFree, d.Source, "jump %d", jump)
+	}
+}
+
+// TestRetiredEntryKeepsItsLastSlot: a full entry forgotten at a Tick of
+// window x (idle) after spending its free slot of x−1 leaves that slot
+// spent: a request stamped late in x−1 spends no free credit, one in x
+// does, and no later claim gives the used slot of x−1 up. Caught
+// mutations: retire not filing the record (the late request is admitted
+// free a second time in x−1), a record whose claims count as unsent (the
+// decision Call in x gives up x−1, freeing the unit it admitted).
+func TestRetiredEntryKeepsItsLastSlot(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0/testWindow) + 1
+	e := m.entry("k")
+	e.claimed, e.usedFree, e.own = x-1, x-1, core.WindowState{Index: x - 2, Cur: 1} // its slot of x−1 spent, nothing else held
+	m.Tick(x*testWindow + 100)
+	require.NotContains(t, m.view, "k", "idle: forgotten")
+	d, c := m.Request((x-1)*testWindow+900, "k", 1) // stamped late, in x−1
+	require.NotNil(t, c, "x−1's slot is spent: Redis decides")
+	assert.NotEqual(t, SrcFree, d.Source)
+	assert.NotContains(t, c.Items[0].Claims, x-1, "the used slot is not given up")
+
+	m2 := newTestMachine(t, nil)
+	e = m2.entry("k")
+	e.claimed, e.usedFree, e.own = x-1, x-1, core.WindowState{Index: x - 2, Cur: 1}
+	m2.Tick(x*testWindow + 100)
+	_, c = m2.Request(x*testWindow+200, "k", 2)
+	require.NotNil(t, c, "2 units: Redis decides the one the slot of x does not pay")
+	assert.NotContains(t, c.Items[0].Claims, x-1, "the used slot is not given up")
+	d, c = m2.Request(x*testWindow+300, "j", 1)
+	assert.Nil(t, c)
+	assert.Equal(t, SrcFree, d.Source, "another identity's slot of x is free")
+}
