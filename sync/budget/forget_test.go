@@ -93,3 +93,71 @@ func TestRetiredEntryKeepsItsLastSlot(t *testing.T) {
 	assert.Nil(t, c)
 	assert.Equal(t, SrcFree, d.Source, "another identity's slot of x is free")
 }
+
+// TestEarlyStampKeepsTheCurrentWindow: a request stamped ahead of the
+// PoP's clock (a caller's own time) does not make the window the PoP is
+// in forgotten: one window ahead it is decided in the light tier (the
+// tier rolls to it, so the window before the current is forgotten, not
+// the current), two or more ahead on a full entry (the tier stays); an
+// identity new in the current window gets its free credit there either
+// way. Caught mutation: the light tier rolling with any request (two
+// windows ahead, forgot reaches the current window: the new identity's
+// request goes to Redis).
+func TestEarlyStampKeepsTheCurrentWindow(t *testing.T) {
+	for _, ahead := range []int64{1, 2, 3} {
+		m := newTestMachine(t, nil)
+		x := int64(w0 / testWindow)
+		m.Tick(w0 + 50) // the PoP's clock: window x
+		d, c := m.Request(w0+ahead*testWindow+100, "early", 1)
+		require.Nil(t, c, "%d ahead", ahead)
+		assert.Equal(t, SrcFree, d.Source, "%d ahead: its own free credit", ahead)
+		assert.Less(t, m.forgot, x, "%d ahead: window x keeps its state", ahead)
+		d, c = m.Request(w0+200, "new", 1)
+		assert.Nil(t, c, "%d ahead", ahead)
+		assert.Equal(t, SrcFree, d.Source, "%d ahead: an identity new in x spends its slot of x", ahead)
+	}
+}
+
+// TestPeekInForgottenWindow: a peek at a time in a forgotten window counts
+// no free slot of it, as the request would get none. Caught mutation: the
+// peek adding the slot (allowed, where the request asks Redis and Redis'
+// headroom is 0).
+func TestPeekInForgottenWindow(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	m.Request(w0+2*testWindow+100, "other", 1) // the light tier in x+2: x is forgotten
+	_, c := m.Peek(w0+100, "k")
+	require.NotNil(t, c)
+	d := m.PeekDone(w0+150, c, &Result{Now: w0 + 120, Window: x, Items: []ItemResult{{Headroom: 0, CW: 5, CPrev: 1, Retry: 500}}}, nil)
+	_, call := m.Request(w0+160, "k", 1)
+	require.NotNil(t, call, "no free credit in a forgotten window: Redis decides")
+	assert.False(t, d.Allowed, "the peek counts no slot of x")
+}
+
+// TestClaimsSkipEveryUsedSlot: after free units in windows x, x+1 and x+2
+// (x+2 stamped a window ahead), a request stamped in x+1 asks Redis and
+// its Call reports the use of x (its op claims x's slot at Redis) but
+// gives none of the used slots up a second time. Caught mutation: claims
+// skipping only the last two used windows (x claimed twice: K_x counts
+// this PoP twice and hides another PoP's slot).
+func TestClaimsSkipEveryUsedSlot(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	for _, now := range []int64{w0 + 2000, w0 + testWindow + 1000, w0 + 2*testWindow + 500} {
+		d, c := m.Request(now, "b", 1)
+		require.Nil(t, c)
+		require.Equal(t, SrcFree, d.Source)
+	}
+	_, c := m.Request(w0+testWindow+4000, "b", 1) // in x+1
+	require.NotNil(t, c)
+	var freeOps []int64
+	for _, o := range c.Items[0].Ops {
+		if o.GW == GWFree {
+			freeOps = append(freeOps, o.X)
+		}
+	}
+	assert.Contains(t, freeOps, x, "x's use is reported in this Call")
+	for _, y := range []int64{x, x + 1, x + 2} {
+		assert.NotContains(t, c.Items[0].Claims, y, "window %d's slot was used: not given up", y)
+	}
+}

@@ -29,8 +29,8 @@ func (m *Machine) claims(e *entry, x int64, giveUpNext bool) []int64 {
 	// up to x+1 is one whose group's lease reaches x+2, or that announces
 	// it, and the script applies the announcement first.
 	var out []int64
-	for y := max(e.sentClaims+1, x-1); y <= through; y++ {
-		if y != e.usedFree && y != e.usedFree1 {
+	for y := max(e.sentClaims+1, x-1, m.forgot+1); y <= through; y++ {
+		if !e.used(y) {
 			out = append(out, y)
 		}
 	}
@@ -310,4 +310,26 @@ func (m *Machine) greedy(e *entry) bool {
 func (m *Machine) saturated(r *Result, it ItemResult) bool {
 	est := core.SlidingEstimate(it.CW, it.CPrev, r.Now-r.Window*m.w, m.w)
 	return !core.SlidingAdmits(est, m.cfg.Limit.Max, int64(m.cfg.PoPs))
+}
+
+// useFree records that e's free slot of window x is used, x past every
+// slot e consumed (x > e.claimed): the windows used before it stay marked
+// in usedMask while they are within 7 windows, so no claim gives one of
+// them up (claims reach back to the window before a request's, and a
+// request may be stamped a window or two behind the newest; windows up
+// to Machine.forgot are never claimed).
+func (e *entry) useFree(x int64) {
+	switch d := x - e.usedFree; {
+	case e.usedFree == math.MinInt64 || d >= 8:
+		e.usedMask = 0
+	default:
+		e.usedMask = e.usedMask<<d | 1<<d
+	}
+	e.claimed, e.usedFree = x, x
+}
+
+// used reports whether e's free slot of window y is used.
+func (e *entry) used(y int64) bool {
+	k := e.usedFree - y
+	return k == 0 || (k > 0 && k < 8 && e.usedMask&(1<<k) != 0)
 }

@@ -73,8 +73,8 @@ func (m *Machine) freeLight(now int64, key string, n int64) bool {
 	if m.cfg.NoWait || n <= 0 || n > min(m.creditOf(x, key), math.MaxUint16) || m.w > lightMaxWindow {
 		return false
 	}
-	if _, _, renounced := m.renouncedThrough(key, x); renounced || x <= m.forgot {
-		return false // its slot of x is given up here, or forgotten: a full entry decides it
+	if _, _, renounced := m.renouncedThrough(key, x); renounced || x <= m.forgot || m.ahead(x) {
+		return false // its slot of x is given up here, or forgotten, or x is ahead of the Ticks: a full entry decides it
 	}
 	m.rollLight(x)
 	if x != m.lightX {
@@ -121,10 +121,12 @@ func (m *Machine) promote(e *entry) {
 		return
 	}
 	m.stats.Promoted++
-	e.claimed, e.usedFree = last, last
+	if rec.pu > 0 {
+		e.useFree(last - 1)
+	}
+	e.useFree(last)
 	e.own = core.WindowState{Index: last, Cur: int64(rec.u), Prev: int64(rec.pu)}
 	if rec.pu > 0 {
-		e.usedFree1 = last - 1
 		e.addOp(Op{X: last - 1, GW: GWFree, U: int64(rec.pu)})
 	}
 	e.addOp(Op{X: last, GW: GWFree, U: int64(rec.u)})

@@ -66,6 +66,7 @@ type Machine struct {
 	lightX     int64
 	ren        renounced // identities named hot that this PoP holds nothing else of (renounce.go)
 	forgot     int64     // the latest window whose slot state may have been dropped (forget.go)
+	tickX      int64     // the latest window a Tick ran in: the tiers roll at most one window past it (forget.go)
 	all        []*entry  // the full entries; e.slot is e's index (Tick's sweep walks it)
 	dirty      []*entry  // entries to plan at the next Tick (e.queued)
 	sweep      int       // the next index of all the sweep visits
@@ -116,7 +117,6 @@ type entry struct {
 	ops        *[]Op            // admissions and returns not yet in a batch (nil: none; pending, addOp, takeOps)
 	claimed    int64            // free slots up to this window are consumed here
 	usedFree   int64            // the last window whose slot free credit used (its op claims it)
-	usedFree1  int64            // the one before: its op may still be unsent when the next window's item goes
 	sentClaims int64            // slot claims up to this window were sent
 	lowW       int64            // Redis window of the lower bound below
 	lowC       int64            // C_lowW at Redis (a lower bound of the truth)
@@ -141,6 +141,7 @@ type entry struct {
 	renounce bool  // Redis named e hot: the next Sync claims its slots
 	queued   bool  // in the Machine's dirty list
 	telling  bool  // in the Machine's told list (gossip.go)
+	usedMask uint8 // bit k: the slot of window usedFree−k was used too (useFree); its op may still be unsent when a later window's item goes
 }
 
 // NewMachine returns a Machine for cfg, or an error wrapping ErrConfig.
@@ -152,7 +153,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
+	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, tickX: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
 	for g := range m.groups {
 		m.groups[g] = groupState{leased: math.MinInt64, leasedFrom: math.MinInt64, checkedTo: math.MinInt64, keptFrom: math.MinInt64, keptTo: math.MinInt64}
 	}
@@ -181,7 +182,7 @@ func (m *Machine) window(now int64) int64 { return floorDiv(now, m.w) }
 func (m *Machine) entry(key string) *entry {
 	e := m.view[key]
 	if e == nil {
-		e = &entry{key: key, bucket: int32(m.bucket(key)), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, usedFree1: math.MinInt64, lowW: math.MinInt64, born: math.MinInt64, headroom: -1, slot: int32(len(m.all))}
+		e = &entry{key: key, bucket: int32(m.bucket(key)), claimed: math.MinInt64, sentClaims: math.MinInt64, usedFree: math.MinInt64, lowW: math.MinInt64, born: math.MinInt64, headroom: -1, slot: int32(len(m.all))}
 		m.promote(e)
 		m.unrenounce(e)
 		m.fresh(e)
@@ -302,13 +303,13 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	}
 	g := m.group(int(e.bucket))
 	if n <= m.credit(x, g) && x > e.claimed { // never without free credit (n ≥ 1)
-		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
+		e.useFree(x)
 		e.addOp(Op{X: x, GW: GWFree, U: n})
 		return verdict(true, SrcFree)
 	}
 	if c := m.credit(x, g); c > 0 && x > e.claimed && m.balance(e, x)+c >= n {
 		// the free slot and the grant together cover it
-		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
+		e.useFree(x)
 		e.addOp(Op{X: x, GW: GWFree, U: c})
 		m.spendGrant(e, x, n-c)
 		return verdict(true, SrcGrant)
@@ -332,7 +333,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		// it pays c of the units, Redis decides the rest (Complete
 		// reports the slot used, or gives it up unused on a denial)
 		req.slot = m.cfg.FreeCredit
-		e.claimed, e.usedFree, e.usedFree1 = x, x, e.usedFree
+		e.useFree(x)
 	}
 	// so does the grant balance, held for the request until Redis answers
 	// (a lone PoP's last units may sit in both: asking Redis for all n

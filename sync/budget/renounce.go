@@ -8,7 +8,7 @@ import "math"
 // of the identities named to a PoP it holds nothing of: on pop-sim's
 // mixed at 1,000,000 identities and 32 PoPs, 1,850 of a view's 3,000 full
 // entries were such identities (1,200 of 4,900 at 8 PoPs), each a
-// 216-byte entry that only carried its claims. An identity named hot that
+// 224-byte entry that only carried its claims. An identity named hot that
 // has neither a full entry nor a light record here is instead a renounced
 // record: the window its slots of were last given up through and how far
 // its claims were sent, 8 bytes beside its map key. Invariant: this PoP
@@ -31,7 +31,7 @@ import "math"
 // Their claims go in the next Tick's batch of their group (toClaim), one
 // item each, as a full entry's would.
 type renounced struct {
-	recs    [3]map[string]int64 // key → the window its claims were sent through (at least Machine.forgot)
+	recs    [3]map[string]int64 // key → the window its claims were sent through (at least Machine.forgot when filed)
 	renX    int64
 	toClaim []HotKey // records whose claims a Tick has yet to send
 }
@@ -61,6 +61,9 @@ func (m *Machine) rollRenounced(x int64) {
 // renounce gives up this PoP's free slots of h through window x+1, Redis
 // having named it hot at x: h has no full entry nor light record here.
 func (m *Machine) renounce(h HotKey, x int64) {
+	if m.ahead(x) {
+		return // Redis' clock ahead of this PoP's: its next naming files it
+	}
 	m.rollRenounced(x)
 	r := &m.ren
 	i := r.renX - x // the map of records named at x

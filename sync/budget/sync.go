@@ -20,6 +20,7 @@ import (
 // quiet balance, let expired grants go and forget idle identities).
 func (m *Machine) Tick(now int64) []*Call {
 	x := m.window(now)
+	m.tickX = max(m.tickX, x)
 	m.rollLight(x) // light records two windows old go
 	m.rollRenounced(x)
 	batches := make([]*Call, len(m.groups))
