@@ -136,7 +136,7 @@ func (m *Machine) planClaims(batches []*Call, x, now int64) {
 			continue
 		}
 		var claims []int64
-		for y := max(sent+1, x-1); y <= through; y++ {
+		for y := max(sent+1, x-1, m.forgot+1); y <= through; y++ { // never a forgotten window (forget.go)
 			claims = append(claims, y)
 		}
 		r.recs[r.renX+1-through][h.Key] = through
