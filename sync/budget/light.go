@@ -13,7 +13,7 @@ import (
 // reservation R). Such an identity is a light record: the units of its
 // free request in its last window and in the window before, and when in
 // its window the last one came, 8 bytes beside its map key (a map slot of
-// 24 bytes with the key's header; 16 bytes more would make it 32). It
+// 24 bytes with the key's header, where a 16-byte record made it 32). It
 // becomes a full entry
 // (promote) the first time it needs anything else: a second request in a
 // window, a request of more than the free credit, a Redis hot list naming
