@@ -122,6 +122,22 @@ func TestBudgetRowAndNote(t *testing.T) {
 	assert.Equal(t, []string{"not-ours"}, keys, "keys after the runs; want only the one that was there before")
 }
 
+// budgetRun runs pop-sim's budget mode alone on memoryRun's trace over
+// windows of window, with flags, on the Redis at addr; it returns the
+// report, its one result and that result's budget Stats. what names the
+// run in failures.
+func budgetRun(t *testing.T, addr, window, what string, flags ...string) (jsonReport, map[string]any, map[string]any) {
+	t.Helper()
+	args := append(memoryRun(addr), "-window", window, "-mode", "budget", "-json")
+	code, out, errOut := popSim(t, append(args, flags...)...)
+	require.EqualValues(t, 0, code, "%s: exit %d: %s", what, code, errOut)
+	r := decode(t, out)
+	require.Len(t, r.Results, 1, "%s: one budget row", what)
+	st, _ := r.Results[0]["budget"].(map[string]any)
+	require.NotNil(t, st, "%s: budget Stats in %v", what, r.Results[0])
+	return r, r.Results[0], st
+}
+
 // TestFreeCreditFlag: -free-credit sets the budget Machines' free credit:
 // 0 resolves to budget.AutoFreeCredit's choice for the run's limit and
 // PoPs (one unit for 10 per 10 s over 3 PoPs, none for 10 a second), 1 is
@@ -136,13 +152,7 @@ func TestFreeCreditFlag(t *testing.T) {
 		want         float64
 	}{{"0", "10s", 1}, {"0", "1s", 0}, {"1", "1s", 1}, {"-1", "10s", 0}} {
 		flag, want := tc.flag, tc.want
-		args := append(memoryRun(p.Addr), "-window", tc.window, "-mode", "budget", "-free-credit", flag, "-json")
-		code, out, errOut := popSim(t, args...)
-		require.EqualValues(t, 0, code, "-free-credit %s: exit %d: %s", flag, code, errOut)
-		r := decode(t, out)
-		require.Len(t, r.Results, 1, "one budget row")
-		st, _ := r.Results[0]["budget"].(map[string]any)
-		require.NotNil(t, st, "budget Stats in %v", r.Results[0])
+		_, _, st := budgetRun(t, p.Addr, tc.window, "-free-credit "+flag, "-free-credit", flag)
 		assert.Equal(t, want, st["free_credit"], "-free-credit %s: the Machines' free credit", flag)
 		free := st["decisions_by_source"].(map[string]any)["free"].(float64)
 		if want > 0 {
@@ -162,13 +172,7 @@ func TestBudgetPoPsFlag(t *testing.T) {
 		flag string
 		want float64
 	}{{"0", 3}, {"1", 1}, {"5", 5}} {
-		args := append(memoryRun(p.Addr), "-window", "10s", "-mode", "budget", "-budget-pops", tc.flag, "-json")
-		code, out, errOut := popSim(t, args...)
-		require.EqualValues(t, 0, code, "-budget-pops %s: exit %d: %s", tc.flag, code, errOut)
-		r := decode(t, out)
-		require.Len(t, r.Results, 1, "one budget row")
-		st, _ := r.Results[0]["budget"].(map[string]any)
-		require.NotNil(t, st, "budget Stats in %v", r.Results[0])
+		r, _, st := budgetRun(t, p.Addr, "10s", "-budget-pops "+tc.flag, "-budget-pops", tc.flag)
 		assert.Equal(t, tc.want, st["pops"], "-budget-pops %s: the Machines' PoPs", tc.flag)
 		assert.Equal(t, 3.0, st["trace_pops"], "-budget-pops %s: the trace's PoPs", tc.flag)
 		named := slices.ContainsFunc(r.Notes, func(n string) bool {
@@ -322,17 +326,11 @@ func TestBudgetBucketsFlag(t *testing.T) {
 		flag string
 		want float64
 	}{{"0", 16}, {"4", 4}, {"64", 64}} {
-		args := append(memoryRun(p.Addr), "-window", "10s", "-mode", "budget", "-budget-buckets", tc.flag, "-json")
-		code, out, errOut := popSim(t, args...)
-		require.EqualValues(t, 0, code, "-budget-buckets %s: exit %d: %s", tc.flag, code, errOut)
-		r := decode(t, out)
-		require.Len(t, r.Results, 1, "one budget row")
-		st, _ := r.Results[0]["budget"].(map[string]any)
-		require.NotNil(t, st, "budget Stats in %v", r.Results[0])
+		_, res, st := budgetRun(t, p.Addr, "10s", "-budget-buckets "+tc.flag, "-budget-buckets", tc.flag)
 		assert.Equal(t, tc.want, st["buckets"], "-budget-buckets %s: the Machines' buckets", tc.flag)
-		mem, _ := r.Results[0]["memory"].(map[string]any)
+		mem, _ := res["memory"].(map[string]any)
 		red, _ := mem["redis"].(map[string]any)
-		require.NotNil(t, red, "Redis memory measured in %v", r.Results[0])
+		require.NotNil(t, red, "Redis memory measured in %v", res)
 		fields[tc.flag], _ = red["fields_per_hash"].(float64)
 	}
 	assert.Greater(t, fields["4"], fields["64"], "4 buckets: more fields per hash than 64")

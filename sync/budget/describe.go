@@ -153,7 +153,7 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 		if x+1 <= through && it.CPrev == 0 {
 			room -= m.cfg.FreeCredit // the next window's too
 		}
-	} else if cur, _ := m.lightCounts(key, x); cur == 0 && x > m.forgot && !m.ahead(x) {
+	} else if cur, _ := m.lightCounts(key, x); cur == 0 && x > m.forgot {
 		room += m.cfg.FreeCredit
 	}
 	d := m.Describe(now, key, 1, Decision{Allowed: room >= 1, Source: SrcRedis})

@@ -161,3 +161,22 @@ func TestClaimsSkipEveryUsedSlot(t *testing.T) {
 		assert.NotContains(t, c.Items[0].Claims, y, "window %d's slot was used: not given up", y)
 	}
 }
+
+// TestPeekAheadOfTheTicks: a peek at a time two windows past the last
+// Tick's counts the identity's free slot there, as the request gets it
+// (on a full entry, the light tier not rolling that far). Caught mutation:
+// the peek treating such a window as forgotten (denied, where the request
+// is admitted free).
+func TestPeekAheadOfTheTicks(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	m.Tick(w0 + 50)
+	at := int64(w0 + 2*testWindow + 100) // x+2
+	_, c := m.Peek(at, "k")
+	require.NotNil(t, c)
+	d := m.PeekDone(at+50, c, &Result{Now: at + 20, Window: x + 2, Items: []ItemResult{{Headroom: 0, CW: 5, CPrev: 1, Retry: 500}}}, nil)
+	got, call := m.Request(at+60, "k", 1)
+	require.Nil(t, call)
+	require.Equal(t, SrcFree, got.Source, "the request spends its slot of x+2")
+	assert.True(t, d.Allowed, "so the peek counts it")
+}

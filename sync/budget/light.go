@@ -73,8 +73,11 @@ func (m *Machine) freeLight(now int64, key string, n int64) bool {
 	if m.cfg.NoWait || n <= 0 || n > min(m.creditOf(x, key), math.MaxUint16) || m.w > lightMaxWindow {
 		return false
 	}
-	if _, _, renounced := m.renouncedThrough(key, x); renounced || x <= m.forgot || m.ahead(x) {
-		return false // its slot of x is given up here, or forgotten, or x is ahead of the Ticks: a full entry decides it
+	if x <= m.forgot || m.ahead(x) {
+		return false // x forgotten, or ahead of the Ticks: a full entry decides it
+	}
+	if _, _, renounced := m.renouncedThrough(key, x); renounced {
+		return false // its slot of x is given up here: a full entry decides it
 	}
 	m.rollLight(x)
 	if x != m.lightX {
