@@ -30,10 +30,15 @@ type BudgetOptions struct {
 	Clock      core.Clock    // nil = the system clock
 	// NATS, when set, has every limiter gossip over it (budget.Limiter's
 	// UseNATS): identities Redis counted over their limit are denied at
-	// the other instances without a round trip. nil = no gossip.
+	// the other instances without a round trip. nil = no gossip; a
+	// connection that cannot subscribe (closed) leaves a limiter without it
+	// (OnGossipError says so).
 	NATS *nats.Conn
 	// OnLimiter, when set, is called with every limiter built (for its stats).
 	OnLimiter func(name string, l *budget.Limiter)
+	// OnGossipError, when set, is called when a limiter built could not
+	// gossip over NATS (it decides without gossip).
+	OnGossipError func(name string, err error)
 }
 
 // BudgetBackend is the local-first limiter of sync/budget: each instance
@@ -66,8 +71,10 @@ func NewBudget(o BudgetOptions) *BudgetBackend {
 			return nil, err
 		}
 		if o.NATS != nil {
-			if err := lim.UseNATS(o.NATS); err != nil {
-				return nil, err
+			// gossip only spares round trips: a connection that cannot
+			// subscribe (closed) leaves the limit decided without it
+			if err := lim.UseNATS(o.NATS); err != nil && o.OnGossipError != nil {
+				o.OnGossipError(name, err)
 			}
 		}
 		lim.Start()

@@ -21,12 +21,18 @@ var ErrConfig = errors.New("budget: invalid config")
 // gossip.MaxSenderLen.
 const MaxPoPLen = 64
 
+// MaxLimit is the largest Limit.Max a Config accepts (2^50). Redis' script
+// holds counts as Lua numbers, doubles exact to 2^53, and adds C, G, the
+// reserved free credit and a request's units of two windows: a larger
+// limit would be decided on rounded counts.
+const MaxLimit = 1 << 50
+
 // Config configures a Machine (and a Limiter). The zero value is not valid:
 // PoP, Limit and PoPs must be set; every other field has a default.
 type Config struct {
 	PoP         string     // this PoP's name (required, 1..MaxPoPLen bytes)
 	Incarnation uint64     // this process' random incarnation; 0 is refused by NewMachine (New draws one)
-	Limit       core.Limit // units per window (required; the sliding window counter)
+	Limit       core.Limit // units per window (required; the sliding window counter, Max at most MaxLimit)
 	PoPs        int        // the deployment's number of PoPs, P (required, ≥ 1)
 	// FreeCredit is c, the units a PoP admits of an identity per window
 	// without asking Redis, its one round-trip-free way to serve an
@@ -99,6 +105,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Limit %+v: %w", ErrConfig, c.Limit, c.Limit.Validate())
 	case c.Limit.Algorithm != core.SlidingWindow:
 		return c, fmt.Errorf("%w: Limit %+v: the budget limiter runs the sliding window counter only: %w", ErrConfig, c.Limit, core.ErrBadAlgorithm)
+	case c.Limit.Max > MaxLimit:
+		return c, fmt.Errorf("%w: Limit.Max %d is over MaxLimit %d: %w", ErrConfig, c.Limit.Max, int64(MaxLimit), core.ErrInvalid)
 	case c.PoPs < 1:
 		return c, fmt.Errorf("%w: PoPs is %d, want the deployment's number of PoPs (≥ 1)", ErrConfig, c.PoPs)
 	case c.Buckets < 0 || c.Groups < 0 || c.SyncInterval < 0 || c.RTT < 0 || c.ExpirySlack < 0:
@@ -112,9 +120,9 @@ func (c Config) withDefaults() (Config, error) {
 	case c.FreeCredit < 0:
 		c.FreeCredit = 0
 	}
-	if 2*c.FreeCredit*int64(c.PoPs) > c.Limit.Max {
-		return c, fmt.Errorf("%w: 2 × FreeCredit × PoPs = %d exceeds Limit.Max %d (free credit alone would pass the limit)",
-			ErrConfig, 2*c.FreeCredit*int64(c.PoPs), c.Limit.Max)
+	if c.FreeCredit > c.Limit.Max/2/int64(c.PoPs) { // 2 × FreeCredit × PoPs > Limit.Max, without overflow
+		return c, fmt.Errorf("%w: 2 × FreeCredit × PoPs exceeds Limit.Max %d (FreeCredit %d, PoPs %d: free credit alone would pass the limit)",
+			ErrConfig, c.Limit.Max, c.FreeCredit, c.PoPs)
 	}
 	if c.Namespace == "" {
 		c.Namespace = "el"

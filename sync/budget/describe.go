@@ -20,8 +20,9 @@ import (
 // is, for a denial, the latest of Redis' word on the last request it
 // denied here (the time its units would fit, kept for later denials), the
 // view's wait (deny cache, known full) and core's on the view's counts, at
-// least 1 ms. Staleness is the age of Redis' last reply
-// about key for a decision made here.
+// least 1 ms; a FailClosed denial while Redis is down waits at least a
+// Sync interval (the earliest a Sync can find Redis back). Staleness is
+// the age of Redis' last reply about key for a decision made here.
 func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Decision {
 	out := core.Decision{Allowed: d.Allowed, Limit: m.cfg.Limit.Max, Source: coreSource(d.Source, m.cfg.FailClosed)}
 	e := m.view[key]
@@ -37,6 +38,11 @@ func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Deci
 		wait := core.SlidingRetryMillis(cur, prev, elapsed, m.w, m.cfg.Limit.Max, n)
 		if e != nil {
 			wait = max(wait, max(e.denyUntil, e.fullUntil, e.retryAt)-now)
+		}
+		if d.Source == SrcFallback && m.cfg.FailClosed {
+			// denied because Redis is down: no verdict changes before the
+			// next Sync finds it back
+			wait = max(wait, m.cfg.SyncInterval.Milliseconds())
 		}
 		out.RetryAfter = ms(max(1, wait))
 	}

@@ -17,8 +17,9 @@ import (
 
 var _ core.Limiter = (*Limiter)(nil)
 
-// ErrClosed is returned by a Limiter's methods after Close.
-var ErrClosed = errors.New("budget: limiter closed")
+// ErrClosed is returned by a Limiter's methods after Close. It matches
+// core.ErrClosed (errors.Is), as every limiter's does.
+var ErrClosed = fmt.Errorf("budget: %w", core.ErrClosed)
 
 // errDown is the cause of the core.UnavailableError AllowN returns beside
 // a decision made on the view, without a call, while Redis is down.
@@ -38,6 +39,7 @@ type Limiter struct {
 	closed  bool
 	stop    chan struct{}
 	done    chan struct{}
+	abandon context.CancelFunc // ends the Sync loop's context (a Close whose own ended)
 	tr      *gossip.Transport  // UseNATS's, or nil
 	sub     *nats.Subscription // its subscription
 }
@@ -113,10 +115,23 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 		return l.m.Describe(t, key, n, d), err
 	}
 	l.mu.Unlock()
-	r, err := Exec(ctx, l.rdb, l.m, c, c.Now)
+	// A caller that gave up (its context ended before the call went out,
+	// or was cancelled while it waited) says nothing of Redis' health: its
+	// Call fails (its report is sent again, its request decided on the
+	// view) without putting the Limiter down for every other caller. A
+	// deadline that passes while Redis does not answer still does.
+	var r *Result
+	err := ctx.Err()
+	gone := err != nil
+	if gone {
+		err = &core.UnavailableError{Op: "budget script", Err: err}
+	} else {
+		r, err = Exec(ctx, l.rdb, l.m, c, c.Now)
+		gone = errors.Is(err, context.Canceled)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d = l.m.Complete(t, c, r, err)
+	d = l.m.complete(t, c, r, err, !gone)
 	return l.m.Describe(t, key, n, d), err
 }
 
@@ -296,20 +311,22 @@ func (l *Limiter) Start() {
 		return
 	}
 	l.stop, l.done = make(chan struct{}), make(chan struct{})
-	go l.loop(l.m.cfg.SyncInterval)
+	ctx, cancel := context.WithCancel(context.Background())
+	l.abandon = cancel
+	go l.loop(ctx, l.m.cfg.SyncInterval)
 }
 
-func (l *Limiter) loop(every time.Duration) {
+func (l *Limiter) loop(ctx context.Context, every time.Duration) {
 	defer close(l.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	_ = l.Sync(context.Background()) // at once: it takes the free-credit lease (lease.go)
+	_ = l.Sync(ctx) // at once: it takes the free-credit lease (lease.go)
 	for {
 		select {
 		case <-l.stop:
 			return
 		case <-t.C:
-			_ = l.Sync(context.Background()) // a failure is retried by the next Sync
+			_ = l.Sync(ctx) // a failure is retried by the next Sync
 		}
 	}
 }
@@ -317,7 +334,9 @@ func (l *Limiter) loop(every time.Duration) {
 // Close stops the Sync loop, runs a last Sync (what that Sync plans: a
 // grant stays with an identity that still had demand and expires with its
 // window) and refuses further requests. It returns
-// that Sync's error; a second Close returns ErrClosed.
+// that Sync's error; a second Close returns ErrClosed. When ctx ends while
+// the loop's Sync is still at Redis, Close returns ctx's error without a
+// last Sync, and the loop's Sync is given up (its context cancelled).
 func (l *Limiter) Close(ctx context.Context) error {
 	l.mu.Lock()
 	if l.closed {
@@ -325,17 +344,24 @@ func (l *Limiter) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	l.closed = true
-	stop, done, sub := l.stop, l.done, l.sub
+	stop, done, sub, abandon := l.stop, l.done, l.sub, l.abandon
 	l.mu.Unlock()
+	defer func() {
+		if sub != nil {
+			_ = sub.Unsubscribe() // its callbacks see closed meanwhile
+		}
+	}()
 	if stop != nil {
 		close(stop)
-		<-done
+		select {
+		case <-done:
+		case <-ctx.Done():
+			abandon()
+			return ctx.Err()
+		}
+		abandon()
 	}
-	err := l.Sync(ctx)
-	if sub != nil {
-		_ = sub.Unsubscribe() // its callbacks see closed meanwhile
-	}
-	return err
+	return l.Sync(ctx)
 }
 
 // Stats returns the Machine's counters.

@@ -225,6 +225,12 @@ func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 // arrival) and returns the request's Decision: Redis' verdict, or, when
 // err is not nil, a verdict on the view as it is now (see decide).
 func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
+	return m.complete(now, c, r, err, true)
+}
+
+// complete is Complete; a failed call puts the Machine down only when
+// failed says the failure is Redis' (not its caller's context ending).
+func (m *Machine) complete(now int64, c *Call, r *Result, err error, failed bool) Decision {
 	c.req.e.asking--
 	if c.guard != "" {
 		// Redis may have applied the report when no reply came: it is
@@ -232,7 +238,7 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 		m.reports.done(c, err != nil || r == nil)
 	}
 	if err != nil || r == nil {
-		m.down = true
+		m.down = m.down || failed
 		m.settle(c, false)
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}

@@ -40,14 +40,16 @@ func leaseAll(m *Machine) {
 func TestConfigErrors(t *testing.T) {
 	base := Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, time.Second), PoPs: 2}
 	for name, mod := range map[string]func(*Config){
-		"no PoP":                 func(c *Config) { c.PoP = "" },
-		"PoP too long":           func(c *Config) { c.PoP = strings.Repeat("p", MaxPoPLen+1) },
-		"no PoPs":                func(c *Config) { c.PoPs = 0 },
-		"no limit":               func(c *Config) { c.Limit = core.Limit{} },
-		"no incarnation":         func(c *Config) { c.Incarnation = 0 },
-		"free credit over limit": func(c *Config) { c.FreeCredit = 3 }, // 2 × 3 × 2 PoPs > 10
-		"negative buckets":       func(c *Config) { c.Buckets = -1 },
-		"buckets past int32":     func(c *Config) { c.Buckets = math.MaxInt32 + 1 },
+		"no PoP":                  func(c *Config) { c.PoP = "" },
+		"PoP too long":            func(c *Config) { c.PoP = strings.Repeat("p", MaxPoPLen+1) },
+		"no PoPs":                 func(c *Config) { c.PoPs = 0 },
+		"no limit":                func(c *Config) { c.Limit = core.Limit{} },
+		"no incarnation":          func(c *Config) { c.Incarnation = 0 },
+		"free credit over limit":  func(c *Config) { c.FreeCredit = 3 }, // 2 × 3 × 2 PoPs > 10
+		"negative buckets":        func(c *Config) { c.Buckets = -1 },
+		"buckets past int32":      func(c *Config) { c.Buckets = math.MaxInt32 + 1 },
+		"limit past MaxLimit":     func(c *Config) { c.Limit = core.PerWindow(MaxLimit+1, time.Second) },
+		"free credit overflowing": func(c *Config) { c.FreeCredit = math.MaxInt64 / 2 }, // 2 × c × 2 PoPs wraps negative
 	} {
 		cfg := base
 		mod(&cfg)

@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	reg := prometheus.NewRegistry()
 	col := metrics.New()
 	reg.MustRegister(col)
-	backend, closeConns, err := buildBackend(o, col)
+	backend, closeConns, err := buildBackend(o, col, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "edgelimit-ratelimit:", err)
 		return exitUsage
@@ -122,7 +122,7 @@ func logger(o *options, w io.Writer) *slog.Logger {
 
 // buildBackend builds the chosen backend and the connections it uses;
 // closeConns closes them (after the backend's Close).
-func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), error) {
+func buildBackend(o *options, col *metrics.Collector, log *slog.Logger) (service.Backend, func(), error) {
 	if o.backend == "local" {
 		return service.NewLocal(nil, o.localCapacity), func() {}, nil
 	}
@@ -161,6 +161,9 @@ func buildBackend(o *options, col *metrics.Collector) (service.Backend, func(), 
 		FailClosed: o.failMode == "closed", NoWait: o.budgetNoWait, Sync: o.budgetSync,
 		OnLimiter: func(name string, l *budget.Limiter) {
 			col.AddStats(name, func() map[string]float64 { return budgetFields(l.Stats()) })
+		},
+		OnGossipError: func(name string, err error) {
+			log.Warn("limit decided without gossip", "limit", name, "err", err)
 		},
 	})
 	return b, closeConns, nil
