@@ -36,7 +36,9 @@
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
---   slot (K_x + 1, with u = 0 a slot given up unused); gw = -2 is a
+--   slot (K_x + 1, with u = 0 a slot given up unused; an op of a window
+--   after w, stamped ahead of Redis' clock, counts its units in C_w and
+--   claims no slot, so its own window's stays reserved); gw = -2 is a
 --   fallback admission (C_x only); gw = -3 forgets C of every window (a
 --   Reset: G and K stay, budget PoPs may still spend). An item that asks
 --   nothing (n, want, claims and ops all 0: a peek) writes nothing.
@@ -447,7 +449,10 @@ for n = 1, nitems do
         if d >= -1 then
           local j = 3 * (d + 3) + 1
           s[j] = s[j] + u
-          if gwa == -1 then
+          if gwa == -1 and x <= w then
+            -- a free op of a later window (a request stamped ahead of
+            -- this call's clock) counts its units here but claims no slot
+            -- of w: its own window's slot stays reserved
             s[j + 2] = s[j + 2] + 1
           end
           s[25 + d] = true

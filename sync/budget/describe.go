@@ -86,6 +86,16 @@ func (m *Machine) lightCounts(key string, x int64) (cur, prev int64) {
 		if rec, ok := m.lights[0][key]; ok {
 			return 0, int64(rec.u)
 		}
+	case m.lightX - 1:
+		// the tier rolled a window past x (a request stamped early): x's
+		// free unit is in the record of lightX−1, or in the pu of one that
+		// came since
+		if rec, ok := m.lights[1][key]; ok {
+			return int64(rec.u), int64(rec.pu)
+		}
+		if rec, ok := m.lights[0][key]; ok {
+			return int64(rec.pu), 0
+		}
 	}
 	return 0, 0
 }

@@ -34,7 +34,13 @@ import "math"
 // credit there. So the tiers roll at most one window past the last Tick's
 // (ahead): a request stamped further ahead is decided on a full entry,
 // free credit and all, and a naming Redis makes further ahead waits for
-// its next one. One window ahead, the tier does roll: the window before
+// its next one. Such a request's decision Call renews no lease (Redis
+// would count this PoP from that window on and skip the windows between,
+// ending its free credit until its clock got there) and carries no
+// report; Redis counts a free unit of a window after its own in its own
+// window and claims no slot with it (TestFarStampKeepsTheLease,
+// TestEarlyFreeOpClaimsTheWrongSlot). A reply about such a window does not
+// stay Redis' last count of the identity over the PoP's own window's. One window ahead, the tier does roll: the window before
 // the PoP's is then forgotten, and identities new in the PoP's window
 // keep their slot of the window before reserved at Redis until its clock
 // catches up (quota, not safety).

@@ -190,7 +190,7 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		e.grants[i].bal += it.Grant
 		e.fullUntil = 0
 	}
-	if r.Window >= e.lowW {
+	if r.Window >= e.lowW || m.ahead(e.lowW) { // a count of a window ahead of the Ticks (a request stamped early) gives way
 		e.lowW, e.lowC, e.lowPrev = r.Window, it.CW, it.CPrev
 		elapsed := r.Now - r.Window*m.w
 		if !core.SlidingAdmits(core.SlidingEstimate(it.CW, it.CPrev, elapsed, m.w), m.cfg.Limit.Max, 1) {
@@ -312,15 +312,19 @@ func (m *Machine) saturated(r *Result, it ItemResult) bool {
 	return !core.SlidingAdmits(est, m.cfg.Limit.Max, int64(m.cfg.PoPs))
 }
 
+// usedReach is how many windows usedMask marks: the newest used one and
+// the usedReach−1 before it.
+const usedReach = 8
+
 // useFree records that e's free slot of window x is used, x past every
 // slot e consumed (x > e.claimed): the windows used before it stay marked
-// in usedMask while they are within 7 windows, so no claim gives one of
-// them up (claims reach back to the window before a request's, and a
-// request may be stamped a window or two behind the newest; windows up
-// to Machine.forgot are never claimed).
+// in usedMask while they are within usedReach−1 windows, so no claim
+// gives one of them up (claims reach back to the window before a
+// request's, and a request may be stamped a window or two behind the
+// newest; windows up to Machine.forgot are never claimed).
 func (e *entry) useFree(x int64) {
 	switch d := x - e.usedFree; {
-	case e.usedFree == math.MinInt64 || d >= 8:
+	case e.usedFree == math.MinInt64 || d >= usedReach:
 		e.usedMask = 0
 	default:
 		e.usedMask = e.usedMask<<d | 1<<d
@@ -328,8 +332,13 @@ func (e *entry) useFree(x int64) {
 	e.claimed, e.usedFree = x, x
 }
 
-// used reports whether e's free slot of window y is used.
+// used reports whether e's free slot of window y is used, or may be: a
+// window usedReach or more before the newest used one is past usedMask's
+// reach, so its slot counts as used and no claim gives it up (a request
+// stamped far ahead, then one stamped back in an older window, gave up
+// again a slot its report had claimed: another PoP's slot went
+// unreserved; TestUsedSlotPastTheMask).
 func (e *entry) used(y int64) bool {
 	k := e.usedFree - y
-	return k == 0 || (k > 0 && k < 8 && e.usedMask&(1<<k) != 0)
+	return e.usedFree != math.MinInt64 && (k == 0 || k >= usedReach || (k > 0 && e.usedMask&(1<<k) != 0))
 }

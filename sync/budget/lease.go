@@ -79,7 +79,9 @@ func (m *Machine) creditOf(x int64, key string) int64 {
 // PoP is reserved for before it can spend (announced two ahead, a grant
 // made in y−2 before the announcement missed it in E2).
 func (m *Machine) announce(c *Call, x int64) {
-	if m.leaseDue(c.Group, x) {
+	// a request stamped ahead of the Ticks announces nothing: Redis would
+	// count this PoP from that window on and skip the windows between
+	if m.leaseDue(c.Group, x) && !m.ahead(x) {
 		c.announce = x + 3
 	}
 	c.recorded = m.groups[c.Group].checkedTo

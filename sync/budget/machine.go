@@ -354,7 +354,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	}
 	c := &Call{Group: g, Now: now, Items: []Item{it}, req: req, hotWin: -1}
 	m.announce(c, x)
-	if ((m.cfg.FreeCredit > 0 && x+1 > e.sentClaims) || len(e.pending()) > 0) && m.reports.room() {
+	if ((m.cfg.FreeCredit > 0 && x+1 > e.sentClaims) || len(e.pending()) > 0) && m.reports.room() && !m.ahead(x) {
 		// The request asks Redis, and reports with it: this PoP gives up
 		// its free slot of the next window (and claims the slots it
 		// consumed), so the units Redis reserved for it are Redis' to

@@ -228,9 +228,10 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		return
 	}
 	gs := &m.groups[c.Group]
-	if gs.inflight == c {
-		gs.inflight = nil
+	if gs.inflight != c {
+		return // a reply already applied (or of a batch this Machine no longer waits on)
 	}
+	gs.inflight = nil
 	if err != nil || r == nil {
 		m.down = true
 		gs.retry = c

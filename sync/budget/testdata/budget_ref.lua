@@ -288,7 +288,7 @@ for _ = 1, nitems do
         local d = math.min(x - w, 0)
         if d >= -1 then
           s[d][1] = s[d][1] + u
-          if op[2] == -1 then
+          if op[2] == -1 and x <= w then
             s[d][3] = s[d][3] + 1
           end
           dirty[d] = true
