@@ -289,25 +289,6 @@ func TestDoubleClaimAfterReset(t *testing.T) {
 	assert.Empty(t, judgeMax(truth, testWindow, 10), "the PoPs together stay within the limit")
 }
 
-// TestFinishTwice: a batch's reply handed to Finish twice (not
-// something Limiter does; a caller of the Machine retrying its own
-// bookkeeping could) must not add its grant twice.
-func TestFinishTwice(t *testing.T) {
-	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
-	_, c := m.Request(w0+10, "a", 1)
-	require.NotNil(t, c)
-	m.Complete(w0+20, c, &Result{Now: w0 + 15, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 1}}}, nil)
-	calls := m.Tick(w0 + 100)
-	require.Len(t, calls, 1)
-	r := &Result{Now: w0 + 110, Window: 1000, Items: make([]ItemResult, len(calls[0].Items))}
-	for i := range r.Items {
-		r.Items[i] = ItemResult{Allowed: -1, Grant: 2, CW: 1, Headroom: 1}
-	}
-	m.Finish(calls[0], r, nil)
-	m.Finish(calls[0], r, nil)
-	assert.Equal(t, int64(2), m.balance(m.view["a"], 1000), "one grant of 2")
-}
-
 // TestFarStampKeepsTheDenyCache: after one request of an identity
 // stamped far ahead (its reply of that window recorded as Redis' last
 // count), a reply in the PoP's own window showing the identity over its

@@ -100,11 +100,13 @@ type groupState struct {
 
 // pending is the request a decision Call answers.
 type pending struct {
-	e    *entry
-	n    int64
-	x    int64        // the request's window
-	slot int64        // units of this PoP's free slot of x the request takes (0: none)
-	took [2]grantSlot // units of its grants the request takes, by grant window
+	e       *entry
+	n       int64
+	x       int64        // the request's window
+	slot    int64        // units of this PoP's free slot of x the request takes (0: none)
+	took    [2]grantSlot // units of its grants the request takes, by grant window
+	done    bool         // Complete applied the Call's outcome
+	decided Decision     // and decided this
 }
 
 // grantSlot is a grant balance and Redis' window it was granted in.
@@ -223,7 +225,8 @@ func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 
 // Complete applies the outcome of decision Call c at now (the reply's
 // arrival) and returns the request's Decision: Redis' verdict, or, when
-// err is not nil, a verdict on the view as it is now (see decide).
+// err is not nil, a verdict on the view as it is now (see decide). A Call
+// completed again changes nothing and returns its first Decision.
 func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 	return m.complete(now, c, r, err, true)
 }
@@ -231,6 +234,15 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 // complete is Complete; a failed call puts the Machine down only when
 // failed says the failure is Redis' (not its caller's context ending).
 func (m *Machine) complete(now int64, c *Call, r *Result, err error, failed bool) Decision {
+	if c.req.done {
+		return c.req.decided
+	}
+	d := m.completeOnce(now, c, r, err, failed)
+	c.req.done, c.req.decided = true, d
+	return d
+}
+
+func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed bool) Decision {
 	c.req.e.asking--
 	if c.guard != "" {
 		// Redis may have applied the report when no reply came: it is
