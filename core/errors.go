@@ -32,8 +32,8 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 var (
 	ErrEmptyKey     = &InputError{"empty key"}
 	ErrKeyTooLong   = &InputError{"key longer than MaxKeyLen bytes"}
-	ErrBadLimit     = &InputError{"limit must be positive"}
-	ErrBadWindow    = &InputError{"window must be at least 1ms"}
+	ErrBadLimit     = &InputError{"limit must be between 1 and MaxLimit"}
+	ErrBadWindow    = &InputError{"window must be between 1ms and MaxWindow"}
 	ErrBadWeight    = &InputError{"weight must be between 1 and the limit"}
 	ErrBadAlgorithm = &InputError{"unknown algorithm"}
 	ErrMalformed    = &InputError{"malformed message"}

@@ -63,14 +63,27 @@ func PerWindow(max int64, window time.Duration) Limit {
 	return Limit{Max: max, Window: window}
 }
 
+// MaxLimit is the largest Max a Limit may have, 2^50: the Redis scripts
+// count in Lua numbers (float64, exact integers below 2^53), and a count
+// plus a weight reaches twice Max before it is refused.
+const MaxLimit = 1 << 50
+
+// MaxWindow is the longest Window a Limit may have. Durations computed
+// from a window reach twice it (a sliding window's ResetAfter) and must fit
+// a time.Duration (292 years); a token bucket's TAT, in µs, runs a window
+// ahead of now and must stay exact in the Lua scripts (below 2^53 µs, the
+// year 2255).
+const MaxWindow = 100 * 365 * 24 * time.Hour
+
 // Validate returns ErrBadLimit, ErrBadWindow or ErrBadAlgorithm when the
-// limit cannot be enforced, and nil otherwise. A token bucket also needs
+// limit cannot be enforced, and nil otherwise: Max must lie in
+// [1, MaxLimit] and Window in [1ms, MaxWindow]. A token bucket also needs
 // Window/Max of at least one microsecond.
 func (l Limit) Validate() error {
 	switch {
-	case l.Max <= 0:
+	case l.Max <= 0 || l.Max > MaxLimit:
 		return ErrBadLimit
-	case l.Window < time.Millisecond:
+	case l.Window < time.Millisecond || l.Window > MaxWindow:
 		return ErrBadWindow
 	case int(l.Algorithm) >= len(algorithmNames):
 		return ErrBadAlgorithm

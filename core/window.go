@@ -153,7 +153,23 @@ func (s *WindowState) DecideFixed(l Limit, now, n int64, commit bool) Decision {
 	return d
 }
 
-func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+// ms converts v milliseconds to a Duration, saturating at the largest one
+// (a request stamped centuries before its state's window has a lag past
+// Duration's range).
+func ms(v int64) time.Duration { return MillisDuration(v) }
+
+// MillisDuration converts v milliseconds to a Duration, saturating at
+// math.MaxInt64 and math.MinInt64 instead of wrapping.
+func MillisDuration(v int64) time.Duration {
+	const per = int64(time.Millisecond)
+	switch {
+	case v > math.MaxInt64/per:
+		return math.MaxInt64
+	case v < math.MinInt64/per:
+		return math.MinInt64
+	}
+	return time.Duration(v) * time.Millisecond
+}
 
 func maxInt(a, b int64) int64 {
 	if a > b {

@@ -12,7 +12,9 @@
 // peer is a configured trusted proxy, walking the chain from the right and
 // skipping trusted hops, so a client cannot choose its own key) and
 // HeaderKey (a header such as an API key; with the header on several lines
-// the first line wins). Keys go verbatim into the limiter's store (Redis key
+// the first line wins). The IP keys take an IPv6 address by its /64
+// (IPv6Prefix: one subscriber holds a /64 or more and picks addresses in
+// it freely), an IPv4 address whole. Keys go verbatim into the limiter's store (Redis key
 // names) and the budget limiter's gossip: wrap a secret in HashedKey, which keeps
 // the first 128 bits of its SHA-256 in hex. A key that is empty or longer
 // than core.MaxKeyLen is a bad key: the request is answered by

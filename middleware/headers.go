@@ -14,9 +14,9 @@ func policyField(limits []namedLimit) string {
 	items := make([]string, len(limits))
 	for i, l := range limits {
 		lim := l.limiter.Limit()
-		item := sfString(l.name) + ";q=" + strconv.FormatInt(lim.Max, 10)
+		item := sfString(l.name) + ";q=" + sfInt(lim.Max)
 		if lim.Window%time.Second == 0 {
-			item += ";w=" + strconv.FormatInt(int64(lim.Window/time.Second), 10)
+			item += ";w=" + sfInt(int64(lim.Window/time.Second))
 		}
 		items[i] = item
 	}
@@ -32,7 +32,7 @@ func writeDecided(h http.Header, l namedLimit, d core.Decision, denied, legacy b
 		r, t = 0, retryAfterSeconds(d)
 		h.Set("Retry-After", strconv.FormatInt(t, 10))
 	}
-	h.Set("RateLimit", sfString(name)+";r="+strconv.FormatInt(r, 10)+";t="+strconv.FormatInt(t, 10))
+	h.Set("RateLimit", sfString(name)+";r="+sfInt(r)+";t="+sfInt(t))
 	if legacy {
 		h.Set("X-RateLimit-Limit", strconv.FormatInt(d.Limit, 10))
 		h.Set("X-RateLimit-Remaining", strconv.FormatInt(r, 10))
@@ -68,7 +68,19 @@ func ceilSeconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
 	}
-	return int64((d + time.Second - 1) / time.Second)
+	s := int64(d / time.Second) // no d + 1s − 1: it wraps for d near the largest Duration
+	if d%time.Second != 0 {
+		s++
+	}
+	return s
+}
+
+// maxSFInt is the largest RFC 8941 Integer (15 digits).
+const maxSFInt = 999_999_999_999_999
+
+// sfInt renders v as an RFC 8941 Integer, clamped to its range.
+func sfInt(v int64) string {
+	return strconv.FormatInt(min(max(v, -maxSFInt), maxSFInt), 10)
 }
 
 // sfString renders s (printable ASCII, see checkName) as an RFC 8941 String.

@@ -13,16 +13,33 @@ import (
 type KeyFunc func(r *http.Request) string
 
 // RemoteAddrKey is the KeyFunc of the direct peer's IP address, taken from
-// r.RemoteAddr ("ip:port", as net/http sets it) in its canonical text form
-// (IPv4-mapped IPv6 addresses become IPv4; zones are dropped). It returns ""
-// when RemoteAddr holds no IP, as on a Unix socket. Behind a proxy every
-// request would share the proxy's key: use TrustedClientIP there.
+// r.RemoteAddr ("ip:port", as net/http sets it): an IPv4 address in its
+// canonical text form (IPv4-mapped IPv6 addresses become IPv4; zones are
+// dropped), an IPv6 address as its /64 ("2001:db8:1:2::/64"; see
+// IPv6Prefix). It returns "" when RemoteAddr holds no IP, as on a Unix
+// socket. Behind a proxy every request would share the proxy's key: use
+// TrustedClientIP there.
 func RemoteAddrKey(r *http.Request) string {
 	a, ok := parseHostAddr(r.RemoteAddr)
 	if !ok {
 		return ""
 	}
-	return a.String()
+	return addrKey(a)
+}
+
+// IPv6Prefix is the prefix length an IPv6 address is keyed by
+// (RemoteAddrKey, TrustedClientIP): one subscriber is routed a /64 or
+// more and picks its interface identifier freely (privacy addresses rotate
+// on their own), so keyed by the whole address one client would get a
+// fresh quota per address. Write your own KeyFunc to key by another length.
+const IPv6Prefix = 64
+
+// addrKey is a's key: IPv4 as it is, IPv6 by its IPv6Prefix.
+func addrKey(a netip.Addr) string {
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, IPv6Prefix).Masked().String()
 }
 
 // HeaderKey returns a KeyFunc that uses the value of the request header

@@ -25,9 +25,9 @@ func request(peer string, headers ...string) *http.Request {
 func TestRemoteAddrKey(t *testing.T) {
 	cases := map[string]string{
 		"192.0.2.1:5000":          "192.0.2.1",
-		"[2001:db8::1]:443":       "2001:db8::1",
+		"[2001:db8::1]:443":       "2001:db8::/64", // IPv6 keyed by its /64
 		"[::ffff:192.0.2.9]:80":   "192.0.2.9",
-		"[fe80::1%eth0]:80":       "fe80::1",
+		"[fe80::1%eth0]:80":       "fe80::/64",
 		"192.0.2.1":               "192.0.2.1",
 		"@":                       "",
 		"":                        "",
@@ -53,7 +53,7 @@ func TestTrustedClientIPXForwardedFor(t *testing.T) {
 		{"trusted hops skipped", "10.1.2.3:1", "1.1.1.1, 198.51.100.1, 10.9.9.9, 10.8.8.8", "198.51.100.1"},
 		{"all trusted: leftmost", "10.1.2.3:1", "10.5.5.5, 10.6.6.6", "10.5.5.5"},
 		{"no header: the proxy", "10.1.2.3:1", "", "10.1.2.3"},
-		{"port and brackets", "10.1.2.3:1", "[2001:db8::5]:4711", "2001:db8::5"},
+		{"port and brackets", "10.1.2.3:1", "[2001:db8::5]:4711", "2001:db8::/64"},
 		{"garbage where needed", "10.1.2.3:1", "1.1.1.1, garbage", ""},
 		{"garbage beyond the client", "10.1.2.3:1", "garbage, 198.51.100.1", "198.51.100.1"},
 	}
@@ -80,7 +80,7 @@ func TestTrustedClientIPForwarded(t *testing.T) {
 	cases := []struct{ name, peer, fwd, want string }{
 		{"untrusted peer", "203.0.113.9:1", "for=198.51.100.1", "203.0.113.9"},
 		{"simple", "10.0.0.1:1", "for=198.51.100.1;proto=https", "198.51.100.1"},
-		{"quoted v6 with port", "10.0.0.1:1", `for="[2001:db8:cafe::17]:4711"`, "2001:db8:cafe::17"},
+		{"quoted v6 with port", "10.0.0.1:1", `for="[2001:db8:cafe::17]:4711"`, "2001:db8:cafe::/64"},
 		{"case and spaces", "10.0.0.1:1", `For = "198.51.100.3" ; by=10.0.0.1`, "198.51.100.3"},
 		{"chain", "10.0.0.1:1", "for=1.1.1.1, for=198.51.100.4, for=10.2.2.2", "198.51.100.4"},
 		{"quoted comma", "10.0.0.1:1", `for=198.51.100.5;x="a,b"`, "198.51.100.5"},

@@ -21,7 +21,8 @@ const (
 )
 
 // TrustedClientIP returns a KeyFunc giving the client's IP address when
-// requests come through proxies. trusted lists the proxies, as CIDR
+// requests come through proxies (an IPv6 address as its /64, as
+// RemoteAddrKey). trusted lists the proxies, as CIDR
 // prefixes ("10.0.0.0/8") or single addresses ("192.0.2.7").
 //
 // The header is believed only as far as trusted hops vouch for it: starting
@@ -59,7 +60,7 @@ func clientIP(r *http.Request, h ProxyHeader, trusted []netip.Prefix) string {
 		return ""
 	}
 	if !isTrusted(addr, trusted) {
-		return addr.String()
+		return addrKey(addr)
 	}
 	hops := hopList(r, h)
 	for i := len(hops) - 1; i >= 0 && isTrusted(addr, trusted); i-- {
@@ -67,7 +68,7 @@ func clientIP(r *http.Request, h ProxyHeader, trusted []netip.Prefix) string {
 			return ""
 		}
 	}
-	return addr.String()
+	return addrKey(addr)
 }
 
 // hopList returns the addresses recorded in header h, leftmost (farthest

@@ -151,10 +151,19 @@ func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now int64) {
 	}
 }
 
-// idle reports whether s has fully reset at now, so dropping it loses
-// nothing. The check counts nothing (commit false).
+// idleGraceMillis is how far before the inserting request's now an entry
+// must already have fully reset to be swept: requests are stamped before
+// they take the shard lock, so one stamped a little earlier than the
+// inserting one (another goroutine, a clock stepped back) may still need
+// the state, as the Redis backend's expiry slack keeps a key for a late
+// request.
+const idleGraceMillis = 1000
+
+// idle reports whether s had fully reset idleGraceMillis before now, so
+// dropping it loses nothing for a request stamped up to that much earlier.
+// The check counts nothing (commit false).
 func (st *store[V]) idle(s *slot[V], now int64) bool {
-	return st.apply(&s.v, st.limit, now, 1, false).ResetAfter == 0
+	return st.apply(&s.v, st.limit, now-idleGraceMillis, 1, false).ResetAfter == 0
 }
 
 func (st *store[V]) remove(key string) {

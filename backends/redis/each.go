@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -25,10 +26,14 @@ type Ask struct {
 // decision. It is for a caller holding many decisions at once, a
 // replay of recorded traffic for instance: no goroutine per call waits in
 // a batch (WithPipelining), which a replay would pay for per call. A bad
-// key or weight fails before anything is sent (a core error matching
-// core.ErrInvalid); a call Redis failed gets the fail-mode decision, and
-// the first such failure is returned as a *core.UnavailableError.
+// key or weight, or an out shorter than asks, fails before anything is
+// sent (a core error matching core.ErrInvalid); a call Redis failed gets
+// the fail-mode decision, and the first such failure is returned as a
+// *core.UnavailableError.
 func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision) error {
+	if len(out) < len(asks) {
+		return fmt.Errorf("%w: AllowEach: %d asks but room for %d decisions", core.ErrInvalid, len(asks), len(out))
+	}
 	reqs := make([]request, len(asks))
 	for i, a := range asks {
 		if err := core.ValidateKey(a.Key); err != nil {

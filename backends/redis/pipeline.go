@@ -34,7 +34,11 @@ func callDeadline(ctx context.Context, now int64, timeout time.Duration) int64 {
 		d = now + int64(timeout)
 	}
 	if dl, ok := ctx.Deadline(); ok {
-		d = min(d, now+int64(time.Until(dl)))
+		// Saturated as the timeout is: a deadline centuries away would
+		// wrap the sum negative and fail the call at once.
+		if rem := int64(time.Until(dl)); rem < d-now {
+			d = now + rem
+		}
 	}
 	return d
 }

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/lua"
@@ -86,8 +85,8 @@ func (l *Limiter) parseReply(v any) (core.Decision, error) {
 		Allowed:    x[0] == 1,
 		Limit:      l.limit.Max,
 		Remaining:  x[1],
-		RetryAfter: time.Duration(x[2]) * time.Millisecond,
-		ResetAfter: time.Duration(x[3]) * time.Millisecond,
+		RetryAfter: core.MillisDuration(x[2]),
+		ResetAfter: core.MillisDuration(x[3]),
 		Source:     core.SourceRedis,
 	}, nil
 }

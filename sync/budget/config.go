@@ -21,11 +21,11 @@ var ErrConfig = errors.New("budget: invalid config")
 // gossip.MaxSenderLen.
 const MaxPoPLen = 64
 
-// MaxLimit is the largest Limit.Max a Config accepts (2^50). Redis' script
-// holds counts as Lua numbers, doubles exact to 2^53, and adds C, G, the
-// reserved free credit and a request's units of two windows: a larger
-// limit would be decided on rounded counts.
-const MaxLimit = 1 << 50
+// MaxLimit is the largest Limit.Max a Config accepts: core.MaxLimit (2^50;
+// Redis' script holds counts as Lua numbers, doubles exact to 2^53, and
+// adds C, G, the reserved free credit and a request's units of two
+// windows). Limit.Validate refuses a larger one.
+const MaxLimit = core.MaxLimit
 
 // Config configures a Machine (and a Limiter). The zero value is not valid:
 // PoP, Limit and PoPs must be set; every other field has a default.
@@ -105,8 +105,6 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Limit %+v: %w", ErrConfig, c.Limit, c.Limit.Validate())
 	case c.Limit.Algorithm != core.SlidingWindow:
 		return c, fmt.Errorf("%w: Limit %+v: the budget limiter runs the sliding window counter only: %w", ErrConfig, c.Limit, core.ErrBadAlgorithm)
-	case c.Limit.Max > MaxLimit:
-		return c, fmt.Errorf("%w: Limit.Max %d is over MaxLimit %d: %w", ErrConfig, c.Limit.Max, int64(MaxLimit), core.ErrInvalid)
 	case c.PoPs < 1:
 		return c, fmt.Errorf("%w: PoPs is %d, want the deployment's number of PoPs (≥ 1)", ErrConfig, c.PoPs)
 	case c.Buckets < 0 || c.Groups < 0 || c.SyncInterval < 0 || c.RTT < 0 || c.ExpirySlack < 0:
