@@ -269,3 +269,38 @@ func TestDeadlineOnDownRedisPutsDown(t *testing.T) {
 	assert.True(t, d.Allowed, "decided on the view")
 	assert.Equal(t, calls, l.Stats().Calls, "without a call")
 }
+
+// TestCallsRunOnRedisClock: a Limiter built without a clock (production)
+// runs its calls at Redis on Redis' own clock: a request whose caller's
+// time is a day behind is counted in Redis' window of now, not in the
+// caller's, so PoPs whose clocks disagree count on one clock. Built with a
+// clock, the calls carry its time (the tests' manual clocks rely on it).
+func TestCallsRunOnRedisClock(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	cfg := Config{PoP: "x", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2, FreeCredit: -1}
+	l, err := New(cfg, rdb, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close(ctx) })
+	behind := time.Now().Add(-24 * time.Hour)
+	before := core.Millis(time.Now()) / testWindow
+	d, err := l.AllowN(ctx, "k", behind, 1)
+	require.NoError(t, err)
+	require.True(t, d.Allowed)
+	require.Equal(t, core.SourceRedis, d.Source)
+	after := core.Millis(time.Now()) / testWindow
+	var onRedis int64
+	for x := before; x <= after; x++ {
+		onRedis += readState(t, rdb, l.m, "k", x).C
+	}
+	assert.Equal(t, int64(1), onRedis, "counted in Redis' window of now")
+	assert.Equal(t, int64(0), readState(t, rdb, l.m, "k", core.Millis(behind)/testWindow).C, "not in the caller's window")
+
+	clock := core.NewManualClock(behind)
+	lc, err := New(cfg, rdb, clock)
+	require.NoError(t, err)
+	t.Cleanup(func() { lc.Close(ctx) })
+	_, err = lc.AllowN(ctx, "j", clock.Now(), 1)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), readState(t, rdb, lc.m, "j", core.Millis(behind)/testWindow).C, "given a clock, counted in its window")
+}

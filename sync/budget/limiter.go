@@ -27,15 +27,19 @@ var errDown = errors.New("the last Redis call failed: decided on the view until 
 
 // Limiter is the production driver of a Machine: one mutex around it, the
 // Redis calls made outside the lock, and a Sync loop (Start). It is safe
-// for concurrent use. Build one with New. Redis counts each call in the
-// window of the Limiter's clock when it sends the call, so the PoPs'
-// clocks must agree to well within a window (see docs/budget.md, bounds).
+// for concurrent use. Build one with New. Built without a clock (New's
+// clock nil, production), every call runs at Redis on Redis' own clock
+// (TIME), so PoPs whose clocks disagree still count and decide at Redis
+// on one clock; built with a clock, calls carry that clock's time (tests
+// and replays that drive time themselves), and the PoPs' clocks must
+// agree to well within a window (docs/budget.md, bounds).
 type Limiter struct {
 	mu      sync.Mutex
 	resetMu sync.Mutex // one Reset's Call at a time, so their sequence numbers arrive in order
 	m       *Machine
 	rdb     redis.UniversalClient
 	clock   core.Clock
+	onRedis bool // calls run on Redis' clock (New's clock was nil)
 	closed  bool
 	stop    chan struct{}
 	done    chan struct{}
@@ -47,9 +51,12 @@ type Limiter struct {
 // New returns a Limiter for cfg on rdb, with a random incarnation when
 // cfg.Incarnation is 0, 16 groups when cfg.Groups is 0 and rdb is a
 // *redis.ClusterClient (one Sync call per group and round trip; on one
-// Redis a single group costs the fewest calls), reading time from clock
-// (nil: the system clock).
-// Errors wrap ErrConfig. The Sync loop runs once Start is called.
+// Redis a single group costs the fewest calls), reading time from clock:
+// nil, for production, is the system clock here and Redis' own clock
+// (TIME) for every call at Redis; a clock given is also the time the calls
+// carry (a test's core.ManualClock, a replay's; a core.CoarseClock too,
+// so in production leave it nil). Errors wrap ErrConfig. The Sync loop
+// runs once Start is called.
 func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, error) {
 	if rdb == nil {
 		return nil, fmt.Errorf("%w: no Redis client", ErrConfig)
@@ -68,10 +75,20 @@ func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, err
 	if err != nil {
 		return nil, err
 	}
+	onRedis := clock == nil
 	if clock == nil {
 		clock = core.SystemClock{}
 	}
-	return &Limiter{m: m, rdb: rdb, clock: clock}, nil
+	return &Limiter{m: m, rdb: rdb, clock: clock, onRedis: onRedis}, nil
+}
+
+// at is the time (ms) a call planned at now runs at at Redis: Redis' own
+// clock (−1, read by the script) or now.
+func (l *Limiter) at(now int64) int64 {
+	if l.onRedis {
+		return -1
+	}
+	return now
 }
 
 // Allow decides one unit of key now (the Limiter's clock): AllowN(ctx,
@@ -123,16 +140,20 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	var r *Result
 	err := ctx.Err()
 	gone := err != nil
+	sent := core.Millis(l.clock.Now())
 	if gone {
 		err = &core.UnavailableError{Op: "budget script", Err: err}
 	} else {
-		r, err = Exec(ctx, l.rdb, l.m, c, c.Now)
+		r, err = Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
 		gone = errors.Is(err, context.Canceled)
 	}
+	// the reply's arrival on the request's timeline: a failed call is
+	// decided on the view as it is then (Machine.Complete)
+	arrived := t + max(0, core.Millis(l.clock.Now())-sent)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d = l.m.complete(t, c, r, err, !gone)
-	return l.m.Describe(t, key, n, d), err
+	d = l.m.complete(arrived, c, r, err, !gone)
+	return l.m.Describe(arrived, key, n, d), err
 }
 
 // Peek reports the decision one unit of key would get at now, counting
@@ -157,7 +178,7 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 	if c == nil {
 		return d, nil
 	}
-	r, err := Exec(ctx, l.rdb, l.m, c, c.Now)
+	r, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.m.PeekDone(t, c, r, err), err
@@ -182,7 +203,7 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	}
 	c := l.m.Reset(core.Millis(l.clock.Now()), key)
 	l.mu.Unlock()
-	_, err := Exec(ctx, l.rdb, l.m, c, c.Now)
+	_, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
 	return err
 }
 
@@ -256,7 +277,7 @@ func (l *Limiter) Sync(ctx context.Context) error {
 	l.mu.Unlock()
 	var first error
 	if len(calls) > 0 {
-		res, errs := ExecAll(ctx, l.rdb, l.m, calls, core.Millis(l.clock.Now()))
+		res, errs := ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))
 		l.mu.Lock()
 		for i, c := range calls {
 			l.m.Finish(c, res[i], errs[i])
