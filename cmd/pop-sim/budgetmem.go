@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"regexp"
 	"strconv"
+	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -87,6 +88,51 @@ type runClock struct {
 	end    int64 // ms: the trace's last instant by the slowest PoP's clock
 	window int64 // ms
 	slack  int64 // ms: the budget limiter's own default expiry slack
+	// redisSlack is backends/redis' default expiry slack (its default
+	// timeout), ms: a pure-Redis key of window i lives until (i+2)·window
+	// plus it.
+	redisSlack int64
+}
+
+// expiredSliding reports whether Redis, its clock at c.end, would have
+// expired a pure-Redis key (lua/sliding.lua: value "i:cur:prev", TTL to
+// (i+2)·window + slack).
+func (c runClock) expiredSliding(value string) bool {
+	i, _, ok := strings.Cut(value, ":")
+	x, err := strconv.ParseInt(i, 10, 64)
+	return ok && err == nil && (x+2)*c.window+c.redisSlack <= c.end
+}
+
+// expireSlidingKeys deletes the pure-Redis keys of namespace ns
+// ("ns:{id}:s") that a Redis on the run's clock would no longer hold, and
+// returns how many it deleted.
+func expireSlidingKeys(ctx context.Context, rdb *goredis.Client, ns string, c runClock) (int64, error) {
+	var n int64
+	seen := map[uint64]struct{}{}
+	err := scanFresh(ctx, rdb, ns+":*", maphash.MakeSeed(), seen, func(fresh []string) error {
+		if len(fresh) == 0 {
+			return nil
+		}
+		cmds, _ := rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, k := range fresh {
+				p.Get(ctx, k)
+			}
+			return nil
+		})
+		var dead []string
+		for i, cmd := range cmds {
+			if v, err := cmd.(*goredis.StringCmd).Result(); err == nil && c.expiredSliding(v) {
+				dead = append(dead, fresh[i])
+			}
+		}
+		if len(dead) == 0 {
+			return nil
+		}
+		d, err := rdb.Del(ctx, dead...).Result()
+		n += d
+		return err
+	})
+	return n, err
 }
 
 // budgetHot matches a budget hot set of window x, or its order counter:

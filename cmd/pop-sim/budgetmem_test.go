@@ -66,8 +66,9 @@ func TestBudgetRowAndNote(t *testing.T) {
 	rd, bu := memOf(r.Results[0], "redis"), memOf(r.Results[1], "redis")
 	require.NotNil(t, rd, "no redis memory for redis: %v", r.Results[0]["memory"])
 	require.NotNil(t, bu, "no redis memory for budget: %v", r.Results[1]["memory"])
-	assert.False(t, bu["identities"] < rd["identities"]/2 || bu["identities"] > rd["identities"],
-		"budget: %v identities at Redis, want at most the %v that made requests (pure Redis' keys) and at least half", bu["identities"], rd["identities"])
+	seen := memOf(r.Results[1], "view")["identities"]
+	assert.False(t, bu["identities"] < seen/2 || bu["identities"] > seen,
+		"budget: %v identities at Redis, want at most the %v that made requests and at least half", bu["identities"], seen)
 	assert.False(t, bu["keys"] >= bu["identities"] || bu["fields_per_hash"] < 2,
 		"budget: %v keys, %v fields per hash for %v identities: want buckets of many identities", bu["keys"], bu["fields_per_hash"], bu["identities"])
 	assert.False(t, bu["bytes_per_identity"] < 10 || bu["bytes_per_identity"] > 1000 || bu["bytes_per_identity"] != bu["used_bytes"]/bu["identities"],
@@ -90,7 +91,7 @@ func TestBudgetRowAndNote(t *testing.T) {
 	assert.True(t, tableRowHas(section, "budget", bu["keys"], bu["identities"]),
 		"memory row of budget lacks %v keys and %v identities:\n%s", bu["keys"], bu["identities"], section)
 	assert.Positive(t, bu["expired_keys"], "budget: keys of past epochs deleted before measuring (6 windows of 1 s, a slack of 1 s)")
-	assert.Zero(t, rd["expired_keys"], "redis: keys deleted before measuring")
+	assert.Positive(t, rd["expired_keys"], "redis: keys past their TTL by the run's clock deleted before measuring")
 	assert.Contains(t, section, fmt.Sprintf("budget: %v keys deleted before measuring", bu["expired_keys"]), "the memory section names the keys deleted")
 	credit := "none"
 	if c := st["free_credit"].(float64); c > 0 {

@@ -45,7 +45,11 @@ func (m *memMeter) stop(ctx context.Context, ns string) *engine.RedisMemory {
 		if err != nil {
 			return nil
 		}
-		expired = n
+		s, err := expireSlidingKeys(ctx, m.rdb, ns, *m.clock)
+		if err != nil {
+			return nil
+		}
+		expired = n + s
 	}
 	after, ok := usedMemory(ctx, m.rdb) // before the scan, whose replies Redis buffers
 	if !m.ok || !ok {

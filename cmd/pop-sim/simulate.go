@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
+	"github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/sim/engine"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sim/report"
@@ -180,9 +180,7 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	e.Progress, end = bar.start(mode)
 	defer end()
 	m, load, mem := startRSS(), startLoad(ctx, srv.redisAddr, o.clustered()), startMemory(ctx, o.singleAddr(srv))
-	if strings.HasPrefix(mode, "budget") {
-		mem.clock = endClock(e)
-	}
+	mem.clock = endClock(e)
 	r, err := engine.Run(ctx, e, mode)
 	r.PeakRSSMB, r.RedisLoad = m.peakMB(), load.stop(ctx)
 	if red := mem.stop(ctx, e.Namespace); err == nil {
@@ -202,7 +200,8 @@ func endClock(e *engine.Env) *runClock {
 	for _, s := range e.Skew {
 		end = end.Add(min(s, 0))
 	}
-	return &runClock{end: end.UnixMilli(), window: e.Trace.Config.Window.Milliseconds(), slack: budget.DefaultExpirySlack.Milliseconds()}
+	return &runClock{end: end.UnixMilli(), window: e.Trace.Config.Window.Milliseconds(), slack: budget.DefaultExpirySlack.Milliseconds(),
+		redisSlack: redis.DefaultTimeout.Milliseconds()}
 }
 
 // withRedis adds a mode's Redis memory to what the engine measured (the

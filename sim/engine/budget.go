@@ -64,6 +64,14 @@ type budgetSim struct {
 	arrivals []time.Duration
 	pipeEnd  time.Duration
 	minDelay time.Duration // the shortest one-way delay to or from Redis
+
+	// As budget.Limiter's Sync loop: per PoP, the Calls of its Sync still
+	// waiting for their reply (the next Sync starts only once they are
+	// in, and its gossip is published then), and whether a tick came
+	// meanwhile (a time.Ticker keeps one: that Sync runs when this one
+	// ends).
+	syncOut  []int
+	tickOwed []bool
 }
 
 // maxBudgetPipeline bounds the Calls run in one pipeline.
@@ -98,6 +106,7 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 		s.nats = g
 	}
 	s.gen = make([]int, pops)
+	s.syncOut, s.tickOwed = make([]int, pops), make([]bool, pops)
 	s.minDelay = 1<<63 - 1
 	for _, rtt := range e.Net.RedisRTT {
 		s.minDelay = min(s.minDelay, rtt/2) // Up draws rtt/2, Down rtt − rtt/2, each plus a jitter ≥ 0
@@ -172,7 +181,9 @@ func (s *budgetSim) runUntil(t time.Duration) error {
 		case evArrive:
 			s.arrive(ev)
 		case evReply:
-			s.reply(ev)
+			if err := s.reply(ev); err != nil {
+				return err
+			}
 		case evCrash:
 			m, err := s.machine(ev.pop)
 			if err != nil {
@@ -182,11 +193,11 @@ func (s *budgetSim) runUntil(t time.Duration) error {
 			s.dead = append(s.dead, s.ms[ev.pop])
 			s.ms[ev.pop] = m
 			s.gen[ev.pop]++
+			s.syncOut[ev.pop], s.tickOwed[ev.pop] = 0, false
 		case evTick:
-			for _, c := range s.ms[ev.pop].Tick(s.clock(ev.pop, ev.at)) {
-				s.send(ev.pop, c, ev.at, -1)
-			}
-			if err := s.gossip(ev.pop, ev.at); err != nil {
+			if s.syncOut[ev.pop] > 0 {
+				s.tickOwed[ev.pop] = true
+			} else if err := s.sync(ev.pop, ev.at); err != nil {
 				return err
 			}
 			if next := ev.at + s.e.SyncInterval; next < s.e.Trace.Duration {
@@ -194,6 +205,33 @@ func (s *budgetSim) runUntil(t time.Duration) error {
 			}
 		}
 	}
+}
+
+// sync runs PoP p's Sync at at, as budget.Limiter.Sync does: its Tick's
+// Calls go out, and its gossip is published once their replies are in
+// (at once when it sends none).
+func (s *budgetSim) sync(p int, at time.Duration) error {
+	calls := s.ms[p].Tick(s.clock(p, at))
+	for _, c := range calls {
+		s.send(p, c, at, -1)
+	}
+	if s.syncOut[p] = len(calls); len(calls) == 0 {
+		return s.gossip(p, at)
+	}
+	return nil
+}
+
+// synced is PoP p's Sync ending at at (its last reply in): its gossip,
+// then the Sync a tick asked for meanwhile.
+func (s *budgetSim) synced(p int, at time.Duration) error {
+	if err := s.gossip(p, at); err != nil {
+		return err
+	}
+	if s.tickOwed[p] {
+		s.tickOwed[p] = false
+		return s.sync(p, at)
+	}
+	return nil
 }
 
 // request decides request i at its PoP, or sends its decision Call.
@@ -254,6 +292,8 @@ func (s *budgetSim) flush() error {
 	jobs := make([]budget.Job, len(s.pipe))
 	for i, ev := range s.pipe {
 		f := ev.msg.(*budgetFlight)
+		// Redis' own clock at the Call's arrival (the run's true time), as
+		// budget.Limiter runs its calls in production (Redis' TIME)
 		jobs[i] = budget.Job{M: f.m, C: f.c, Now: s.e.Start.Add(s.arrivals[i]).UnixMilli()}
 	}
 	res, errs := budget.ExecJobs(s.ctx, s.rdb, jobs)
@@ -282,19 +322,24 @@ func (s *budgetSim) landed(ev event) {
 
 // reply hands a call's outcome to the Machine that made it (a crashed
 // incarnation's reply goes nowhere).
-func (s *budgetSim) reply(ev event) {
+func (s *budgetSim) reply(ev event) error {
 	f := ev.msg.(*budgetFlight)
-	now := s.clock(ev.pop, ev.at)
 	if ev.gen != s.gen[ev.pop] {
-		return // its process crashed: crash answered its request
+		return nil // its process crashed: crash answered its request
 	}
 	if ev.req < 0 {
 		f.m.Finish(f.c, f.res, f.err)
-		return
+		if s.syncOut[ev.pop]--; s.syncOut[ev.pop] == 0 {
+			return s.synced(ev.pop, ev.at)
+		}
+		return nil
 	}
-	d := f.m.Complete(now, f.c, f.res, f.err)
+	// completed at the reply's arrival by the PoP's clock, as
+	// budget.Limiter does (the request's time plus the call's)
+	d := f.m.Complete(s.clock(ev.pop, ev.at), f.c, f.res, f.err)
 	s.out.allowed[ev.req], s.out.source[ev.req] = d.Allowed, d.Source.String()
 	s.out.latency[ev.req] = ev.at - s.e.Trace.Requests[ev.req].At
+	return nil
 }
 
 // crash kills PoP ev.pop's process at ev.at: the requests it had sent to

@@ -44,7 +44,7 @@ func writeMemory(w io.Writer, rs []engine.Result) error {
 	}
 	for _, r := range rows {
 		if m := r.Memory.Redis; m != nil && m.ExpiredKeys > 0 {
-			fmt.Fprintf(w, "  %s: %d keys deleted before measuring, which Redis would have expired by the run's end had its clock been the run's (past epochs' hashes, with a deployment's expiry slack)\n", r.Mode, m.ExpiredKeys)
+			fmt.Fprintf(w, "  %s: %d keys deleted before measuring, which Redis would have expired by the run's end had its clock been the run's (budget: past epochs' hashes; redis: keys past their TTL; with a deployment's expiry slack)\n", r.Mode, m.ExpiredKeys)
 		}
 	}
 	return nil
