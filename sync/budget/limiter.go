@@ -29,10 +29,12 @@ var errDown = errors.New("the last Redis call failed: decided on the view until 
 // Redis calls made outside the lock, and a Sync loop (Start). It is safe
 // for concurrent use. Build one with New. Built without a clock (New's
 // clock nil, production), every call runs at Redis on Redis' own clock
-// (TIME), so PoPs whose clocks disagree still count and decide at Redis
-// on one clock; built with a clock, calls carry that clock's time (tests
-// and replays that drive time themselves), and the PoPs' clocks must
-// agree to well within a window (docs/budget.md, bounds).
+// (TIME), so the PoPs count and decide at Redis on one clock; built with
+// a clock, calls carry that clock's time (tests and replays that drive
+// time themselves). Either way the PoP's own state (grants, leases, the
+// deny cache and waits) reads its clock against Redis' windows and times,
+// so the PoPs' clocks must stay well within a window of Redis'
+// (docs/budget.md, Clocks).
 type Limiter struct {
 	mu      sync.Mutex
 	resetMu sync.Mutex // one Reset's Call at a time, so their sequence numbers arrive in order
