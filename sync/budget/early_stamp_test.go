@@ -121,55 +121,68 @@ func TestPeekAfterAnEarlyStamp(t *testing.T) {
 	t.Logf("Remaining before the roll %d, after %d", desc.Remaining, desc2.Remaining)
 }
 
-// TestDoubleClaimOverAdmits: TestUsedSlotPastTheMask on a real Redis. Three PoPs
-// (P = 3, one unit of free credit, limit 10). PoP A's decision Call in
-// window x reports its free unit of x (the op claims the slot) and gives
-// the same slot up again (the used bit fell out of usedMask after a free
-// unit stamped eight windows ahead): K_x counts A three times (op, claim,
-// and the op of x+8, which Redis counts in its own window), so R_x
-// reserves nothing for B and C, who have not claimed. A fills the identity
-// at Redis; B and C spend their free units of x and of x+1. The sliding
-// estimate of what the PoPs admitted reaches 11 at the start of x+1.
+// TestDoubleClaimOverAdmits: TestUsedSlotPastTheMask on a real Redis.
+// Three PoPs (P = 3, one unit of free credit, limit 10). PoP A spends its
+// free unit of x, then (its lease reaching there) one stamped eight
+// windows ahead, so the used bit of x fell out of usedMask; A's decision
+// Call in x then reported x's free unit (the op claims the slot) and gave
+// the same slot up again. "ops counted": K_x counted A three times (op,
+// claim, and the op of x+8, which Redis counts in its own window), so R_x
+// reserved nothing for B and C. "after a Reset": A's ops went out first
+// with a Reset (0-unit free ops: the slots claimed, nothing counted), and
+// K_x counted A twice. A fills the identity at Redis; B and C spend their
+// free units of x and of x+1: the sliding estimate of what the PoPs
+// admitted reached 11.
 func TestDoubleClaimOverAdmits(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	ctx := context.Background()
-	exec := func(m *Machine, c *Call) (*Result, error) { return Exec(ctx, rdb, m, c, c.Now) }
-	mk := func(pop string, inc uint64) *Machine {
-		m, err := NewMachine(Config{PoP: pop, Incarnation: inc, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 3, FreeCredit: 1})
-		require.NoError(t, err)
-		return m
+	for _, reset := range []bool{false, true} {
+		name := map[bool]string{false: "ops counted", true: "after a Reset"}[reset]
+		t.Run(name, func(t *testing.T) {
+			rdb, _ := redistest.Client(t)
+			ctx := context.Background()
+			exec := func(m *Machine, c *Call) (*Result, error) { return Exec(ctx, rdb, m, c, c.Now) }
+			mk := func(pop string, inc uint64) *Machine {
+				m, err := NewMachine(Config{PoP: pop, Incarnation: inc, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 3, FreeCredit: 1})
+				require.NoError(t, err)
+				return m
+			}
+			a, b, c := mk("a", 1), mk("b", 2), mk("c", 3)
+			x := int64(77)
+			now := x*testWindow + 10
+			for _, m := range []*Machine{a, b, c} {
+				takeLease(t, rdb, m, now)
+			}
+			var truth []admission
+			admit := func(m *Machine, at int64, key string) Decision {
+				d := decideAt(t, m, key, at, exec)
+				if d.Allowed && key == "k" {
+					truth = append(truth, admission{at, 1})
+				}
+				return d
+			}
+			require.Equal(t, SrcFree, admit(a, now+20, "k").Source, "A's free unit of x")
+			far := (x+8)*testWindow + 100
+			for g := range a.groups { // A's lease reaching x+8, as an early-stamped decision Call's renewal did before it announced nothing
+				a.leaseTo(g, x+7, x+11)
+			}
+			require.Equal(t, SrcFree, admit(a, far+10, "k").Source, "A's free unit of x+8 (a full entry ahead of the Ticks)")
+			truth = truth[:len(truth)-1] // not in the windows judged
+			if reset {
+				rc := a.Reset(now+25, "k")
+				_, err := exec(a, rc)
+				require.NoError(t, err)
+				truth = truth[:0] // what the Reset forgot
+			}
+			for i := range 20 {
+				admit(a, now+30+int64(i), "k") // A's requests at Redis fill k in x
+			}
+			require.Equal(t, SrcFree, admit(b, (x+1)*testWindow-50, "k").Source, "B's free unit of x")
+			require.Equal(t, SrcFree, admit(c, (x+1)*testWindow-40, "k").Source, "C's free unit of x")
+			require.Equal(t, SrcFree, admit(b, (x+1)*testWindow, "k").Source, "B's free unit of x+1")
+			require.Equal(t, SrcFree, admit(c, (x+1)*testWindow, "k").Source, "C's free unit of x+1")
+			t.Logf("at Redis, window x: %+v", readState(t, rdb, a, "k", x))
+			assert.Empty(t, judgeMax(truth, testWindow, 10), "the PoPs together stay within the limit")
+		})
 	}
-	a, b, c := mk("a", 1), mk("b", 2), mk("c", 3)
-	x := int64(77)
-	now := x*testWindow + 10
-	for _, m := range []*Machine{a, b, c} {
-		takeLease(t, rdb, m, now)
-	}
-	var truth []admission
-	admit := func(m *Machine, at int64, key string) Decision {
-		d := decideAt(t, m, key, at, exec)
-		if d.Allowed && key == "k" {
-			truth = append(truth, admission{at, 1})
-		}
-		return d
-	}
-	require.Equal(t, SrcFree, admit(a, now+20, "k").Source, "A's free unit of x")
-	far := (x+8)*testWindow + 100
-	for g := range a.groups { // A's lease reaching x+8, as an early-stamped decision Call's renewal did before it announced nothing
-		a.leaseTo(g, x+7, x+11)
-	}
-	require.Equal(t, SrcFree, admit(a, far+10, "k").Source, "A's free unit of x+8 (a full entry ahead of the Ticks)")
-	truth = truth[:len(truth)-1] // not in the windows judged
-	for i := range 20 {
-		admit(a, now+30+int64(i), "k") // A's requests at Redis fill k in x
-	}
-	require.Equal(t, SrcFree, admit(b, (x+1)*testWindow-50, "k").Source, "B's free unit of x")
-	require.Equal(t, SrcFree, admit(c, (x+1)*testWindow-40, "k").Source, "C's free unit of x")
-	require.Equal(t, SrcFree, admit(b, (x+1)*testWindow, "k").Source, "B's free unit of x+1")
-	require.Equal(t, SrcFree, admit(c, (x+1)*testWindow, "k").Source, "C's free unit of x+1")
-	st := readState(t, rdb, a, "k", x)
-	t.Logf("at Redis, window x: %+v", st)
-	assert.Empty(t, judgeMax(truth, testWindow, 10), "the PoPs together stay within the limit")
 }
 
 // judgeMax is judge for a limit of max: "" when at every admission the
@@ -236,57 +249,6 @@ func TestEarlyFreeOpClaimsTheWrongSlot(t *testing.T) {
 	require.Equal(t, SrcFree, admit(b, (x+1)*testWindow-50, "k", 2).Source, "B's free units of x")
 	require.Equal(t, SrcFree, admit(b, (x+1)*testWindow, "k", 2).Source, "B's free units of x+1")
 	assert.Empty(t, judgeMax(truth, testWindow, 8), "the PoPs together stay within the limit")
-}
-
-// TestDoubleClaimAfterReset: TestUsedSlotPastTheMask on a real Redis, without the early op's units
-// in C_x. As TestDoubleClaimOverAdmits, but A's ops go out with a
-// Reset (as 0-unit free ops: the slots claimed, nothing counted) before
-// its Call in x gives x's slot up a second time. K_x counts A twice, R_x
-// reserves for one of B and C: the estimate of what the PoPs admitted
-// after the Reset reaches 11.
-func TestDoubleClaimAfterReset(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	ctx := context.Background()
-	exec := func(m *Machine, c *Call) (*Result, error) { return Exec(ctx, rdb, m, c, c.Now) }
-	mk := func(pop string, inc uint64) *Machine {
-		m, err := NewMachine(Config{PoP: pop, Incarnation: inc, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 3, FreeCredit: 1})
-		require.NoError(t, err)
-		return m
-	}
-	a, b, c := mk("a", 1), mk("b", 2), mk("c", 3)
-	x := int64(77)
-	now := x*testWindow + 10
-	for _, m := range []*Machine{a, b, c} {
-		takeLease(t, rdb, m, now)
-	}
-	var truth []admission
-	admit := func(m *Machine, at int64, key string) Decision {
-		d := decideAt(t, m, key, at, exec)
-		if d.Allowed && key == "k" {
-			truth = append(truth, admission{at, 1})
-		}
-		return d
-	}
-	require.Equal(t, SrcFree, admit(a, now+20, "k").Source, "A's free unit of x")
-	far := (x+8)*testWindow + 100
-	for g := range a.groups { // A's lease reaching x+8, as an early-stamped decision Call's renewal did before it announced nothing
-		a.leaseTo(g, x+7, x+11)
-	}
-	require.Equal(t, SrcFree, admit(a, far+10, "k").Source, "A's free unit of x+8 (a full entry ahead of the Ticks)")
-	rc := a.Reset(now+25, "k")
-	t.Logf("Reset ops %v", rc.Items[0].Ops)
-	_, err := exec(a, rc)
-	require.NoError(t, err)
-	truth = truth[:0] // what the Reset forgot
-	for i := range 20 {
-		admit(a, now+30+int64(i), "k")
-	}
-	require.Equal(t, SrcFree, admit(b, (x+1)*testWindow-50, "k").Source, "B's free unit of x")
-	require.Equal(t, SrcFree, admit(c, (x+1)*testWindow-40, "k").Source, "C's free unit of x")
-	require.Equal(t, SrcFree, admit(b, (x+1)*testWindow, "k").Source, "B's free unit of x+1")
-	require.Equal(t, SrcFree, admit(c, (x+1)*testWindow, "k").Source, "C's free unit of x+1")
-	t.Logf("at Redis, window x: %+v", readState(t, rdb, a, "k", x))
-	assert.Empty(t, judgeMax(truth, testWindow, 10), "the PoPs together stay within the limit")
 }
 
 // TestFarStampKeepsTheDenyCache: after one request of an identity
