@@ -81,8 +81,10 @@ type HotKey struct {
 // (Seq > 0), a decision (one Item; Seq > 0 when it carries claims, in a
 // sequence of its own), a peek (one Item asking nothing) or a reset (one
 // Item whose ops forget the identity's counts). Now is the caller's
-// clock (ms) when the call is planned; the executor may send it or read
-// Redis' clock instead. Build none by hand: Machines plan them.
+// clock (ms) when the call is planned (a batch sent again: when Tick
+// sends it again); the executor may send it or read Redis' clock instead,
+// and the waits its reply sets count from Now on the caller's clock.
+// Build none by hand: Machines plan them.
 type Call struct {
 	Group int
 	Seq   uint64

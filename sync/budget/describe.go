@@ -19,8 +19,11 @@ import (
 // free credit is not spent, so it is not taken off Remaining. RetryAfter
 // is, for a denial, the latest of Redis' word on the last request it
 // denied here (the time its units would fit, kept for later denials), the
-// view's wait (deny cache, known full) and core's on the view's counts, at
-// least 1 ms; a FailClosed denial while Redis is down waits at least a
+// view's wait (deny cache, known full) and, unless Redis denied it and
+// said when, core's on the view's counts, at least 1 ms (Redis' words
+// count from when this PoP sent the call, so a skew between its clock and
+// Redis' does not move them; core's on the view's counts reads this PoP's
+// clock against Redis' windows); a FailClosed denial while Redis is down waits at least a
 // Sync interval (the earliest a Sync can find Redis back). Staleness is
 // the age of Redis' last reply about key for a decision made here.
 func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Decision {
@@ -35,7 +38,10 @@ func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Deci
 	out.Remaining = core.SlidingRemaining(core.SlidingEstimate(cur, prev, elapsed, m.w), m.cfg.Limit.Max)
 	out.ResetAfter = ms(core.SlidingResetMillis(cur, prev, elapsed, m.w))
 	if !d.Allowed {
-		wait := core.SlidingRetryMillis(cur, prev, elapsed, m.w, m.cfg.Limit.Max, n)
+		var wait int64
+		if d.Source != SrcRedis || e == nil || e.retryAt == 0 {
+			wait = core.SlidingRetryMillis(cur, prev, elapsed, m.w, m.cfg.Limit.Max, n)
+		}
 		if e != nil {
 			wait = max(wait, max(e.denyUntil, e.fullUntil, e.retryAt)-now)
 		}
@@ -159,7 +165,7 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 		room += m.cfg.FreeCredit // the next window's slot, given up at the next decision
 	}
 	if e != nil {
-		m.absorb(e, r, it)
+		m.absorb(e, c.Now, r, it)
 		room += m.held(e, x)
 		if x+1 <= e.claimed && it.CPrev == 0 {
 			room -= m.cfg.FreeCredit // given up already

@@ -11,7 +11,7 @@ import (
 // window now's, cprev in the one before) is what Redis says.
 func overLimit(m *Machine, key string, now, cw, cprev int64) {
 	x := m.window(now)
-	m.absorb(m.entry(key), &Result{Now: now, Window: x}, ItemResult{CW: cw, CPrev: cprev})
+	m.absorb(m.entry(key), now, &Result{Now: now, Window: x}, ItemResult{CW: cw, CPrev: cprev})
 }
 
 // TestGossipTellsDenials: a reply whose C alone fills the limit is named

@@ -175,10 +175,14 @@ func (e *entry) takeOps() []Op {
 	return ops
 }
 
-// absorb applies Redis' answer about e: the grant, the lower bound of C,
-// and a deny-until when C alone already denies a unit.
-func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
-	e.heard = max(e.heard, r.Now)
+// absorb applies Redis' answer about e to a call this PoP sent at sent
+// (its own clock): the grant, the lower bound of C, and a deny-until when
+// C alone already denies a unit. The reply's waits count from sent, not
+// from r.Now: Redis' clock may be off the PoP's (in production the calls
+// run on Redis' clock), and a request this PoP sends at sent + wait
+// reaches Redis the reply's wait after the call did.
+func (m *Machine) absorb(e *entry, sent int64, r *Result, it ItemResult) {
+	e.heard = max(e.heard, sent)
 	if it.Grant > 0 {
 		i := 0
 		if e.grants[1].win == r.Window || (e.grants[0].win != r.Window && e.grants[1].win < e.grants[0].win) {
@@ -195,7 +199,7 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		elapsed := r.Now - r.Window*m.w
 		if !core.SlidingAdmits(core.SlidingEstimate(it.CW, it.CPrev, elapsed, m.w), m.cfg.Limit.Max, 1) {
 			retry := core.SlidingRetryMillis(it.CW, it.CPrev, elapsed, m.w, m.cfg.Limit.Max, 1)
-			e.denyUntil = max(e.denyUntil, r.Now+retry)
+			e.denyUntil = max(e.denyUntil, sent+retry)
 			m.tell(e) // the other PoPs deny it too (gossip.go)
 		}
 	}
@@ -222,7 +226,7 @@ func (m *Machine) absorb(e *entry, r *Result, it ItemResult) {
 		case m.greedy(e):
 			back += spread(e.key, m.cfg.PoP, r.Now, m.refillFor(e, r, it))
 		}
-		e.fullUntil = max(e.fullUntil, r.Now+back)
+		e.fullUntil = max(e.fullUntil, sent+back)
 	}
 	e.headroom = it.Headroom
 }

@@ -31,9 +31,10 @@ var errDown = errors.New("the last Redis call failed: decided on the view until 
 // clock nil, production), every call runs at Redis on Redis' own clock
 // (TIME), so the PoPs count and decide at Redis on one clock; built with
 // a clock, calls carry that clock's time (tests and replays that drive
-// time themselves). Either way the PoP's own state (grants, leases, the
-// deny cache and waits) reads its clock against Redis' windows and times,
-// so the PoPs' clocks must stay well within a window of Redis'
+// time themselves). The waits a reply sets count from the PoP's time the
+// call went out, so a skew does not move them; the PoP's window-indexed
+// state (grants, leases, free credit) reads its clock against Redis'
+// windows, so the PoPs' clocks must stay well within a window of Redis'
 // (docs/budget.md, Clocks).
 type Limiter struct {
 	mu      sync.Mutex

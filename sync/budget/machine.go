@@ -127,7 +127,7 @@ type entry struct {
 	denyUntil  int64
 	fullUntil  int64
 	retryAt    int64   // when Redis said the last request it denied here would fit (Describe's RetryAfter, for later denials too)
-	heard      int64   // Redis' time of its last reply about e (0: none)
+	heard      int64   // this PoP's time it sent the call of Redis' last reply about e (0: none)
 	demand     int64   // units asked since the last Sync
 	rate       float64 // units asked per ms, averaged over about a window
 	lastPlan   int64   // when the last Sync planned e (ms; 0: never)
@@ -257,7 +257,7 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 	m.recovered(now)
 	m.acknowledged(c, r)
 	e, it := c.req.e, r.Items[0]
-	m.absorb(e, r, it)
+	m.absorb(e, c.Now, r, it)
 	// A retried Call (the original ran, its reply was lost) decided
 	// nothing this PoP can see: denied.
 	d := Decision{Allowed: it.Allowed == 1, Source: SrcRedis}
@@ -267,7 +267,7 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 	if d.Allowed {
 		m.countOwn(e, r.Now, c.req.n) // in the window Redis counted it in, not the reply's arrival's
 	} else if it.Retry > 0 {
-		e.retryAt = r.Now + it.Retry
+		e.retryAt = c.Now + it.Retry
 	}
 	return d
 }

@@ -277,9 +277,9 @@ func TestGrantLifetime(t *testing.T) {
 func TestDenyCache(t *testing.T) {
 	m := newTestMachine(t, nil)
 	m.Request(w0, "d", 1)
-	_, c := m.Request(w0+1, "d", 1)
-	require.NotNil(t, c)
 	now := int64(w0 + 2000)
+	_, c := m.Request(now, "d", 1)
+	require.NotNil(t, c)
 	m.Complete(now, c, &Result{Now: now, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 6, CPrev: 8, Headroom: 3}}}, nil)
 	retry := core.SlidingRetryMillis(6, 8, 2000, testWindow, 10, 1)
 	require.Positive(t, retry, "C alone denies: 6 + 8 × 0.8 ≥ 10")
@@ -513,7 +513,7 @@ func TestFullBackoff(t *testing.T) {
 		greedy(m, "g")
 		full(m, w0+3, "g", 9, 7) // C = 9 of 10: the limit itself denies
 		until := m.view["g"].fullUntil
-		assert.Equal(t, w0+4+7+spread("g", "p", w0+4, m.refill()), until, "a greedy identity waits the retry plus a draw from [0, refill())")
+		assert.Equal(t, w0+3+7+spread("g", "p", w0+4, m.refill()), until, "a greedy identity waits the retry plus a draw from [0, refill()), from when its call went out")
 		d, c := m.Request(until-1, "g", 1)
 		assert.Nil(t, c, "no Call during the wait")
 		assert.Equal(t, Decision{Source: SrcFull}, d)
@@ -723,24 +723,25 @@ func TestOutageShareNothingCounted(t *testing.T) {
 }
 
 // TestRedisRetryAfterPersists: a denial Redis decided tells Redis' word on
-// when the units would fit (Describe's RetryAfter, from Redis' clock), and
-// so does the next request denied here while that time is ahead, not the
-// shorter full wait the view holds (a Sync interval when what fills the
-// limit is budget held elsewhere). Caught mutations: Redis' retry not
-// kept (the first RetryAfter falls to the view's 1 ms), kept only for the
-// decision Redis made (the second tells 91 ms), read from the reply's
-// arrival rather than Redis' time.
+// when the units would fit (Describe's RetryAfter, counted from when this
+// PoP sent the call), and so does the next request denied here while that
+// time is ahead, not the shorter full wait the view holds (a Sync interval
+// when what fills the limit is budget held elsewhere). Caught mutations:
+// Redis' retry not kept (the first RetryAfter falls to the view's 1 ms),
+// kept only for the decision Redis made (the second tells 91 ms), counted
+// from the reply's arrival (2,999 ms) or from Redis' time (2,995 ms, its
+// clock need not be the PoP's).
 func TestRedisRetryAfterPersists(t *testing.T) {
 	m := newTestMachine(t, nil)
 	_, c := m.Request(w0, "k", 4)
 	require.NotNil(t, c, "4 units are more than the free credit")
 	d := m.Complete(w0+5, c, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 0, Headroom: 0, Retry: 3000}}}, nil)
 	require.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d)
-	assert.Equal(t, 2995*time.Millisecond, m.Describe(w0+6, "k", 4, d).RetryAfter, "Redis' word, 2,995 ms after the decision is told")
+	assert.Equal(t, 2994*time.Millisecond, m.Describe(w0+6, "k", 4, d).RetryAfter, "Redis' word from the call's sending, 2,994 ms after the decision is told")
 	d, c = m.Request(w0+10, "k", 4)
 	require.Nil(t, c, "known full: denied here")
 	require.Equal(t, SrcFull, d.Source)
-	assert.Equal(t, 2991*time.Millisecond, m.Describe(w0+10, "k", 4, d).RetryAfter, "still Redis' word")
+	assert.Equal(t, 2990*time.Millisecond, m.Describe(w0+10, "k", 4, d).RetryAfter, "still Redis' word")
 }
 
 // TestEntrySize: a full entry fits Go's 224-byte size class (on a 64-bit

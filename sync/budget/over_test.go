@@ -45,9 +45,10 @@ func TestFullWaitFollowsShare(t *testing.T) {
 				d := m.Complete(w0+i, c, &Result{Now: w0 + i, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: i + 1, Headroom: 20}}}, nil)
 				require.True(t, d.Allowed, "unit %d: Redis admitted it", i)
 			}
-			_, c = m.Request(w0+tc.own, "k", 1)
+			sent := w0 + tc.own
+			_, c = m.Request(sent, "k", 1)
 			require.NotNil(t, c, "the request after %d units goes to Redis", tc.own)
-			at := w0 + tc.own + 1
+			at := sent + 1 // Redis' time of the call, and the reply's arrival
 			require.Greater(t, tc.cw, int64(max-pops), "C alone fills the limit (saturated), so the greedy wait applies")
 			d = m.Complete(at, c, &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: tc.cw, Headroom: 0, Retry: 1}}}, nil)
 			require.False(t, d.Allowed, "Redis denied it")
@@ -58,12 +59,12 @@ func TestFullWaitFollowsShare(t *testing.T) {
 			if tc.own >= tc.cw {
 				wait = tc.wait // ≥ the retry of 1 ms
 			}
-			require.Equal(t, at+wait, m.view["k"].fullUntil, "%d of %d units here: the wait (refillFor %d ms)", tc.own, tc.cw, tc.wait)
-			d, c = m.Request(at+wait-1, "k", 1)
-			assert.Nil(t, c, "%d of %d units here: no Call %d ms after the full reply (wait %d ms)", tc.own, tc.cw, wait-1, wait)
+			require.Equal(t, sent+wait, m.view["k"].fullUntil, "%d of %d units here: the wait (refillFor %d ms)", tc.own, tc.cw, tc.wait)
+			d, c = m.Request(sent+wait-1, "k", 1)
+			assert.Nil(t, c, "%d of %d units here: no Call %d ms after the call went out (wait %d ms)", tc.own, tc.cw, wait-1, wait)
 			assert.Equal(t, SrcFull, d.Source, "%d of %d units here: denied here during the wait", tc.own, tc.cw)
-			_, c = m.Request(at+wait, "k", 1)
-			assert.NotNil(t, c, "%d of %d units here: Redis is asked again %d ms after the full reply", tc.own, tc.cw, wait)
+			_, c = m.Request(sent+wait, "k", 1)
+			assert.NotNil(t, c, "%d of %d units here: Redis is asked again %d ms after the call went out", tc.own, tc.cw, wait)
 		})
 	}
 }
@@ -100,11 +101,11 @@ func TestFullWaitAcrossBoundary(t *testing.T) {
 	require.False(t, m.Complete(at, last, &Result{Now: end - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 96, Headroom: 0, Retry: 1}}}, nil).Allowed, "Redis denied it")
 	require.Less(t, 2*unit, m.refill(), "the test wants the share to bind, not refill()")
 	wait := 2 * unit // served here alone: max(retry, refillFor), no draw
-	require.Equal(t, end-1+wait, m.view["k"].fullUntil, "the wait is two units' time, not refill()")
-	d, c = m.Request(end-1+wait-1, "k", 1)
-	assert.Nil(t, c, "no Call before two units' time from Redis' reply instant")
+	require.Equal(t, end-2+wait, m.view["k"].fullUntil, "the wait is two units' time from when the call went out, not refill()")
+	d, c = m.Request(end-2+wait-1, "k", 1)
+	assert.Nil(t, c, "no Call before two units' time from when the call went out")
 	assert.Equal(t, SrcFull, d.Source, "denied here during the wait")
-	_, c = m.Request(end-1+wait, "k", 1)
+	_, c = m.Request(end-2+wait, "k", 1)
 	assert.NotNil(t, c, "Redis is asked again at the end of the wait (a share of window 1000 alone), not refill() = %d ms", m.refill())
 }
 

@@ -80,6 +80,7 @@ func (m *Machine) Tick(now int64) []*Call {
 	m.planClaims(batches, x, now)
 	var out []*Call
 	for _, c := range m.reports.resend() {
+		c.Now = now // sent again: what its reply sets counts from now (absorb)
 		m.stats.Calls++
 		m.stats.Items++
 		out = append(out, c)
@@ -91,6 +92,7 @@ func (m *Machine) Tick(now int64) []*Call {
 			continue
 		case gs.retry != nil:
 			gs.inflight, gs.retry = gs.retry, nil
+			gs.inflight.Now = now // sent again: what its reply sets counts from now (absorb)
 		case batches[g] != nil:
 			gs.seq++
 			batches[g].Seq = gs.seq
@@ -265,7 +267,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 			continue
 		}
 		e.inBatch = false
-		m.absorb(e, r, r.Items[i])
+		m.absorb(e, c.Now, r, r.Items[i])
 	}
 }
 
