@@ -36,9 +36,11 @@
 // per limit instead of up to two, at the price of spending on earlier limits
 // whenever a later one denies.
 //
-// Each limit must keep its own counters: two limiters of backends/redis with
-// the same prefix and algorithm share one key per identity, so give each
-// its own WithPrefix.
+// Each limit must keep its own counters. Limiters of backends/redis do
+// under one prefix: their keys name the limit (algorithm, Max, window), so
+// 10 per second and 1000 per hour of one route share nothing; two limits
+// of one and the same policy, and two budget limiters (sync/budget) of one
+// Namespace, do share, so give those their own prefix or Namespace.
 //
 // # Response headers
 //

@@ -64,7 +64,7 @@ func BucketOf(id string, n int) int {
 	return int(h % uint64(n))
 }
 
-// BucketMarkerKey returns the key of bucket b's marker for the algorithm of
+// BucketMarkerKey returns the key of bucket b's marker for the limit of
 // suffix (see Suffix): "{" + prefix + ":" + b + "}:" + suffix + ":m". It
 // holds the newest window number written in the bucket; window j's hash
 // is the same key with j in place of the final "m". The braces make the

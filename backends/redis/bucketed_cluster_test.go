@@ -52,10 +52,10 @@ func TestBucketedCluster(t *testing.T) {
 		// Every bucket's keys share a slot; the buckets cover every master.
 		masters := map[string]bool{}
 		for b := 0; b < 64; b++ {
-			mkey := BucketMarkerKey(DefaultPrefix, b, Suffix(a))
+			mkey := BucketMarkerKey(DefaultPrefix, b, Suffix(lim))
 			slot := c.ClusterKeySlot(ctx, mkey).Val()
 			for _, j := range []int64{(base + 2_000) / 1000, (base + 5_000) / 1000} {
-				assert.Equal(t, slot, c.ClusterKeySlot(ctx, BucketWindowKey(DefaultPrefix, b, Suffix(a), j)).Val(),
+				assert.Equal(t, slot, c.ClusterKeySlot(ctx, BucketWindowKey(DefaultPrefix, b, Suffix(lim), j)).Val(),
 					"%s bucket %d: window %d's hash in the marker's slot", a, b, j)
 			}
 			m, err := c.MasterForKey(ctx, mkey)

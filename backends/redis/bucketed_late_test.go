@@ -76,11 +76,11 @@ func TestBucketedLateWindowGetsTTL(t *testing.T) {
 		require.NoError(t, err)
 		_, err = l.AllowN(ctx, "late", at(now-w), 1) // the previous window, created after the newest
 		require.NoError(t, err)
-		mkey := BucketMarkerKey(DefaultPrefix, 0, Suffix(a))
+		mkey := BucketMarkerKey(DefaultPrefix, 0, Suffix(lim))
 		assert.Equal(t, itoa64(now/w), c.Get(ctx, mkey).Val(), "%s: the marker keeps the newest window", a)
 		mexp := c.PExpireTime(ctx, mkey).Val() // absolute expiries: read apart, compared exactly
 		for _, j := range []int64{now/w - 1, now / w} {
-			k := BucketWindowKey(DefaultPrefix, 0, Suffix(a), j)
+			k := BucketWindowKey(DefaultPrefix, 0, Suffix(lim), j)
 			exp := c.PExpireTime(ctx, k).Val()
 			assert.Positive(t, exp, "%s: window %d's hash has an expiry", a, j)
 			assert.GreaterOrEqual(t, mexp, exp, "%s: the marker outlives window %d's hash", a, j)
@@ -106,7 +106,7 @@ func TestBucketedNewestWindowFlag(t *testing.T) {
 		w := lim.WindowMillis()
 		now := core.Millis(time.Now())
 		flag := func(j int64) string {
-			return c.HGet(ctx, BucketWindowKey(DefaultPrefix, 0, Suffix(a), j), "").Val()
+			return c.HGet(ctx, BucketWindowKey(DefaultPrefix, 0, Suffix(lim), j), "").Val()
 		}
 		i := now / w
 		_, err = l.AllowN(ctx, "x", at(now), 1)
@@ -119,7 +119,7 @@ func TestBucketedNewestWindowFlag(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "0", flag(i+1), "%s: the new newest window", a)
 		assert.Equal(t, "1", flag(i), "%s: the previous newest, once a newer one is written", a)
-		assert.Equal(t, itoa64(i+1), c.Get(ctx, BucketMarkerKey(DefaultPrefix, 0, Suffix(a))).Val(), "%s: the marker", a)
+		assert.Equal(t, itoa64(i+1), c.Get(ctx, BucketMarkerKey(DefaultPrefix, 0, Suffix(lim))).Val(), "%s: the marker", a)
 	}
 }
 

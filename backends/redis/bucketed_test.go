@@ -100,7 +100,7 @@ func TestBucketedKeysAndTTL(t *testing.T) {
 			require.NoError(t, err)
 			_, err = l.AllowN(ctx, "other", start, 2)
 			require.NoError(t, err)
-			hkey, mkey := l.WindowKey("ttl", now), BucketMarkerKey(DefaultPrefix, 0, Suffix(a))
+			hkey, mkey := l.WindowKey("ttl", now), BucketMarkerKey(DefaultPrefix, 0, Suffix(lim))
 			assert.Equal(t, map[string]string{"ttl": "3", "other": "2", "": "0"}, c.HGetAll(ctx, hkey).Val(),
 				"%s: the window hash %s holds each identity's count and the newest-window flag", lim, hkey)
 			w := lim.WindowMillis()

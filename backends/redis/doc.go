@@ -6,27 +6,38 @@
 //
 // # Key layout
 //
-// By default, one key per identity and algorithm (see "Bucketed layout"
-// for the alternative for the window algorithms):
+// By default, one key per identity and limit (see "Bucketed layout" for
+// the alternative for the window algorithms):
 //
-//	prefix ":{" esc(id) "}:" suffix
+//	prefix ":{" esc(id) "}:" alg ":" max "/" window      e.g. el:{user:42}:s:10/1s
 //
-// prefix is WithPrefix's (default "el", braces refused); suffix is one byte
-// per algorithm: "s" sliding window ("index:cur:prev", a short string), "f"
-// fixed window ("index:cur"), "l" sliding log (a sorted set, one member per
-// admitted unit, at most Max), "b" token bucket (the GCRA TAT in µs). esc(id)
-// is the id itself, except that an id beginning with '}' or '\' gets one '\'
-// in front. Hence:
+// prefix is WithPrefix's (default "el", braces refused). The tail is
+// Suffix(limit): alg is one byte per algorithm, "s" sliding window
+// ("index:cur:prev", a short string), "f" fixed window ("index:cur"), "l"
+// sliding log (a sorted set, one member per admitted unit, at most Max), "b"
+// token bucket (the GCRA TAT in µs); max is Limit.Max in decimal and window
+// the window in the largest of d, h, m, s dividing it, else in ms ("1s",
+// "90s", "1h", "1500ms"). esc(id) is the id itself, except that an id
+// beginning with '}' or '\' gets one '\' in front. Hence:
 //
-//   - Injective: stripping the fixed prefix and the fixed three-byte tail
-//     gives esc(id) back, and esc is one-to-one, so distinct identities (any
-//     bytes: colons, braces, NUL, invalid UTF-8, up to core.MaxKeyLen) or
-//     algorithms never share a key.
+//   - Injective: the tail holds no '}', so stripping the fixed prefix and
+//     everything from the key's last '}' gives esc(id) back, and esc is
+//     one-to-one, so distinct identities (any bytes: colons, braces, NUL,
+//     invalid UTF-8, up to core.MaxKeyLen) or limits never share a key.
+//   - Limits apart: two limiters under one prefix — 10 per second and 1000
+//     per hour of one route, or two routes' limits of one window and
+//     different Max — keep their own keys, each deciding as it would
+//     alone; limiters of one limit (every process enforcing it) share
+//     theirs. To count two routes apart under one and the same limit, give
+//     them distinct identities or prefixes. Changing a limit's Max or
+//     window starts its counts afresh (the old keys expire by their TTLs):
+//     during a rolling deploy an identity may pass up to the old and the
+//     new limit, for the windows the deploy spans.
 //   - One slot per identity: Redis Cluster hashes the text between the first
 //     '{' (ours, as the prefix has none) and the next '}'. esc(id) never
 //     starts with '}', so that hash tag is never empty and depends on the id
-//     alone: every key of one identity lands in one slot (no CROSSSLOT), and
-//     distinct identities spread over the cluster.
+//     alone: every key of one identity, under any limit, lands in one slot
+//     (no CROSSSLOT), and distinct identities spread over the cluster.
 //
 // Every key carries a TTL (PEXPIRE) ending when its state stops mattering —
 // sliding: the end of the next window; fixed: the end of the window; log:
@@ -46,6 +57,9 @@
 //	"{" prefix ":" bucket "}:" suffix ":" j      field: the identity, value: its count in window j;
 //	                                             field "": "0" in the bucket's newest window, else "1"
 //	"{" prefix ":" bucket "}:" suffix ":m"       the bucket's marker: the newest window written
+//
+// suffix is Suffix(limit) as above ("{el:17}:s:10/1s:m"), so two limits
+// under one prefix keep apart buckets, window numbers and markers.
 //
 // A decision is still one script call (sliding_bucket.lua, fixed_bucket.lua)
 // declaring the marker as its key; the window hashes it reads and writes

@@ -52,7 +52,7 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 		return nil, err
 	}
 	l := &Limiter{client: client, limit: limit, cfg: cfg,
-		script: Script(limit.Algorithm), suffix: Suffix(limit.Algorithm), args: newFixedArgs(limit, cfg)}
+		script: Script(limit.Algorithm), suffix: Suffix(limit), args: newFixedArgs(limit, cfg)}
 	if s := bucketScripts[limit.Algorithm]; s != nil && cfg.buckets > 0 {
 		l.script, l.bucketed = s, true
 	}
@@ -79,7 +79,8 @@ func nilClient(c goredis.UniversalClient) bool {
 func (l *Limiter) Limit() core.Limit { return l.limit }
 
 // Key returns the Redis key holding id's state under this limiter's prefix
-// and algorithm in the layout of one key per identity (see the package
+// and limit (EncodeKey with Suffix(Limit())) in the layout of one key per
+// identity (see the package
 // doc); a bucketed limiter (Bucketed) keeps id's counts in WindowKey's
 // hashes instead.
 func (l *Limiter) Key(id string) string { return EncodeKey(l.cfg.prefix, id, l.suffix) }

@@ -18,7 +18,7 @@ const memBatch = 1000
 // in bytes, for n identities "user:00000000".. in two layouts holding the
 // same sliding-window state (43 units in the previous minute, 57 in this
 // one, limit 100 per minute, with TTLs):
-//   - ours: one key per identity, "el:{user:00000042}:s", written by the
+//   - ours: one key per identity, "el:{user:00000042}:s:100/1m", written by the
 //     sliding script itself;
 //   - twoKey: the article's two counter keys, "rl:user:00000042:W" for the
 //     window numbers W-1 and W, by INCRBY and PEXPIRE.

@@ -104,7 +104,7 @@ func (c runClock) expiredSliding(value string) bool {
 }
 
 // expireSlidingKeys deletes the pure-Redis keys of namespace ns
-// ("ns:{id}:s") that a Redis on the run's clock would no longer hold, and
+// ("ns:{id}:s:10/1s") that a Redis on the run's clock would no longer hold, and
 // returns how many it deleted.
 func expireSlidingKeys(ctx context.Context, rdb *goredis.Client, ns string, c runClock) (int64, error) {
 	var n int64

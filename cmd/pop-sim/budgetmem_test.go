@@ -202,7 +202,7 @@ func TestRunClockExpired(t *testing.T) {
 		{ns + ":dseq:9a", 0},
 		{ns + ":fa:9a", 0},
 		{ns + ":fc", 0},
-		{"popsim-1-redis:{id1}:s", 0},
+		{"popsim-1-redis:{id1}:s:10/1s", 0},
 	} {
 		if tc.dies == 0 {
 			assert.False(t, runClock{end: 1 << 40, window: w, slack: slack}.expired(tc.key), "%s expired", tc.key)
@@ -223,7 +223,7 @@ func TestExpireBudgetKeys(t *testing.T) {
 	ns := "popsim-1-budget"
 	pre := "{" + ns + ":g0}"
 	dead := []string{pre + ":b0:e7", pre + ":b5:e8", pre + ":hz:17", pre + ":hz:17:n"} // with end (2·8+4)·w + slack
-	live := []string{pre + ":b0:e9", pre + ":hz:18", pre + ":seq:1", "{popsim-2-budget:g0}:b0:e7", ns + ":{id1}:s"}
+	live := []string{pre + ":b0:e9", pre + ":hz:18", pre + ":seq:1", "{popsim-2-budget:g0}:b0:e7", ns + ":{id1}:s:10/1s"}
 	for _, k := range append(slices.Clone(dead), live...) {
 		require.NoError(t, rdb.Set(ctx, k, "1", 0).Err())
 	}

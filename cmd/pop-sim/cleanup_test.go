@@ -17,7 +17,7 @@ func TestDropKeys(t *testing.T) {
 	rdb, p := redistest.Client(t)
 	ctx := context.Background()
 	fill := func() {
-		for _, k := range []string{"ns:{a}:s", "ns:{b}:s", "other"} {
+		for _, k := range []string{"ns:{a}:s:10/1s", "ns:{b}:s:10/1s", "other"} {
 			err := rdb.Set(ctx, k, "1", 0).Err()
 			require.NoError(t, err)
 		}
@@ -35,7 +35,7 @@ func TestDropKeys(t *testing.T) {
 		want []string
 	}{
 		{"own server", &servers{redisAddr: p.Addr, proc: p}, false, nil},
-		{"own server, last mode", &servers{redisAddr: p.Addr, proc: p}, true, []string{"ns:{a}:s", "ns:{b}:s", "other"}},
+		{"own server, last mode", &servers{redisAddr: p.Addr, proc: p}, true, []string{"ns:{a}:s:10/1s", "ns:{b}:s:10/1s", "other"}},
 		{"another's server", &servers{redisAddr: p.Addr}, false, []string{"other"}},
 		{"another's server, last mode", &servers{redisAddr: p.Addr}, true, []string{"other"}},
 	} {

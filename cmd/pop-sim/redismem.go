@@ -92,7 +92,7 @@ type keyCount struct {
 }
 
 // countKeys scans the keys matching pattern. An identity is a key's hash
-// tag, which every layout of ours puts before a last suffix ("ns:{id}:s",
+// tag, which every layout of ours puts before a last suffix ("ns:{id}:s:10/1s",
 // "ns:{k:id}:idx"): the key up to its last '}'. Keys and identities are
 // counted by 64-bit hashes, so a SCAN returning a key twice counts it
 // once, in a few bytes each at a million identities (a collision among

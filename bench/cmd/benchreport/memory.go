@@ -35,7 +35,7 @@ func memoryTable(ctx context.Context, e *env) (section, error) {
 		return redis.MeasureMemoryPerIdentity(ctx, c, n)
 	})
 	rows = append(rows,
-		memRow{name: "**edgelimit backends/redis**: one string per identity, `el:{user:NNNNNNNN}:s`", where: "Redis", perID: ours, err: err},
+		memRow{name: "**edgelimit backends/redis**: one string per identity, `el:{user:NNNNNNNN}:s:100/1m`", where: "Redis", perID: ours, err: err},
 		memRow{name: "article's two-key layout: `rl:user:NNNNNNNN:W` for W−1 and W", where: "Redis", perID: two, err: err})
 	rr, _, err := onFreshRedis(func(c *goredis.Client) (float64, float64, error) {
 		v, err := redisRateMemory(ctx, c, n)

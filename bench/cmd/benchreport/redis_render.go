@@ -12,9 +12,10 @@ func renderRedis(d *doc, e *env, rows []*redisRow, rb redisBenchFigures) {
 		"process's go-redis v9 client (pool of %d connections, `ContextTimeoutEnabled` as the README recommends), keys drawn from %s identities, a policy every "+
 		"call is admitted under (%s per %s). Columns are exactly N concurrent callers (goroutines). "+
 		"`redis-benchmark` runs `EVALSHA` of our own `sliding.lua` on the same server in the same run, with "+
-		"`-c` = the column's callers and `-r %d` random keys of the same form (`el:{user:NNNNNNNNNNNN}:s`). "+
+		"`-c` = the column's callers and `-r %d` random keys of the same form (`el:{user:NNNNNNNNNNNN}:%s`). "+
 		"Each cell: decisions/s, then that row ÷ our plain mode at the same callers.",
-		e.server, poolSize, thousands(float64(len(e.keys.keys))), thousands(redisMax), redisWindow, len(e.keys.keys))
+		e.server, poolSize, thousands(float64(len(e.keys.keys))), thousands(redisMax), redisWindow, len(e.keys.keys),
+		redisSuffix)
 	plain := rows[0].figs
 	head := []string{"limiter"}
 	for _, c := range callerCounts {

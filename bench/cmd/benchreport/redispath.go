@@ -19,6 +19,10 @@ const (
 	redisWindow = time.Minute
 )
 
+// redisSuffix ends the keys of the Redis table's policy (redis.Suffix), for
+// redis-benchmark's and the bare socket's keys to match the limiters'.
+var redisSuffix = redis.Suffix(core.PerWindow(redisMax, redisWindow))
+
 // callerCounts are the concurrent callers of the Redis table's columns.
 var callerCounts = []int{1, 8, 64}
 
@@ -75,11 +79,11 @@ func redisTable(ctx context.Context, e *env) (section, error) {
 		return nil, err
 	}
 	rb := rbCommand{addr: e.redis.Addr, sha: script.Hash(), keyspace: len(e.keys.keys),
-		key: redis.EncodeKey(redis.DefaultPrefix, "user:__rand_int__", redis.Suffix(core.SlidingWindow)),
+		key: redis.EncodeKey(redis.DefaultPrefix, "user:__rand_int__", redisSuffix),
 		args: []string{strconv.FormatInt(time.Now().UnixMilli(), 10), strconv.FormatInt(redisWindow.Milliseconds(), 10),
 			strconv.Itoa(redisMax), "1", "1", "0", "0"}}
 	bare, closeBare, err := peers.RawEvalSha(e.redis.Addr, script.Hash(), func(id string) string {
-		return redis.EncodeKey(redis.DefaultPrefix, id, redis.Suffix(core.SlidingWindow))
+		return redis.EncodeKey(redis.DefaultPrefix, id, redisSuffix)
 	}, rb.args[1:])
 	if err != nil {
 		return nil, err
