@@ -133,12 +133,20 @@
 // # Failure
 //
 // Bad input (core.ValidateKey, Limit.CheckWeight) returns a core error
-// matching core.ErrInvalid and sends nothing. When Redis cannot answer (down,
-// timed out after WithTimeout, any error reply), calls return a
-// *core.UnavailableError (errors.Is core.ErrUnavailable) together with the
-// fail-mode decision: denied with Source core.SourceFailClosed by default,
-// allowed with core.SourceFailOpen under WithFailOpen. Scripts are sent by
+// matching core.ErrInvalid and sends nothing. When Redis cannot answer
+// (down, timed out after WithTimeout, any error reply but a redirection,
+// below), calls return a *core.UnavailableError (errors.Is
+// core.ErrUnavailable) together with the fail-mode decision: denied with
+// Source core.SourceFailClosed by default, allowed with
+// core.SourceFailOpen under WithFailOpen. Scripts are sent by
 // EVALSHA; a NOSCRIPT reply (SCRIPT FLUSH, restart) costs one EVAL retry.
+// One error reply is no outage: a Redis Cluster node answering MOVED or ASK
+// to a client that is not a *goredis.ClusterClient (a plain client pointed
+// at one node of a cluster) is a configuration error, returned as a
+// *RedirectError (errors.Is core.ErrInvalid and ErrNotClusterClient) with no
+// decision, whatever the fail mode: fail-open would otherwise admit, without
+// limit, every identity whose slot another node serves. CheckClient finds
+// that misconfiguration at startup (New sends nothing to Redis).
 //
 // # Many decisions at once
 //

@@ -28,8 +28,9 @@ type Ask struct {
 // a batch (WithPipelining), which a replay would pay for per call. A bad
 // key or weight, or an out shorter than asks, fails before anything is
 // sent (a core error matching core.ErrInvalid); a call Redis failed gets
-// the fail-mode decision, and the first such failure is returned as a
-// *core.UnavailableError.
+// the fail-mode decision, or no decision when a cluster node redirected it
+// (see RedirectError), and the first such failure is returned, as a
+// *core.UnavailableError or a *RedirectError.
 func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision) error {
 	if len(out) < len(asks) {
 		return fmt.Errorf("%w: AllowEach: %d asks but room for %d decisions", core.ErrInvalid, len(asks), len(out))
@@ -55,9 +56,13 @@ func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision
 			out[i], err = l.parseReply(v)
 		}
 		if err != nil {
-			out[i] = l.failDecision()
+			if cmd.Err() != nil {
+				out[i], err = l.failure("redis evalsha", err)
+			} else {
+				out[i], err = l.failDecision(), &core.UnavailableError{Op: "redis evalsha", Err: err}
+			}
 			if first == nil {
-				first = &core.UnavailableError{Op: "redis evalsha", Err: err}
+				first = err
 			}
 		}
 	}

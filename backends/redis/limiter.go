@@ -34,7 +34,9 @@ type Limiter struct {
 var _ core.Limiter = (*Limiter)(nil)
 
 // New returns a Limiter enforcing limit through client (a *goredis.Client,
-// a Sentinel failover client or a *goredis.ClusterClient). An invalid limit
+// a Sentinel failover client or, for a Redis Cluster, a
+// *goredis.ClusterClient: any other client's calls that a cluster node
+// redirects fail with a *RedirectError). An invalid limit
 // returns limit.Validate's error; a nil client or a bad option returns an
 // error matching core.ErrInvalid. New sends nothing to Redis.
 func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Limiter, error) {
@@ -88,7 +90,9 @@ func (l *Limiter) Key(id string) string { return EncodeKey(l.cfg.prefix, id, l.s
 // AllowN decides on n units for key at now (Redis' clock instead under
 // WithServerTime) and counts them when allowed. Bad key or weight: a core
 // error matching core.ErrInvalid, nothing sent. Redis unreachable: the
-// fail-mode decision and a *core.UnavailableError.
+// fail-mode decision and a *core.UnavailableError. A Redis Cluster node
+// redirecting a client that is not a *goredis.ClusterClient: no decision
+// and a *RedirectError (matching core.ErrInvalid).
 func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
@@ -116,7 +120,8 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 // Reset deletes key's state: its key, or under the bucketed layout its
 // fields in its bucket's window hashes (one script call). Bad key: a core
 // error matching core.ErrInvalid; Redis unreachable: a
-// *core.UnavailableError.
+// *core.UnavailableError; a cluster node redirecting a client that is not a
+// cluster client: a *RedirectError.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
@@ -125,13 +130,13 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	defer cancel()
 	if l.bucketed {
 		if err := l.resetBucketed(ctx, key); err != nil {
-			return &core.UnavailableError{Op: "redis reset", Err: err}
+			return l.storeError("redis reset", err)
 		}
 		return nil
 	}
 	l.trips.Add(1)
 	if err := l.client.Del(ctx, l.Key(key)).Err(); err != nil {
-		return &core.UnavailableError{Op: "redis del", Err: err}
+		return l.storeError("redis del", err)
 	}
 	return nil
 }
@@ -150,13 +155,24 @@ func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit b
 	}
 	if err != nil {
 		l.reload.AfterError(l.client) // a dead master: find its promoted replica
-		return l.failDecision(), &core.UnavailableError{Op: "redis evalsha", Err: err}
+		return l.failure("redis evalsha", err)
 	}
 	d, err := l.parseReply(v)
 	if err != nil {
 		return l.failDecision(), &core.UnavailableError{Op: "redis evalsha", Err: err}
 	}
 	return d, nil
+}
+
+// failure is what a decision whose call failed with err returns: no
+// decision and a *RedirectError for a redirection the client cannot
+// follow, else the fail-mode decision and a *core.UnavailableError.
+func (l *Limiter) failure(op string, err error) (core.Decision, error) {
+	err = l.storeError(op, err)
+	if _, redirected := err.(*RedirectError); redirected {
+		return core.Decision{}, err
+	}
+	return l.failDecision(), err
 }
 
 // runTimed is run bounded by the limiter's timeout.
