@@ -25,11 +25,13 @@ func newHandler(rdb *goredis.Client, o options) (http.Handler, error) {
 	reg.MustRegister(col)
 	rdb.AddHook(col.RedisHook("main"))
 
-	short, err := redisbackend.New(rdb, core.PerWindow(o.max, o.window), redisbackend.WithPrefix("example-short"))
+	// One prefix for both limits: each key names its limit, so they never
+	// share a counter.
+	short, err := redisbackend.New(rdb, core.PerWindow(o.max, o.window), redisbackend.WithPrefix("example"))
 	if err != nil {
 		return nil, err
 	}
-	daily, err := redisbackend.New(rdb, core.PerWindow(dailyMax, 24*time.Hour), redisbackend.WithPrefix("example-daily"))
+	daily, err := redisbackend.New(rdb, core.PerWindow(dailyMax, 24*time.Hour), redisbackend.WithPrefix("example"))
 	if err != nil {
 		return nil, err
 	}
