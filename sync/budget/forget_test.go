@@ -36,7 +36,7 @@ func TestForgottenWindows(t *testing.T) {
 
 	_, c = m.Request(w0+2*testWindow+200, "new", 2)
 	require.NotNil(t, c, "2 units are more than the free credit")
-	assert.Equal(t, []int64{x + 1, x + 3}, c.Items[0].Claims, "the new identity gives up x+1 and x+3 (x+2's slot pays a unit)")
+	assert.Equal(t, []int64{x + 1, x + 3, x + 4}, c.Items[0].Claims, "the new identity gives up x+1, x+3 and x+4 (x+2's slot pays a unit)")
 }
 
 // TestForgottenRecords: a renounced record dropped because a reply's

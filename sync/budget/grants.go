@@ -10,8 +10,9 @@ import (
 
 // claims returns the free-slot claims an item about e sent in window x
 // carries: every slot from x−1 on consumed here and not yet claimed, and,
-// when e is contested or hot, every slot through x+1 (the current and
-// next windows' slots are given up); it marks them consumed and sent. Far
+// when e is contested or hot, every slot through x+giveUpAhead (the
+// current and next two windows' slots are given up); it marks them
+// consumed and sent. Far
 // from the limit a reserved slot costs no one, so a calm identity keeps
 // its free credit in every window. A slot
 // free credit used is not among them: the op reporting the use claims it,
@@ -22,12 +23,13 @@ func (m *Machine) claims(e *entry, x int64, giveUpNext bool) []int64 {
 	}
 	through := e.claimed
 	if giveUpNext || m.contested(e) || e.renounce {
-		through = max(through, x+1)
+		through = max(through, x+giveUpAhead)
 	}
 	// Redis counts a window's claims against the PoPs it counted as that
 	// window's spenders (lease.go): every Call carrying claims of windows
-	// up to x+1 is one whose group's lease reaches x+2, or that announces
-	// it, and the script applies the announcement first.
+	// up to x+2 is one whose group's lease reaches x+2 (it is renewed
+	// whenever it falls short of x+3), or that announces it, and the
+	// script applies the announcement first.
 	var out []int64
 	for y := max(e.sentClaims+1, x-1, m.forgot+1); y <= through; y++ {
 		if !e.used(y) {

@@ -99,7 +99,7 @@ func TestNoFreeCreditBeforeLease(t *testing.T) {
 	d, c := m.Request(now, "k", 1)
 	require.NotNil(t, c, "no lease yet: the request asks Redis")
 	assert.Zero(t, d)
-	assert.Equal(t, []int64{w - 1, w, w + 1}, c.Items[0].Claims, "the Call gives up its slots of the window before, this one and the next")
+	assert.Equal(t, []int64{w - 1, w, w + 1, w + 2}, c.Items[0].Claims, "the Call gives up its slots of the window before, this one and the next two")
 	assert.Equal(t, w+3, c.announce, "the Call announces this PoP through three windows ahead")
 	r, err := Exec(context.Background(), rdb, m, c, now)
 	require.NoError(t, err)

@@ -47,7 +47,7 @@ func TestLightTier(t *testing.T) {
 	assert.ElementsMatch(t, []Op{{X: 1000, GW: GWFree, U: 1}, {X: 1001, GW: GWFree, U: 1}}, c.Items[0].Ops,
 		"both free units, unreported, move to the entry and go with its decision Call")
 	assert.Equal(t, core.WindowState{Index: 1001, Cur: 1, Prev: 1}, e.own, "own counts for the fallback")
-	assert.Equal(t, []int64{1002}, c.Items[0].Claims, "the decision Call gives up the next window's slot; the used slots 1000 and 1001 are not claimed apart")
+	assert.Equal(t, []int64{1002, 1003}, c.Items[0].Claims, "the decision Call gives up the next two windows' slots; the used slots 1000 and 1001 are not claimed apart")
 	m.Complete(w0+testWindow+650, c, &Result{Now: w0 + testWindow + 650, Window: 1001, Items: []ItemResult{{Allowed: 1, CW: 3, Headroom: 1}}}, nil)
 	calls := m.Tick(w0 + testWindow + 700)
 	require.Len(t, calls, 1)

@@ -283,6 +283,22 @@ func (m *Machine) decideNoCall(now int64, e *entry, n int64) Decision {
 
 type errNoCall struct{}
 
+// giveUpAhead is how many windows past its own an item about a contested
+// or hot identity, or a decision Call, gives this PoP's free slots up
+// (claims), so Redis reserves nothing for them. Two rather than one: the
+// slots of window x+2 are read by every check of x (E2) and, once x+1
+// starts, reserved by E1 until each PoP's next item gives them up; a PoP
+// waiting out a known-full wait sends none for seconds, so at each
+// window's start the slots of every PoP serving an attacker (32 units at
+// 32 PoPs) were reserved, then freed together, and Redis admitted them
+// in a lump that the exact log counts past the limit (spread-attack at 32
+// PoPs: 1.11× the limit against pure Redis' 1.06×, over ten seeds up to
+// +0.05 above it; giving up x+2 too: at most +0.02 on every seed, at
+// 0.3–0.9 point fewer round trips saved, docs/budget.md). A contested
+// identity's free credit is a unit per PoP per window: what it loses is
+// a round trip now and then.
+const giveUpAhead = 2
+
 // decide is the Machine's one decision function: for an identity without a
 // full entry (e nil), the light tier's free credit (freeLight), else it is
 // made full (promoted) and goes on; cached deny-until → grant balance →
@@ -366,9 +382,9 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	}
 	c := &Call{Group: g, Now: now, Items: []Item{it}, req: req, hotWin: -1}
 	m.announce(c, x)
-	if ((m.cfg.FreeCredit > 0 && x+1 > e.sentClaims) || len(e.pending()) > 0) && m.reports.room() && !m.ahead(x) {
+	if ((m.cfg.FreeCredit > 0 && x+giveUpAhead > e.sentClaims) || len(e.pending()) > 0) && m.reports.room() && !m.ahead(x) {
 		// The request asks Redis, and reports with it: this PoP gives up
-		// its free slot of the next window (and claims the slots it
+		// its free slots of the next giveUpAhead windows (and claims the slots it
 		// consumed), so the units Redis reserved for it are Redis' to
 		// decide now, and its unreported spends go along, so Redis counts
 		// them in their window rather than as a grant still to spend (a

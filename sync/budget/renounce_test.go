@@ -66,8 +66,8 @@ func TestRenouncedRecord(t *testing.T) {
 	require.NotNil(t, c, "its slot of x is given up: Redis decides")
 	assert.NotEqual(t, SrcFree, d.Source)
 	require.Contains(t, m.view, "cold", "decided on a full entry")
-	assert.Empty(t, c.Items[0].Claims, "the slots through x+1 were given up already")
-	assert.Equal(t, x+1, m.view["cold"].claimed)
+	assert.Equal(t, []int64{x + 2}, c.Items[0].Claims, "the slots through x+1 were given up already; the decision Call gives up x+2's")
+	assert.Equal(t, x+2, m.view["cold"].claimed)
 	assert.Equal(t, 2, m.Len(), "the record became the full entry")
 	m.Complete(w0+450, c, &Result{Now: w0 + 450, Window: x, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 9}}}, nil)
 

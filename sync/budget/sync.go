@@ -255,8 +255,8 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 			continue
 		}
 		e := m.entry(h.Key)
-		if e.sentClaims < x+1 {
-			e.claimed = max(e.claimed, x+1) // no free credit of it here until x+2
+		if e.sentClaims < x+giveUpAhead {
+			e.claimed = max(e.claimed, x+giveUpAhead) // no free credit of it here through x+giveUpAhead
 			e.renounce = true
 			m.mark(e)
 		}
