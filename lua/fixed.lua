@@ -39,7 +39,9 @@ end
 local allowed = cur + n <= max
 if allowed and commit then
   cur = cur + n
-  local ttl = (i + 1) * w - now + slack
+  -- at most a window after this write: a write lagging the state (a
+  -- clock put back) does not stretch it by the lag (see sliding.lua)
+  local ttl = math.min((i + 1) * w - now, w) + slack
   redis.call('SET', key, string.format('%d:%d', i, cur), 'PX', string.format('%d', ttl))
 end
 

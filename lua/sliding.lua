@@ -48,7 +48,11 @@ local allowed = est < max - n + 1
 if allowed and commit then
   cur = cur + n
   est = est + n
-  local ttl = (i + 2) * w - now + slack
+  -- the key lives until no request can still be counted in it, at most
+  -- two windows after this write: a write lagging the state (a clock put
+  -- back) does not stretch it by the lag, or the identity stays denied
+  -- for as long as the clock was ahead
+  local ttl = math.min((i + 2) * w - now, 2 * w) + slack
   redis.call('SET', key, string.format('%d:%d:%d', i, cur, prev), 'PX', string.format('%d', ttl))
 end
 
