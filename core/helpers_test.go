@@ -29,7 +29,7 @@ func (s *anyState) decide(l Limit, now, n int64, commit bool) Decision {
 
 // clone is a deep copy (the log's stamps included).
 func (s anyState) clone() anyState {
-	s.log.Stamps = append([]int64(nil), s.log.Stamps...)
+	s.log.Entries = append([]LogEntry(nil), s.log.Entries...)
 	return s
 }
 
@@ -82,18 +82,25 @@ func randState(r *rand.Rand, l Limit, now int64, back bool) anyState {
 		if back {
 			top = now + w - 1
 		}
-		k := r.Int64N(l.Max + 1)
-		for i := int64(0); i < k; i++ {
-			s.log.Stamps = append(s.log.Stamps, top-2*w+1+r.Int64N(2*w))
+		// Units up to Max in requests of random weight, some of them
+		// sharing a time as a clock gone back leaves them.
+		for k := r.Int64N(l.Max + 1); k > 0; {
+			n := 1 + r.Int64N(k)
+			if r.IntN(2) == 0 {
+				n = 1
+			}
+			s.log.Entries = append(s.log.Entries, LogEntry{At: top - 2*w + 1 + r.Int64N(2*w), N: n})
+			s.log.Units += n
+			k -= n
 		}
-		sortInt64(s.log.Stamps)
+		sortEntries(s.log.Entries)
 	}
 	return s
 }
 
-func sortInt64(a []int64) {
+func sortEntries(a []LogEntry) {
 	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+		for j := i; j > 0 && a[j].At < a[j-1].At; j-- {
 			a[j], a[j-1] = a[j-1], a[j]
 		}
 	}

@@ -2,24 +2,39 @@ package core
 
 import "sort"
 
-// LogState is the per-identity state of the exact sliding log: one timestamp
-// (ms) per admitted unit, oldest first. At most Limit.Max stamps are kept, so
-// memory grows with the limit, not with traffic. The zero value is empty.
-type LogState struct {
-	Stamps []int64
+// LogEntry is one entry of the exact sliding log: At, a time in ms, and N,
+// the units admitted at that time (at least 1). The zero value is not a
+// valid entry.
+type LogEntry struct {
+	At int64
+	N  int64
 }
 
-// Expire drops the stamps at or before now − window: the log counts the
+// LogState is the per-identity state of the exact sliding log: one entry per
+// admitted request, requests of the same millisecond sharing one, oldest
+// first, and Units, the sum of the entries' N. A request of weight n costs
+// one entry, not n, so memory grows with the requests in a window (at most
+// Limit.Max entries), not with their weight. Units must equal that sum: a
+// state built by hand sets both. The zero value is empty.
+type LogState struct {
+	Entries []LogEntry
+	Units   int64
+}
+
+// Expire drops the entries at or before now − window: the log counts the
 // half-open interval (now − window, now].
 func (s *LogState) Expire(window, now int64) {
-	if cut := s.expired(window, now); cut > 0 {
-		s.Stamps = append(s.Stamps[:0], s.Stamps[cut:]...)
+	cut := s.expired(window, now)
+	if cut == 0 {
+		return
 	}
+	s.Units -= sumUnits(s.Entries[:cut])
+	s.Entries = append(s.Entries[:0], s.Entries[cut:]...)
 }
 
 // Decide applies the exact log to n units at now (ms). With commit, expired
-// stamps are dropped and the n stamps are added when they fit. Without
-// commit (a peek) nothing changes: a later peek must not drop stamps that a
+// entries are dropped and the n units are added when they fit. Without
+// commit (a peek) nothing changes: a later peek must not drop entries that a
 // request at an earlier time (a clock behind) still counts, exactly as the
 // Redis script's peek writes nothing.
 func (s *LogState) Decide(l Limit, now, n int64, commit bool) Decision {
@@ -27,39 +42,74 @@ func (s *LogState) Decide(l Limit, now, n int64, commit bool) Decision {
 	if commit {
 		s.Expire(w, now)
 	}
-	live := s.Stamps[s.expired(w, now):]
-	count := int64(len(live))
+	cut := s.expired(w, now)
+	live := s.Entries[cut:]
+	count := s.liveUnits(cut)
 	d := Decision{Limit: l.Max, Allowed: count+n <= l.Max}
 	if d.Allowed && commit {
 		s.insert(now, n)
-		live = s.Stamps
+		live = s.Entries
 		count += n
 	}
 	if !d.Allowed {
-		oldest := live[count+n-l.Max-1]
-		d.RetryAfter = ms(maxInt(0, oldest+w-now))
+		d.RetryAfter = ms(maxInt(0, unitAt(live, count+n-l.Max, now)+w-now))
 	}
 	d.Remaining = maxInt(0, l.Max-count)
-	if count > 0 {
-		d.ResetAfter = ms(maxInt(0, live[count-1]+w-now))
+	if count > 0 && len(live) > 0 {
+		d.ResetAfter = ms(maxInt(0, live[len(live)-1].At+w-now))
 	}
 	return d
 }
 
-// expired is how many of the oldest stamps lie at or before now − window.
+// expired is how many of the oldest entries lie at or before now − window.
 func (s *LogState) expired(window, now int64) int {
-	return sort.Search(len(s.Stamps), func(i int) bool { return s.Stamps[i] > now-window })
+	return sort.Search(len(s.Entries), func(i int) bool { return s.Entries[i].At > now-window })
 }
 
-// insert adds n stamps at now keeping the slice sorted (now is usually the
-// newest, so this is an append).
+// liveUnits is the units of the entries from cut on, summed over the
+// shorter side of cut.
+func (s *LogState) liveUnits(cut int) int64 {
+	if cut <= len(s.Entries)-cut {
+		return s.Units - sumUnits(s.Entries[:cut])
+	}
+	return sumUnits(s.Entries[cut:])
+}
+
+// unitAt is the time of the k-th oldest unit (1-based) of entries: the
+// first entry at which their running sum of N reaches k. k must lie in
+// [1, the sum of N]; past the sum (a state whose Units disagrees with its
+// entries) it is the newest entry's time, and now when there is none.
+func unitAt(entries []LogEntry, k, now int64) int64 {
+	for _, e := range entries {
+		if k -= e.N; k <= 0 {
+			return e.At
+		}
+	}
+	if len(entries) == 0 {
+		return now
+	}
+	return entries[len(entries)-1].At
+}
+
+func sumUnits(entries []LogEntry) int64 {
+	var u int64
+	for _, e := range entries {
+		u += e.N
+	}
+	return u
+}
+
+// insert adds n units at now keeping the entries sorted: to the entry of
+// now when now is the newest time at or before now (usually the newest of
+// all, so this is an append or an addition), else as a new entry.
 func (s *LogState) insert(now, n int64) {
-	i := sort.Search(len(s.Stamps), func(i int) bool { return s.Stamps[i] > now })
-	for k := int64(0); k < n; k++ {
-		s.Stamps = append(s.Stamps, 0)
+	s.Units += n
+	i := sort.Search(len(s.Entries), func(i int) bool { return s.Entries[i].At > now })
+	if i > 0 && s.Entries[i-1].At == now {
+		s.Entries[i-1].N += n
+		return
 	}
-	copy(s.Stamps[i+int(n):], s.Stamps[i:])
-	for k := 0; k < int(n); k++ {
-		s.Stamps[i+k] = now
-	}
+	s.Entries = append(s.Entries, LogEntry{})
+	copy(s.Entries[i+1:], s.Entries[i:])
+	s.Entries[i] = LogEntry{At: now, N: n}
 }

@@ -20,27 +20,39 @@ func TestLogExact(t *testing.T) {
 	d = s.Decide(l, t0+1100, 1, true)
 	require.True(t, d.Allowed, "at 1100 (stamp 100 out): %+v", d)
 	require.Equal(t, time.Second, d.ResetAfter, "at 1100 (stamp 100 out): %+v", d)
-	require.Len(t, s.Stamps, 3, "log holds %d stamps, want at most Max=3", len(s.Stamps))
+	require.Len(t, s.Entries, 3, "log holds %d entries, want at most Max=3", len(s.Entries))
+	require.Equal(t, int64(3), s.Units, "log %+v", s)
 }
 
 // TestLogWeightedRetry: a weighted request waits for enough stamps to leave.
 func TestLogWeightedRetry(t *testing.T) {
 	l := Limit{Max: 4, Window: time.Second, Algorithm: SlidingLog}
-	s := LogState{Stamps: []int64{t0 + 10, t0 + 20, t0 + 30, t0 + 40}}
+	s := LogState{Entries: []LogEntry{{t0 + 10, 1}, {t0 + 20, 1}, {t0 + 30, 1}, {t0 + 40, 1}}, Units: 4}
 	d := s.Decide(l, t0+500, 3, false)
 	// stamps 10,20,30 must leave
 	require.False(t, d.Allowed, "%+v, want RetryAfter 530ms", d)
 	require.Equal(t, 530*time.Millisecond, d.RetryAfter, "%+v, want RetryAfter 530ms", d)
 }
 
-// TestLogOutOfOrder: a stamp older than the newest (clock went back) is
-// inserted in order.
+// TestLogOutOfOrder: a request older than the newest (clock went back) is
+// inserted in order, and one at the time of an entry adds to that entry.
 func TestLogOutOfOrder(t *testing.T) {
-	l := Limit{Max: 5, Window: time.Second, Algorithm: SlidingLog}
-	s := LogState{Stamps: []int64{t0 + 10, t0 + 50}}
+	l := Limit{Max: 9, Window: time.Second, Algorithm: SlidingLog}
+	s := LogState{Entries: []LogEntry{{t0 + 10, 1}, {t0 + 50, 1}}, Units: 2}
 	s.Decide(l, t0+30, 2, true)
-	want := []int64{t0 + 10, t0 + 30, t0 + 30, t0 + 50}
-	for i := range want {
-		require.Equal(t, want[i], s.Stamps[i], "stamps %v, want %v", s.Stamps, want)
-	}
+	s.Decide(l, t0+10, 3, true)
+	want := []LogEntry{{t0 + 10, 4}, {t0 + 30, 2}, {t0 + 50, 1}}
+	require.Equal(t, want, s.Entries)
+	require.Equal(t, int64(7), s.Units, "log %+v", s)
+}
+
+// TestLogWeightIsOneEntry: a request of weight n is one entry of the log,
+// whatever n.
+func TestLogWeightIsOneEntry(t *testing.T) {
+	l := Limit{Max: 1_000_000, Window: time.Hour, Algorithm: SlidingLog}
+	var s LogState
+	d := s.Decide(l, t0, l.Max, true)
+	require.True(t, d.Allowed, "%+v", d)
+	require.Equal(t, []LogEntry{{t0, l.Max}}, s.Entries, "one request of weight %d", l.Max)
+	require.Equal(t, l.Max, s.Units)
 }

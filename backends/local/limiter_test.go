@@ -71,7 +71,7 @@ func TestBadInputCreatesNothing(t *testing.T) {
 		require.ErrorIs(t, err, core.ErrKeyTooLong, "Reset(long): %v", err)
 		require.Equal(t, 1, l.Len(), "Len() = %d after bad input, want 1", l.Len())
 		st, _ := l.State("present")
-		require.False(t, st.Window.Cur+int64(len(st.Log.Stamps)) == 0 && st.Bucket.TAT == 0, "the present key lost its state")
+		require.False(t, st.Window.Cur+st.Log.Units == 0 && st.Bucket.TAT == 0, "the present key lost its state")
 	})
 }
 
@@ -205,10 +205,9 @@ func TestStateCopies(t *testing.T) {
 	log := mustNew(t, core.Limit{Max: 10, Window: time.Second, Algorithm: core.SlidingLog})
 	mustAllow(t, log, "k", now, 2)
 	st, _ = log.State("k")
-	st.Log.Stamps[0] = 0 // a copy: the stored log is unchanged
+	st.Log.Entries[0] = core.LogEntry{} // a copy: the stored log is unchanged
 	st2, _ := log.State("k")
-	require.Len(t, st2.Log.Stamps, 2, "log State = %+v", st2)
-	require.Equal(t, core.Millis(now), st2.Log.Stamps[0], "log State = %+v", st2)
+	require.Equal(t, core.LogState{Entries: []core.LogEntry{{At: core.Millis(now), N: 2}}, Units: 2}, st2.Log, "log State = %+v", st2)
 	bucket := mustNew(t, core.Limit{Max: 10, Window: time.Second, Algorithm: core.TokenBucket})
 	mustAllow(t, bucket, "k", now, 1)
 	st, _ = bucket.State("k")

@@ -10,7 +10,7 @@ import "github.com/edgelimit/edgelimit/core"
 type State struct {
 	Window core.WindowState
 	Bucket core.BucketState
-	Log    core.LogState // Stamps is a copy, safe to keep
+	Log    core.LogState // Entries is a copy, safe to keep
 }
 
 // set copies the stored state (a pointer to it) into st.
@@ -21,6 +21,6 @@ func (st *State) set(stored any) {
 	case *core.BucketState:
 		st.Bucket = *v
 	case *core.LogState:
-		st.Log.Stamps = append([]int64(nil), v.Stamps...)
+		st.Log = core.LogState{Entries: append([]core.LogEntry(nil), v.Entries...), Units: v.Units}
 	}
 }
