@@ -17,8 +17,9 @@ const (
 	// FixedWindow counts per window number; a client may pass 2× the limit
 	// across a window boundary.
 	FixedWindow
-	// SlidingLog keeps one timestamp per admitted unit: exact, but memory
-	// grows with the limit.
+	// SlidingLog keeps one entry (time, weight) per admitted request: exact,
+	// but memory grows with the requests in a window (at most Max entries),
+	// though not with their weight.
 	SlidingLog
 	// TokenBucket is a token bucket of capacity Max refilled at Max per
 	// Window, computed as GCRA on one timestamp: bursts up to Max, then a

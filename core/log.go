@@ -52,7 +52,7 @@ func (s *LogState) Decide(l Limit, now, n int64, commit bool) Decision {
 		count += n
 	}
 	if !d.Allowed {
-		d.RetryAfter = ms(maxInt(0, unitAt(live, count+n-l.Max, now)+w-now))
+		d.RetryAfter = ms(maxInt(0, unitAt(live, count+n-l.Max, count, now)+w-now))
 	}
 	d.Remaining = maxInt(0, l.Max-count)
 	if count > 0 && len(live) > 0 {
@@ -75,20 +75,31 @@ func (s *LogState) liveUnits(cut int) int64 {
 	return sumUnits(s.Entries[cut:])
 }
 
-// unitAt is the time of the k-th oldest unit (1-based) of entries: the
-// first entry at which their running sum of N reaches k. k must lie in
-// [1, the sum of N]; past the sum (a state whose Units disagrees with its
-// entries) it is the newest entry's time, and now when there is none.
-func unitAt(entries []LogEntry, k, now int64) int64 {
-	for _, e := range entries {
-		if k -= e.N; k <= 0 {
-			return e.At
+// unitAt is the time of the k-th oldest of the units of entries (1-based),
+// which sum to units: the entry at which the running sum of N reaches k,
+// counted from the nearer end, so the walk is short both for a request
+// that needs the oldest units gone and for a heavy one that needs nearly
+// all of them gone. k must lie in [1, units]; for a state whose Units
+// disagrees with its entries it is the time of the last entry walked, and
+// now when there is none.
+func unitAt(entries []LogEntry, k, units, now int64) int64 {
+	at := now
+	if j := units - k + 1; j < k {
+		for i := len(entries) - 1; i >= 0; i-- {
+			if at = entries[i].At; j-entries[i].N <= 0 {
+				break
+			}
+			j -= entries[i].N
 		}
+		return at
 	}
-	if len(entries) == 0 {
-		return now
+	for _, e := range entries {
+		if at = e.At; k-e.N <= 0 {
+			break
+		}
+		k -= e.N
 	}
-	return entries[len(entries)-1].At
+	return at
 }
 
 func sumUnits(entries []LogEntry) int64 {

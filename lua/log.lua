@@ -1,8 +1,13 @@
 -- log.lua: the exact sliding log, the same arithmetic as core.LogState.Decide.
--- KEYS[1]: sorted set, one member per admitted unit, scored by its time in
--- ms. The members of score s are named "s:1" .. "s:c": a new unit at s takes
--- the next number, and expiry removes whole scores, so names never collide.
--- At most max members are kept once expired ones are trimmed.
+-- KEYS[1]: sorted set, one member per admitted request (requests of the same
+-- ms share one), scored by its time in ms. Member "s:c" counts one unit and
+-- "s:c:u" counts u, where s is the score and c numbers the members of score
+-- s (a request at s adds its units to a member of score s when there is one,
+-- keeping its s:c, else becomes "s:1"; expiry removes whole scores, so names
+-- never collide). One more member, "#T" scored +inf, holds T, the units of
+-- all the others, expired ones included until a commit trims them. A key
+-- without it was written when every member was one unit: its T is ZCARD.
+-- At most max members besides "#T" are kept once expired ones are trimmed.
 -- ARGV: now_ms, window_ms, max, n, commit, server_time, slack_ms.
 -- Returns {allowed, remaining, retry_ms, reset_ms}.
 
@@ -22,34 +27,75 @@ local function fmt(x)
   return string.format('%d', x)
 end
 
+-- units is the weight of member m: its third field, else 1.
+local function units(m)
+  local u = string.match(m, '^[^:]*:[^:]*:(%d+)$')
+  if u then
+    return tonumber(u)
+  end
+  return 1
+end
+
+-- The total T and its member; card counts the other members.
+local card = redis.call('ZCARD', key)
+local total = card
+local totalMember = nil
+local top = redis.call('ZRANGE', key, -1, -1)
+if top[1] and string.sub(top[1], 1, 1) == '#' then
+  totalMember = top[1]
+  total = tonumber(string.sub(totalMember, 2))
+  card = card - 1
+end
+local dirty = false
+
+-- sum adds the units of the members at 0-based positions i..j, read in
+-- pages so a long range never builds a long reply.
+local function sum(i, j)
+  local u = 0
+  while i <= j do
+    local page = redis.call('ZRANGE', key, i, math.min(j, i + 999))
+    for _, m in ipairs(page) do
+      u = u + units(m)
+    end
+    i = i + 1000
+  end
+  return u
+end
+
 -- The log counts (now - window, now]: stamps <= cut are expired. A peek
--- only skips them; a commit removes them.
+-- only skips them; a commit removes them and their units from T.
 local cut = fmt(now - w)
 local dropped = redis.call('ZCOUNT', key, '-inf', cut)
 if commit and dropped > 0 then
+  total = total - sum(0, dropped - 1)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', cut)
+  card = card - dropped
   dropped = 0
+  dirty = true
 end
-local count = redis.call('ZCARD', key) - dropped
-
--- stamp returns the score of the live stamp at 0-based position i.
-local function stamp(i)
-  local r = redis.call('ZRANGE', key, dropped + i, dropped + i, 'WITHSCORES')
-  return tonumber(r[2])
+-- The live units, summed over the shorter side of the cut.
+local count
+if dropped <= card - dropped then
+  count = total - sum(0, dropped - 1)
+else
+  count = sum(dropped, card - 1)
 end
 
--- insert adds n members scored now, in chunks to stay under Lua's stack.
+-- insert adds n units at now: to a member of score now, or as a new one.
 local function insert()
-  local base = redis.call('ZCOUNT', key, fmt(now), fmt(now))
-  local args = {}
-  for k = 1, n do
-    args[#args + 1] = fmt(now)
-    args[#args + 1] = fmt(now) .. ':' .. fmt(base + k)
-    if #args >= 200 or k == n then
-      redis.call('ZADD', key, unpack(args))
-      args = {}
-    end
+  local s = fmt(now)
+  local same = redis.call('ZRANGEBYSCORE', key, s, s, 'LIMIT', 0, 1)
+  if same[1] then
+    local c = string.match(same[1], '^[^:]*:([^:]*)')
+    redis.call('ZREM', key, same[1])
+    redis.call('ZADD', key, s, s .. ':' .. c .. ':' .. fmt(units(same[1]) + n))
+  elseif n == 1 then
+    redis.call('ZADD', key, s, s .. ':1')
+  else
+    redis.call('ZADD', key, s, s .. ':1:' .. fmt(n))
   end
+  total = total + n
+  dirty = true
 end
 
 local allowed = count + n <= max
@@ -58,14 +104,61 @@ if allowed and commit then
   count = count + n
 end
 
+-- unitAt returns the score of the k-th oldest of the count live units
+-- (1-based): the live member at which the running sum of units reaches k,
+-- counted from the nearer end (as core does), read in pages that double
+-- from 8 members. For a T that disagrees with the members it is the score
+-- of the last member read, or now.
+local function unitAt(k)
+  local old = k <= count - k + 1
+  if not old then
+    k = count - k + 1
+  end
+  local lo, hi, size, last = dropped, card - 1, 8, now
+  while lo <= hi do
+    local i, j = lo, math.min(hi, lo + size - 1)
+    if not old then
+      i, j = math.max(lo, hi - size + 1), hi
+    end
+    local page = redis.call('ZRANGE', key, i, j, 'WITHSCORES')
+    local first, stop, step = 1, #page - 1, 2
+    if not old then
+      first, stop, step = #page - 1, 1, -2
+    end
+    for p = first, stop, step do
+      last = tonumber(page[p + 1])
+      k = k - units(page[p])
+      if k <= 0 then
+        return last
+      end
+    end
+    if old then
+      lo = j + 1
+    else
+      hi = i - 1
+    end
+    size = math.min(size * 2, 1024)
+  end
+  return last
+end
+
 local retry = 0
 if not allowed then
-  retry = math.max(0, stamp(count + n - max - 1) + w - now)
+  retry = math.max(0, unitAt(count + n - max) + w - now)
 end
 local remaining = math.max(0, max - count)
 local reset = 0
 if count > 0 then
-  reset = math.max(0, stamp(count - 1) + w - now)
+  local newest = redis.call('ZREVRANGEBYSCORE', key, '(+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  reset = math.max(0, tonumber(newest[2]) + w - now)
+end
+if dirty then
+  if totalMember then
+    redis.call('ZREM', key, totalMember)
+  end
+  if total > 0 then
+    redis.call('ZADD', key, '+inf', '#' .. fmt(total))
+  end
 end
 if allowed and commit then
   redis.call('PEXPIRE', key, fmt(math.max(reset, 1) + slack))

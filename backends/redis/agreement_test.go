@@ -25,6 +25,8 @@ func TestGoLuaAgreement(t *testing.T) {
 		core.PerWindow(13, 1001*time.Millisecond),
 		core.PerWindow(3, 7*time.Millisecond),
 		core.PerWindow(1000, 5*time.Second),
+		// Weights up to a million: one member per request in the log.
+		core.PerWindow(1_000_000, time.Minute),
 	}
 	for _, shape := range shapes {
 		for _, lim := range everyLimit(shape) {

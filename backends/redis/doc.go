@@ -14,11 +14,13 @@
 // prefix is WithPrefix's (default "el", braces refused). The tail is
 // Suffix(limit): alg is one byte per algorithm, "s" sliding window
 // ("index:cur:prev", a short string), "f" fixed window ("index:cur"), "l"
-// sliding log (a sorted set, one member per admitted unit, at most Max), "b"
-// token bucket (the GCRA TAT in µs); max is Limit.Max in decimal and window
-// the window in the largest of d, h, m, s dividing it, else in ms ("1s",
-// "90s", "1h", "1500ms"). esc(id) is the id itself, except that an id
-// beginning with '}' or '\' gets one '\' in front. Hence:
+// sliding log (a sorted set, one member per admitted request holding its
+// weight, requests of one millisecond sharing one, at most Max, and one
+// member holding their total; see lua/log.lua), "b" token bucket (the GCRA TAT
+// in µs); max is Limit.Max in decimal and window the window in the largest
+// of d, h, m, s dividing it, else in ms ("1s", "90s", "1h", "1500ms").
+// esc(id) is the id itself, except that an id beginning with '}' or '\'
+// gets one '\' in front. Hence:
 //
 //   - Injective: the tail holds no '}', so stripping the fixed prefix and
 //     everything from the key's last '}' gives esc(id) back, and esc is
@@ -83,7 +85,7 @@
 // window hash of its bucket. Reset deletes the identity's fields from the
 // marker's window and the BucketHorizon + 1 windows before it (one script
 // call). A peek writes nothing. The sliding log stays a sorted set per
-// identity (one member per admitted unit) and the token bucket a TAT per
+// identity (one member per admitted request) and the token bucket a TAT per
 // identity: a TAT has no window after which every identity's state ends
 // together, so a bucket of TATs would never expire as a whole while any of
 // its identities calls, and Redis 7.0 has no per-field TTL (HEXPIRE is
