@@ -36,15 +36,20 @@ local function units(m)
   return 1
 end
 
--- The total T and its member; card counts the other members.
+-- The total T and its member; card counts the other members, the newest
+-- of which is newestMember, scored newest.
 local card = redis.call('ZCARD', key)
 local total = card
-local totalMember = nil
-local top = redis.call('ZRANGE', key, -1, -1)
-if top[1] and string.sub(top[1], 1, 1) == '#' then
-  totalMember = top[1]
-  total = tonumber(string.sub(totalMember, 2))
-  card = card - 1
+local totalMember, newestMember, newest = nil, nil, nil
+local top = redis.call('ZRANGE', key, -2, -1, 'WITHSCORES')
+for p = #top - 1, 1, -2 do
+  if string.sub(top[p], 1, 1) == '#' then
+    totalMember = top[p]
+    total = tonumber(string.sub(totalMember, 2))
+    card = card - 1
+  elseif not newest then
+    newestMember, newest = top[p], tonumber(top[p + 1])
+  end
 end
 local dirty = false
 
@@ -72,6 +77,9 @@ if commit and dropped > 0 then
   card = card - dropped
   dropped = 0
   dirty = true
+  if card == 0 then
+    newestMember, newest = nil, nil
+  end
 end
 -- The live units, summed over the shorter side of the cut.
 local count
@@ -81,18 +89,28 @@ else
   count = sum(dropped, card - 1)
 end
 
--- insert adds n units at now: to a member of score now, or as a new one.
+-- insert adds n units at now: to a member of score now (the newest one,
+-- or, when now is older than the newest, one found by score), or as a new
+-- one.
 local function insert()
   local s = fmt(now)
-  local same = redis.call('ZRANGEBYSCORE', key, s, s, 'LIMIT', 0, 1)
-  if same[1] then
-    local c = string.match(same[1], '^[^:]*:([^:]*)')
-    redis.call('ZREM', key, same[1])
-    redis.call('ZADD', key, s, s .. ':' .. c .. ':' .. fmt(units(same[1]) + n))
+  local same = nil
+  if newest == now then
+    same = newestMember
+  elseif newest and newest > now then
+    same = redis.call('ZRANGEBYSCORE', key, s, s, 'LIMIT', 0, 1)[1]
+  end
+  if same then
+    local c = string.match(same, '^[^:]*:([^:]*)')
+    redis.call('ZREM', key, same)
+    redis.call('ZADD', key, s, s .. ':' .. c .. ':' .. fmt(units(same) + n))
   elseif n == 1 then
     redis.call('ZADD', key, s, s .. ':1')
   else
     redis.call('ZADD', key, s, s .. ':1:' .. fmt(n))
+  end
+  if not newest or newest < now then
+    newest = now
   end
   total = total + n
   dirty = true
@@ -107,14 +125,15 @@ end
 -- unitAt returns the score of the k-th oldest of the count live units
 -- (1-based): the live member at which the running sum of units reaches k,
 -- counted from the nearer end (as core does), read in pages that double
--- from 8 members. For a T that disagrees with the members it is the score
--- of the last member read, or now.
+-- from min(k, 8) members (the k-th unit lies within k members). For a T
+-- that disagrees with the members it is the score of the last member read,
+-- or now.
 local function unitAt(k)
   local old = k <= count - k + 1
   if not old then
     k = count - k + 1
   end
-  local lo, hi, size, last = dropped, card - 1, 8, now
+  local lo, hi, size, last = dropped, card - 1, math.min(k, 8), now
   while lo <= hi do
     local i, j = lo, math.min(hi, lo + size - 1)
     if not old then
@@ -149,8 +168,7 @@ end
 local remaining = math.max(0, max - count)
 local reset = 0
 if count > 0 then
-  local newest = redis.call('ZREVRANGEBYSCORE', key, '(+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  reset = math.max(0, tonumber(newest[2]) + w - now)
+  reset = math.max(0, newest + w - now)
 end
 if dirty then
   if totalMember then
