@@ -44,8 +44,8 @@ func staleWindow(l core.Limit, windows int64) staleFunc[core.WindowState] {
 func staleLog(l core.Limit) staleFunc[core.LogState] {
 	reach := l.WindowMillis() + idleGraceMillis
 	return func(s *core.LogState, now int64) bool {
-		n := len(s.Stamps)
-		return n > 0 && lagsPast(s.Stamps[n-1], now, reach)
+		n := len(s.Entries)
+		return n > 0 && lagsPast(s.Entries[n-1].At, now, reach)
 	}
 }
 
