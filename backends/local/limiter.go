@@ -47,13 +47,13 @@ func New(limit core.Limit, opts ...Option) (*Limiter, error) {
 func newEngine(cfg config, l core.Limit) (engine, error) {
 	switch l.Algorithm {
 	case core.FixedWindow:
-		return newStore(cfg, l, (*core.WindowState).DecideFixed, staleWindow(l, 1))
+		return newStore(cfg, l, (*core.WindowState).DecideFixed)
 	case core.SlidingLog:
-		return newStore(cfg, l, (*core.LogState).Decide, staleLog(l))
+		return newStore(cfg, l, (*core.LogState).Decide)
 	case core.TokenBucket:
-		return newStore(cfg, l, (*core.BucketState).Decide, staleBucket(l))
+		return newStore(cfg, l, (*core.BucketState).Decide)
 	default:
-		return newStore(cfg, l, (*core.WindowState).DecideSliding, staleWindow(l, 2))
+		return newStore(cfg, l, (*core.WindowState).DecideSliding)
 	}
 }
 

@@ -2,7 +2,6 @@ package local
 
 import (
 	"hash/maphash"
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -54,7 +53,6 @@ type store[V any] struct {
 	seed   maphash.Seed
 	limit  core.Limit
 	apply  decideFunc[V]
-	stale  staleFunc[V]
 }
 
 // shard is one independently locked LRU, padded by two cache lines so two
@@ -77,13 +75,13 @@ type shard[V any] struct {
 	_       [128]byte
 }
 
-func newStore[V any](cfg config, l core.Limit, f decideFunc[V], stale staleFunc[V]) (*store[V], error) {
+func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], error) {
 	n := cfg.shards
 	for n > cfg.capacity {
 		n /= 2
 	}
 	st := &store[V]{shards: make([]shard[V], n), mask: uint64(n - 1), seed: maphash.MakeSeed(),
-		limit: l, apply: f, stale: stale}
+		limit: l, apply: f}
 	for i := range st.shards {
 		size := cfg.capacity / n
 		if i < cfg.capacity%n {
@@ -104,9 +102,7 @@ func (st *store[V]) shardOf(key string) *shard[V] {
 }
 
 // decide runs the algorithm on key's state; a key not held starts from the
-// zero state and is stored only when units were counted. A state stale for
-// now (see staleFunc) is decided on as absent: a commit replaces it, a
-// peek leaves it.
+// zero state and is stored only when units were counted.
 func (st *store[V]) decide(key string, now, n int64, commit bool) core.Decision {
 	sh := st.shardOf(key)
 	sh.mu.Lock()
@@ -120,15 +116,6 @@ func (st *store[V]) decide(key string, now, n int64, commit bool) core.Decision 
 		sh.lru.Get(key) // moves it to the front
 		s.promoted = sh.inserts
 	}
-	if st.stale(&s.v, now) {
-		if !commit {
-			d := st.apply(st.scratch(sh), st.limit, now, n, false)
-			sh.mu.Unlock()
-			return d
-		}
-		var zero V
-		s.v = zero // from the zero state n ≤ Max units are always counted
-	}
 	d := st.apply(&s.v, st.limit, now, n, commit)
 	sh.mu.Unlock() // no defer: nothing above panics on valid input
 	return d
@@ -137,21 +124,14 @@ func (st *store[V]) decide(key string, now, n int64, commit bool) core.Decision 
 // decideNew decides for a key not held, storing it only when units were
 // counted. Called with sh.mu held.
 func (st *store[V]) decideNew(sh *shard[V], key string, now, n int64, commit bool) core.Decision {
-	d := st.apply(st.scratch(sh), st.limit, now, n, commit)
+	var zero V
+	sh.work = zero // the shard's scratch, so taking its address allocates nothing
+	d := st.apply(&sh.work, st.limit, now, n, commit)
 	if commit && d.Allowed {
 		st.insert(sh, key, &slot[V]{v: sh.work}, now)
-		var zero V
 		sh.work = zero // the slot owns what the scratch referenced
 	}
 	return d
-}
-
-// scratch returns the shard's scratch state, zeroed: deciding on it takes
-// no allocation for its address. Called with sh.mu held.
-func (st *store[V]) scratch(sh *shard[V]) *V {
-	var zero V
-	sh.work = zero
-	return &sh.work
 }
 
 // insert stores a new key, first dropping idle entries at the LRU's tail. The
@@ -180,16 +160,10 @@ func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now int64) {
 const idleGraceMillis = 1000
 
 // idle reports whether s had fully reset idleGraceMillis before now, so
-// dropping it loses nothing for a request stamped up to that much earlier,
-// or is stale (see staleFunc) idleGraceMillis after now, so every request
-// stamped up to that much later, or earlier, decides as if it were absent. The
-// check counts nothing (commit false).
+// dropping it loses nothing for a request stamped up to that much earlier.
+// The check counts nothing (commit false).
 func (st *store[V]) idle(s *slot[V], now int64) bool {
-	later := now + idleGraceMillis
-	if later < now {
-		later = math.MaxInt64
-	}
-	return st.apply(&s.v, st.limit, now-idleGraceMillis, 1, false).ResetAfter == 0 || st.stale(&s.v, later)
+	return st.apply(&s.v, st.limit, now-idleGraceMillis, 1, false).ResetAfter == 0
 }
 
 func (st *store[V]) remove(key string) {

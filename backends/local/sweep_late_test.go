@@ -27,8 +27,20 @@ func TestSweepKeepsStateALateRequestNeeds(t *testing.T) {
 		end := t0.Add(d.ResetAfter) // where "spent"'s state has fully reset
 
 		// The model: core's math on the history as the limiter saw it.
-		model := coreModel(lim)
-		decide := func(now time.Time, n int64) core.Decision { return model(now, n, true) }
+		var ws core.WindowState
+		var bs core.BucketState
+		var ls core.LogState
+		decide := func(now time.Time, n int64) core.Decision {
+			switch a {
+			case core.FixedWindow:
+				return ws.DecideFixed(lim, core.Millis(now), n, true)
+			case core.SlidingLog:
+				return ls.Decide(lim, core.Millis(now), n, true)
+			case core.TokenBucket:
+				return bs.Decide(lim, core.Millis(now), n, true)
+			}
+			return ws.DecideSliding(lim, core.Millis(now), n, true)
+		}
 		decide(t0, 3)
 
 		mustAllow(t, l, "other", end, 1) // its insert sweeps the tail
