@@ -179,7 +179,9 @@ if dirty then
   end
 end
 if allowed and commit then
-  redis.call('PEXPIRE', key, fmt(math.max(reset, 1) + slack))
+  -- at most a window after this write: a write lagging the newest member
+  -- (a clock put back) does not stretch the TTL by the lag (see sliding.lua)
+  redis.call('PEXPIRE', key, fmt(math.min(math.max(reset, 1), w) + slack))
 end
 
 return {allowed and 1 or 0, remaining, retry, reset}
