@@ -38,3 +38,22 @@ func eachAlgorithm(t *testing.T, f func(t *testing.T, a core.Algorithm)) {
 		t.Run(a.String(), func(t *testing.T) { f(t, a) })
 	}
 }
+
+// coreModel returns core's math for one identity under lim: the reference
+// a Limiter's decisions must equal for the same history.
+func coreModel(lim core.Limit) func(now time.Time, n int64, commit bool) core.Decision {
+	var ws core.WindowState
+	var bs core.BucketState
+	var ls core.LogState
+	return func(now time.Time, n int64, commit bool) core.Decision {
+		switch lim.Algorithm {
+		case core.FixedWindow:
+			return ws.DecideFixed(lim, core.Millis(now), n, commit)
+		case core.SlidingLog:
+			return ls.Decide(lim, core.Millis(now), n, commit)
+		case core.TokenBucket:
+			return bs.Decide(lim, core.Millis(now), n, commit)
+		}
+		return ws.DecideSliding(lim, core.Millis(now), n, commit)
+	}
+}

@@ -47,7 +47,9 @@
 // slack (by default the timeout, so a request stamped inside a window that
 // runs at Redis late, within the timeout, still finds that window's state
 // instead of counting from zero), so an identity that stops calling leaves
-// nothing behind.
+// nothing behind. A write never sets it past that lifetime from the
+// write's own stamp: one counted in a state its stamp lags (a clock put
+// back) does not stretch the key's life by the lag.
 //
 // # Bucketed layout
 //
