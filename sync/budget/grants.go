@@ -29,14 +29,22 @@ func (m *Machine) claims(e *entry, x int64, giveUpNext bool) []int64 {
 	// window's spenders (lease.go): every Call carrying claims of windows
 	// up to x+2 is one whose group's lease reaches x+2 (it is renewed
 	// whenever it falls short of x+3), or that announces it, and the
-	// script applies the announcement first.
+	// script applies the announcement first. Slots consumed further
+	// ahead (a naming in a later Redis window, the Call's request stamped
+	// behind) are claimed only as far as the group's lease reaches; the
+	// rest stay consumed here and go with a later item.
+	send := min(through, max(x+giveUpAhead, m.groups[m.group(int(e.bucket))].leased))
 	var out []int64
-	for y := max(e.sentClaims+1, x-1, m.forgot+1); y <= through; y++ {
+	for y := max(e.sentClaims+1, x-1, m.forgot+1); y <= send; y++ {
 		if !e.used(y) {
 			out = append(out, y)
 		}
 	}
-	e.claimed, e.sentClaims = through, through
+	e.claimed, e.sentClaims = through, max(e.sentClaims, send)
+	if e.sentClaims < through {
+		e.renounce = true // the next Sync sends the rest
+		m.mark(e)
+	}
 	return out
 }
 
