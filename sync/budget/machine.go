@@ -292,9 +292,10 @@ type errNoCall struct{}
 // window's start the slots of every PoP serving an attacker (32 units at
 // 32 PoPs) were reserved, then freed together, and Redis admitted them
 // in a lump that the exact log counts past the limit (spread-attack at 32
-// PoPs: 1.11× the limit against pure Redis' 1.06×, over ten seeds up to
-// +0.05 above it; giving up x+2 too: at most +0.02 on every seed, at
-// 0.3–0.9 point fewer round trips saved, docs/budget.md). A contested
+// PoPs, seed 1: 1.11× the limit against pure Redis' 1.06×; giving up x+2
+// too: 1.08, within +0.02 of pure Redis on 9 seeds of 10 and +0.03 on
+// the tenth, at 0.2–2.2 points fewer round trips saved, docs/budget.md).
+// A contested
 // identity's free credit is a unit per PoP per window: what it loses is
 // a round trip now and then.
 const giveUpAhead = 2
