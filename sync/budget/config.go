@@ -54,7 +54,14 @@ type Config struct {
 	// FreeCredit and PoPs (Redis then also reserves the caller's
 	// c × PoPs), or move to a new Namespace.
 	FreeCredit int64
-	Namespace  string // key prefix; "" means "el"
+	// Namespace prefixes every Redis key and names the gossip subject
+	// (Subject); "" means "el". Keys carry the limit too
+	// (Keyspace: "{el:10/1s:g0}:b3:e5"), so one Namespace serves every
+	// limit of a route (10 per second with 1000 per hour) without their
+	// counts meeting, while Limiters of one and the same limit share their
+	// keys: to count two routes of one limit apart, give them distinct
+	// Namespaces or identities. Every PoP of a limit must use the same.
+	Namespace string
 	// Buckets is the number of identity buckets: one Redis hash per
 	// bucket and two windows. Size it for about 100 identities with Redis
 	// state each (only identities past their free credit have any; a hash

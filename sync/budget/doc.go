@@ -69,6 +69,11 @@
 // bound before that rule, c per restart per window and c of another PoP's
 // slot its second claim may hide, is what TestPropertyBudget allows.
 //
+// Keys: every Redis key of a limit carries its Keyspace (Config.Namespace,
+// Max and window) in its hash tag, so limits sharing a Namespace never
+// share a key, and every PoP of one limit shares all of them
+// (TestTwoLimitsOneNamespace).
+//
 // Machine is sans-IO and not safe for concurrent use; Limiter is. Bad
 // configuration is refused with an error wrapping ErrConfig.
 package budget

@@ -3,6 +3,8 @@ package budget
 import (
 	"hash/fnv"
 	"strconv"
+
+	"github.com/edgelimit/edgelimit/core"
 )
 
 // bucket is identity key's bucket number, in [0, Buckets).
@@ -15,16 +17,58 @@ func (m *Machine) bucket(key string) int {
 // group is bucket b's group (hash tag), in [0, Groups).
 func (m *Machine) group(b int) int { return b % m.cfg.Groups }
 
-// tag is group g's key prefix, a Redis Cluster hash tag: "{ns:g<g>}".
+// Keyspace is the name a limit's state goes by under namespace ("" means
+// "el", as Config.Namespace): namespace, ':', limit.Max in decimal, '/'
+// and the window in the largest of d, h, m and s that divides it, else in
+// ms — "el:10/1s" for 10 per second, "el:1000/1h" for 1000 per hour,
+// "el:7/1500ms". Every Redis key of the limit carries it in its hash tag
+// ("{el:10/1s:g0}:b3:e5"), so limits differing in Max or window never
+// share a key under one Namespace, while every PoP of one limit (whatever
+// its PoP, Incarnation, FreeCredit or NoWait) shares them all. It spells
+// windows as backends/redis' keys do.
+func Keyspace(namespace string, limit core.Limit) string {
+	if namespace == "" {
+		namespace = "el"
+	}
+	b := make([]byte, 0, len(namespace)+24)
+	b = append(b, namespace...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, limit.Max, 10)
+	b = append(b, '/')
+	return string(appendWindow(b, limit.WindowMillis()))
+}
+
+// windowUnits are the units a window is written in, largest first.
+var windowUnits = [...]struct {
+	ms   int64
+	name string
+}{{86_400_000, "d"}, {3_600_000, "h"}, {60_000, "m"}, {1000, "s"}}
+
+// appendWindow appends window w (ms, positive) in the largest of d, h, m
+// and s that divides it, else in ms: "1s", "90s", "1h", "7d", "1500ms".
+// Each window has one spelling, and distinct windows distinct ones.
+func appendWindow(b []byte, w int64) []byte {
+	for _, u := range windowUnits {
+		if w%u.ms == 0 {
+			return append(strconv.AppendInt(b, w/u.ms, 10), u.name...)
+		}
+	}
+	return append(strconv.AppendInt(b, w, 10), "ms"...)
+}
+
+// tag is group g's key prefix, a Redis Cluster hash tag holding the
+// limit's Keyspace and the group: "{ns:10/1s:g<g>}". Every key the script
+// touches starts with it (lua/budget.lua), so one limit's groups spread
+// over the slots, and so do the groups of limits sharing a Namespace.
 func (m *Machine) tag(g int) string {
-	return "{" + m.cfg.Namespace + ":g" + strconv.Itoa(g) + "}"
+	return "{" + Keyspace(m.cfg.Namespace, m.cfg.Limit) + ":g" + strconv.Itoa(g) + "}"
 }
 
 // BucketKey is the Redis key of the hash that holds bucket b's state of
 // window x: windows 2e and 2e+1 share epoch e's hash,
-// "{ns:g<group>}:b<b>:e<e>", whose field per identity holds C, G, K of
-// window 2e, then of window 2e+1 when that is not all zero, as MessagePack
-// integers (see lua/budget.lua).
+// "{ns:10/1s:g<group>}:b<b>:e<e>" (see Keyspace), whose field per
+// identity holds C, G, K of window 2e, then of window 2e+1 when that is
+// not all zero, as MessagePack integers (see lua/budget.lua).
 func (m *Machine) BucketKey(b int, x int64) string {
 	return m.tag(m.group(b)) + ":b" + strconv.Itoa(b) + ":e" + strconv.FormatInt(floorDiv(x, 2), 10)
 }
