@@ -178,7 +178,7 @@ func TestBudgetGossipsWithNATS(t *testing.T) {
 	for name, lim = range lims {
 	}
 	mu.Unlock()
-	require.NoError(t, nc.Publish(budget.Subject(name), []byte("not gossip")))
+	require.NoError(t, nc.Publish(budget.Subject(budget.Keyspace(name, lim.Limit())), []byte("not gossip")))
 	require.NoError(t, nc.Flush())
 	require.Eventually(t, func() bool { return lim.Stats().GossipMalformed == 1 }, time.Minute, 5*time.Millisecond,
 		"the limiter of %s hears its subject (a minute bounds a hang only)", name)

@@ -54,8 +54,8 @@ type Config struct {
 	// FreeCredit and PoPs (Redis then also reserves the caller's
 	// c × PoPs), or move to a new Namespace.
 	FreeCredit int64
-	// Namespace prefixes every Redis key and names the gossip subject
-	// (Subject); "" means "el". Keys carry the limit too
+	// Namespace prefixes every Redis key and the gossip subject (Subject);
+	// "" means "el". Keys and subject carry the limit too
 	// (Keyspace: "{el:10/1s:g0}:b3:e5"), so one Namespace serves every
 	// limit of a route (10 per second with 1000 per hour) without their
 	// counts meeting, while Limiters of one and the same limit share their

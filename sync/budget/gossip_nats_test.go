@@ -69,7 +69,7 @@ func TestLimiterGossipOverNATS(t *testing.T) {
 	assert.Equal(t, calls, b.Stats().Calls, "b's denial asked Redis nothing")
 
 	raw := srv.Connect(t)
-	require.NoError(t, raw.Publish(Subject("el"), []byte("not gossip")))
+	require.NoError(t, raw.Publish(Subject(Keyspace("", b.Limit())), []byte("not gossip")))
 	require.NoError(t, raw.Flush())
 	require.Eventually(t, func() bool { return b.Stats().GossipMalformed == 1 }, hang, 5*time.Millisecond,
 		"a malformed payload is counted")

@@ -214,9 +214,10 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 func (l *Limiter) Limit() core.Limit { return l.m.Config().Limit }
 
 // UseNATS has the Limiter gossip over nc (see Machine.Gossip): every Sync
-// publishes what Redis said of identities over their limit on the
-// namespace's subject (Subject), and what the other PoPs publish there
-// denies those identities here without a round trip. Call it once, before
+// publishes what Redis said of identities over their limit on its limit's
+// subject (Subject of Keyspace(Config.Namespace, Config.Limit)), and what
+// the other PoPs of that limit publish there denies those identities here
+// without a round trip; a limit sharing the Namespace gossips apart. Call it once, before
 // Start; a PoP that does not decides as before. A malformed message is
 // dropped and counted (Stats.GossipMalformed), a failed publish counted
 // (Stats.GossipLost); neither stops the Limiter. Errors: ErrClosed after
@@ -231,7 +232,7 @@ func (l *Limiter) UseNATS(nc *nats.Conn) error {
 	case l.tr != nil:
 		return fmt.Errorf("%w: UseNATS called twice", ErrConfig)
 	}
-	tr := Transport(nc, l.m.cfg.Namespace)
+	tr := Transport(nc, Keyspace(l.m.cfg.Namespace, l.m.cfg.Limit))
 	sub, err := tr.Subscribe(l.hear)
 	if err != nil {
 		return err
@@ -240,20 +241,25 @@ func (l *Limiter) UseNATS(nc *nats.Conn) error {
 	return nil
 }
 
-// Subject is the NATS subject a namespace's budget gossip travels on
-// (gossip.Subject of the namespace and ".budget"); identities never appear
-// in it.
-func Subject(namespace string) string { return gossip.Subject(gossipNamespace(namespace)) }
+// Subject is the NATS subject the budget gossip of space travels on
+// (gossip.Subject of space and ".budget"); identities never appear in it.
+// A Limiter's space is its limit's Keyspace (UseNATS): Subject(Keyspace(
+// "el", core.PerWindow(10, time.Second))) is "el:10/1s.budget" and
+// gossip.SubjectSuffix, so limits sharing a Namespace gossip apart.
+// (Versions before took the Namespace alone: their PoPs and these do not
+// hear each other.)
+func Subject(space string) string { return gossip.Subject(gossipNamespace(space)) }
 
-// Transport is a gossip.Transport on nc for namespace's budget gossip
-// (Subject): what UseNATS publishes and subscribes through.
-func Transport(nc *nats.Conn, namespace string) *gossip.Transport {
-	return gossip.NewTransport(nc, gossipNamespace(namespace))
+// Transport is a gossip.Transport on nc for space's budget gossip
+// (Subject): what UseNATS publishes and subscribes through, with space
+// its limit's Keyspace.
+func Transport(nc *nats.Conn, space string) *gossip.Transport {
+	return gossip.NewTransport(nc, gossipNamespace(space))
 }
 
 // gossipNamespace keeps budget gossip on a subject of its own within the
-// namespace.
-func gossipNamespace(namespace string) string { return namespace + ".budget" }
+// space.
+func gossipNamespace(space string) string { return space + ".budget" }
 
 // hear applies one received gossip payload (nats.go's delivery goroutine).
 func (l *Limiter) hear(payload []byte) {
