@@ -115,12 +115,16 @@ func mustSource(name string) string {
 // Exec runs call c of a Machine configured by cfg on rdb (EVALSHA, then
 // EVAL on NOSCRIPT) at Redis time now (ms; now < 0 reads Redis' clock)
 // and parses the reply. A failed or unparsable call returns an error
-// wrapping core.ErrUnavailable.
+// wrapping core.ErrUnavailable, except a Redis Cluster node's redirection
+// of a client that is not a *redis.ClusterClient: a *RedirectError
+// (matching core.ErrInvalid and ErrNotClusterClient), a configuration
+// error, for which Limiter neither decides on the view nor counts Redis
+// down.
 func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int64) (*Result, error) {
 	keys, args := m.encode(c, now)
 	v, err := script.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
-		return nil, &core.UnavailableError{Op: "budget script", Err: err}
+		return nil, storeError(rdb, err)
 	}
 	return parse(v, len(c.Items))
 }
@@ -145,8 +149,9 @@ type Job struct {
 
 // ExecJobs runs jobs in one pipeline, in order, EVALSHA first and EVAL,
 // in order, for those refused with NOSCRIPT (none of which ran), and
-// returns each job's Result or error (wrapping core.ErrUnavailable), by
-// index. On a Cluster, go-redis splits the pipeline by node.
+// returns each job's Result or error (wrapping core.ErrUnavailable, or a
+// *RedirectError as Exec's), by index. On a Cluster, go-redis splits the
+// pipeline by node.
 func ExecJobs(ctx context.Context, rdb redis.UniversalClient, jobs []Job) ([]*Result, []error) {
 	res, errs := make([]*Result, len(jobs)), make([]error, len(jobs))
 	cmds := make([]*redis.Cmd, len(jobs))
@@ -163,7 +168,7 @@ func ExecJobs(ctx context.Context, rdb redis.UniversalClient, jobs []Job) ([]*Re
 		}
 		v, err := cmd.Slice()
 		if err != nil {
-			errs[i] = &core.UnavailableError{Op: "budget script", Err: err}
+			errs[i] = storeError(rdb, err)
 			continue
 		}
 		res[i], errs[i] = parse(v, len(jobs[i].C.Items))

@@ -106,8 +106,11 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // Machine.decide) and its error, wrapping core.ErrUnavailable, returned
 // beside the Decision; so is a decision made on the view without a call
 // while Redis is down (Machine.Down). Machine.Describe says what the Decision's
-// Remaining, RetryAfter, ResetAfter and Staleness hold. After Close it
-// returns ErrClosed. A bad key (core.ValidateKey) or a weight outside
+// Remaining, RetryAfter, ResetAfter and Staleness hold. A call a Redis
+// Cluster node redirected (the client is not a *redis.ClusterClient)
+// returns the zero Decision, denied, and a *RedirectError matching
+// core.ErrInvalid, whatever FailClosed says, and leaves Redis up for every
+// other identity. After Close it returns ErrClosed. A bad key (core.ValidateKey) or a weight outside
 // 1..Limit.Max returns an error matching core.ErrInvalid, and nothing is
 // counted, planned or sent.
 func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
@@ -155,6 +158,11 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	arrived := t + max(0, core.Millis(l.clock.Now())-sent)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if misrouted(err) {
+		// a configuration error, no outage: no decision, Redis not down
+		l.m.refuse(c)
+		return core.Decision{}, err
+	}
 	d = l.m.complete(arrived, c, r, err, !gone)
 	return l.m.Describe(arrived, key, n, d), err
 }
@@ -163,7 +171,8 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 // nothing: one round trip to Redis (a script call that writes nothing)
 // unless the deny cache already denies key. Remaining is Redis' headroom
 // plus what this PoP holds (Machine.PeekDone). A failed call returns the
-// view's answer and an error wrapping core.ErrUnavailable; a bad key an
+// view's answer and an error wrapping core.ErrUnavailable, a redirected
+// one the zero Decision and a *RedirectError (see AllowN); a bad key an
 // error matching core.ErrInvalid, with nothing sent; after Close,
 // ErrClosed.
 func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
@@ -182,6 +191,9 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 		return d, nil
 	}
 	r, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
+	if misrouted(err) {
+		return core.Decision{}, err // a configuration error: no decision
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.m.PeekDone(t, c, r, err), err
@@ -191,8 +203,9 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 // (Machine.Reset has what stays accounted), one round trip. Resets run
 // one at a time. A failed call returns an error wrapping
 // core.ErrUnavailable (Redis may or may not have applied it: Reset
-// again); a bad key an error matching core.ErrInvalid, with nothing
-// sent; after Close, ErrClosed.
+// again), a redirected one a *RedirectError (nothing applied); a bad key
+// an error matching core.ErrInvalid, with nothing sent; after Close,
+// ErrClosed.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
@@ -278,8 +291,9 @@ func (l *Limiter) hear(payload []byte) {
 // Sync runs one Sync now: the Machine's batches (Tick) are sent in one
 // pipeline (ExecAll) without the lock held, and their outcomes applied
 // (Finish); then its gossip (Machine.Gossip) is published, with UseNATS.
-// It returns the first call's error, wrapping core.ErrUnavailable; failed
-// batches are sent again by the next Sync.
+// It returns the first call's error, wrapping core.ErrUnavailable, or a
+// *RedirectError for a batch a Redis Cluster node redirected (which does
+// not count Redis down); failed batches are sent again by the next Sync.
 func (l *Limiter) Sync(ctx context.Context) error {
 	l.mu.Lock()
 	calls := l.m.Tick(core.Millis(l.clock.Now()))
@@ -289,7 +303,11 @@ func (l *Limiter) Sync(ctx context.Context) error {
 		res, errs := ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))
 		l.mu.Lock()
 		for i, c := range calls {
-			l.m.Finish(c, res[i], errs[i])
+			down := l.m.down
+			l.m.Finish(c, res[i], errs[i]) // a failed batch is kept for the next Sync
+			if misrouted(errs[i]) {
+				l.m.down = down // a configuration error, no outage
+			}
 			if errs[i] != nil && first == nil {
 				first = errs[i]
 			}
@@ -298,6 +316,13 @@ func (l *Limiter) Sync(ctx context.Context) error {
 	}
 	l.publish()
 	return first
+}
+
+// misrouted reports whether err is a *RedirectError: the client cannot
+// reach every node of a Redis Cluster, a configuration error.
+func misrouted(err error) bool {
+	var re *RedirectError
+	return errors.As(err, &re)
 }
 
 // gossipPayloadBytes bounds one published gossip payload.

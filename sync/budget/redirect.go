@@ -1,0 +1,85 @@
+package budget
+
+import (
+	"errors"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNotClusterClient is matched (errors.Is) by every RedirectError: a
+// Redis Cluster node redirected a call of a client that does not follow
+// redirections. (backends/redis has its own, for its limiters' calls;
+// both match core.ErrInvalid.)
+var ErrNotClusterClient = errors.New("budget: a Redis Cluster node redirected the call, but the client is not a *redis.ClusterClient")
+
+// RedirectError is returned by a call a Redis Cluster node answered MOVED
+// or ASK while the Limiter's client is not a *redis.ClusterClient: a
+// *redis.Client (or a Sentinel failover client, or a Ring) pointed at
+// nodes of a cluster, which never follows redirections, so every group
+// whose hash tag another node serves is refused. That is a configuration
+// error, not an outage: the Limiter does not go down and decides nothing
+// on its view for it (AllowN returns the zero core.Decision, denied, not
+// the fallback's admission), and the error matches core.ErrInvalid and
+// ErrNotClusterClient, not core.ErrUnavailable. Nothing was written for
+// the call. Build the client with redis.NewClusterClient; at startup,
+// backends/redis' CheckClient refuses such a client at once. A
+// *redis.ClusterClient follows redirections itself; one it still returns
+// (a slot moving again and again) is a *core.UnavailableError.
+type RedirectError struct {
+	Op  string // what was being done: "budget script"
+	Err error  // the MOVED or ASK reply
+}
+
+// Error describes the operation, the reply and the fix.
+func (e *RedirectError) Error() string {
+	return "budget: " + e.Op + ": " + e.Err.Error() +
+		": a Redis Cluster node redirected the call; use a *redis.ClusterClient (redis.NewClusterClient)"
+}
+
+// Is reports whether target is core.ErrInvalid or ErrNotClusterClient.
+func (e *RedirectError) Is(target error) bool {
+	return target == core.ErrInvalid || target == ErrNotClusterClient
+}
+
+// Unwrap returns the MOVED or ASK reply.
+func (e *RedirectError) Unwrap() error { return e.Err }
+
+// storeError turns the error of a script call on rdb into what the caller
+// gets: a *RedirectError for a redirection rdb cannot follow, else a
+// *core.UnavailableError.
+func storeError(rdb any, err error) error {
+	if _, cluster := rdb.(*redis.ClusterClient); !cluster && isRedirect(err) {
+		return &RedirectError{Op: "budget script", Err: err}
+	}
+	return &core.UnavailableError{Op: "budget script", Err: err}
+}
+
+// isRedirect reports whether err is a MOVED or ASK reply.
+func isRedirect(err error) bool {
+	if _, ok := redis.IsMovedError(err); ok {
+		return true
+	}
+	if _, ok := redis.IsAskError(err); ok {
+		return true
+	}
+	return redis.HasErrorPrefix(err, "MOVED ") || redis.HasErrorPrefix(err, "ASK ")
+}
+
+// refuse ends decision Call c's request, whose call failed with a
+// configuration error (a *RedirectError), undecided: as Complete ends a
+// failed call (its report sent again by Tick, its free slot given up
+// unused and its grant units back in their balance), but neither deciding
+// it on the view nor counting Redis down, so nothing is admitted or
+// counted for it here.
+func (m *Machine) refuse(c *Call) {
+	if c.req.done {
+		return
+	}
+	c.req.e.asking--
+	if c.guard != "" {
+		m.reports.done(c, true)
+	}
+	m.settle(c, false)
+	c.req.done = true // c.req.decided stays the zero Decision: denied
+}
