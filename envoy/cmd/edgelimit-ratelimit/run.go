@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	reg := prometheus.NewRegistry()
 	col := metrics.New()
 	reg.MustRegister(col)
-	backend, closeConns, err := buildBackend(o, col, log)
+	backend, closeConns, err := buildBackend(ctx, o, col, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "edgelimit-ratelimit:", err)
 		return exitUsage
@@ -121,8 +121,9 @@ func logger(o *options, w io.Writer) *slog.Logger {
 }
 
 // buildBackend builds the chosen backend and the connections it uses;
-// closeConns closes them (after the backend's Close).
-func buildBackend(o *options, col *metrics.Collector, log *slog.Logger) (service.Backend, func(), error) {
+// closeConns closes them (after the backend's Close). A Redis client that
+// cannot reach every key is refused (checkRedis).
+func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *slog.Logger) (service.Backend, func(), error) {
 	if o.backend == "local" {
 		return service.NewLocal(nil, o.localCapacity), func() {}, nil
 	}
@@ -132,6 +133,10 @@ func buildBackend(o *options, col *metrics.Collector, log *slog.Logger) (service
 		TLS: o.redisTLS, CAFile: o.redisCA, CertFile: o.redisCert, KeyFile: o.redisKey,
 	})
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkRedis(ctx, rdb, o, log); err != nil {
+		rdb.Close()
 		return nil, nil, err
 	}
 	rdb.AddHook(col.RedisHook("main"))
