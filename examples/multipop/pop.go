@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	redisbackend "github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/middleware"
 	"github.com/edgelimit/edgelimit/sync/budget"
@@ -99,6 +100,12 @@ func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	defer rdb.Close()
 	if err := waitRedis(ctx, rdb); err != nil {
 		return err
+	}
+	// A plain client on a Redis Cluster node never follows the cluster's
+	// redirections: every identity whose budget group another node serves
+	// would be refused (budget.RedirectError). Refuse it now.
+	if err := redisbackend.CheckClient(ctx, rdb); err != nil {
+		return fmt.Errorf("redis at %s: %w", o.redisAddr, err)
 	}
 	lim, err := newLimiter(o, rdb)
 	if err != nil {

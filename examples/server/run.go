@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	redisbackend "github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/internal/redisproc"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -34,6 +35,9 @@ func run(ctx context.Context, o options, ready chan<- string) error {
 	defer stop()
 	rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr})
 	defer rdb.Close()
+	if err := checkRedis(ctx, rdb); err != nil {
+		return fmt.Errorf("redis at %s: %w", redisAddr, err)
+	}
 	handler, err := newHandler(rdb, o)
 	if err != nil {
 		return err
@@ -49,6 +53,20 @@ func run(ctx context.Context, o options, ready chan<- string) error {
 		ready <- url
 	}
 	return serve(ctx, ln, handler)
+}
+
+// checkRedis refuses a Redis Cluster node: the example's plain client
+// never follows the cluster's redirections, so every client IP of another
+// node's slots would be refused (redis.CheckClient; its error matches
+// redis.ErrNotClusterClient). A Redis that does not answer within 5 s is
+// no reason not to start: the middleware's fail mode decides until it does.
+func checkRedis(ctx context.Context, rdb *goredis.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := redisbackend.CheckClient(ctx, rdb); errors.Is(err, redisbackend.ErrNotClusterClient) {
+		return err
+	}
+	return nil
 }
 
 // redisFor returns addr, or starts a private redis-server when addr is
