@@ -11,11 +11,13 @@ import (
 )
 
 // budgetPattern matches every key of the budget layout (sync/budget) in
-// namespace ns: "{ns:g<group>}:..." (bucket hashes, retry guards, hot
-// sets), which the "ns:*" pattern of the other modes misses.
-func budgetPattern(ns string) string { return "{" + ns + ":g*" }
+// namespace ns: "{ns:10/1s:g<group>}:..." (the hash tag holds the limit,
+// budget.Keyspace; bucket hashes, retry guards, hot sets), which the
+// "ns:*" pattern of the other modes misses.
+func budgetPattern(ns string) string { return "{" + ns + ":*" }
 
-// budgetBucket matches a budget bucket hash's key, "{ns:g<g>}:b<b>:e<e>",
+// budgetBucket matches a budget bucket hash's key,
+// "{ns:10/1s:g<g>}:b<b>:e<e>",
 // and captures its epoch e
 // (one hash per bucket and epoch of two windows).
 var budgetBucket = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:b[0-9]+:e(-?[0-9]+)$`)
@@ -136,7 +138,7 @@ func expireSlidingKeys(ctx context.Context, rdb *goredis.Client, ns string, c ru
 }
 
 // budgetHot matches a budget hot set of window x, or its order counter:
-// "{ns:g<g>}:hz:<x>", "{ns:g<g>}:hz:<x>:n".
+// "{ns:10/1s:g<g>}:hz:<x>", "{ns:10/1s:g<g>}:hz:<x>:n".
 var budgetHot = regexp.MustCompile(`^\{[^{}]*:g[0-9]+\}:hz:(-?[0-9]+)(:n)?$`)
 
 // expired reports whether Redis, its clock at c.end, would have expired

@@ -33,19 +33,19 @@ func TestCountBudgetKeysIsExact(t *testing.T) {
 		}
 		require.NoError(t, rdb.HSet(ctx, key, args...).Err(), "HSET %s", key)
 	}
-	set("{"+ns+":g0}:b0:e7", "id1", "id2")        // epoch 7 (windows 14, 15) of bucket 0
-	set("{"+ns+":g0}:b0:e8", "id1", "id2", "id3") // the same identities, and one more, in epoch 8
-	set("{"+ns+":g1}:b17:e8", "id4")
-	set("{"+ns+":g1}:b17:e-1", "id5")                                    // an epoch before the Unix epoch
-	require.NoError(t, rdb.Set(ctx, "{"+ns+":g0}:seq:42", "3", 0).Err()) // a retry guard
-	require.NoError(t, rdb.SAdd(ctx, "{"+ns+":g1}:hot:8", "id9").Err())  // a hot set: its member is no identity of the count
-	set("{popsim-2-budget:g0}:b0:e7", "other")                           // another run's namespace
-	set(ns+":{id6}:7", "pop0")                                           // another layout, not the budget's
+	set("{"+ns+":10/1s:g0}:b0:e7", "id1", "id2")        // epoch 7 (windows 14, 15) of bucket 0
+	set("{"+ns+":10/1s:g0}:b0:e8", "id1", "id2", "id3") // the same identities, and one more, in epoch 8
+	set("{"+ns+":10/1s:g1}:b17:e8", "id4")
+	set("{"+ns+":10/1s:g1}:b17:e-1", "id5")                                    // an epoch before the Unix epoch
+	require.NoError(t, rdb.Set(ctx, "{"+ns+":10/1s:g0}:seq:42", "3", 0).Err()) // a retry guard
+	require.NoError(t, rdb.SAdd(ctx, "{"+ns+":10/1s:g1}:hot:8", "id9").Err())  // a hot set: its member is no identity of the count
+	set("{popsim-2-budget:10/1s:g0}:b0:e7", "other")                           // another run's namespace
+	set(ns+":{id6}:7", "pop0")                                                 // another layout, not the budget's
 	c, err := countBudgetKeys(ctx, rdb, ns)
 	require.NoError(t, err)
 	assert.Equal(t, keyCount{keys: 6, identities: 5, hashes: 4, fields: 7}, c,
 		"want 6 keys of the layout, identities id1..id5, 4 bucket hashes holding 2+3+1+1 fields")
-	assert.Equal(t, "{"+ns+":g*", budgetPattern(ns), "the layout's SCAN pattern")
+	assert.Equal(t, "{"+ns+":*", budgetPattern(ns), "the layout's SCAN pattern")
 }
 
 // TestBudgetRowAndNote: a redis,budget run on a real redis-server gives
@@ -221,9 +221,9 @@ func TestExpireBudgetKeys(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	ctx := context.Background()
 	ns := "popsim-1-budget"
-	pre := "{" + ns + ":g0}"
+	pre := "{" + ns + ":10/1s:g0}"
 	dead := []string{pre + ":b0:e7", pre + ":b5:e8", pre + ":hz:17", pre + ":hz:17:n"} // with end (2·8+4)·w + slack
-	live := []string{pre + ":b0:e9", pre + ":hz:18", pre + ":seq:1", "{popsim-2-budget:g0}:b0:e7", ns + ":{id1}:s:10/1s"}
+	live := []string{pre + ":b0:e9", pre + ":hz:18", pre + ":seq:1", "{popsim-2-budget:10/1s:g0}:b0:e7", ns + ":{id1}:s:10/1s"}
 	for _, k := range append(slices.Clone(dead), live...) {
 		require.NoError(t, rdb.Set(ctx, k, "1", 0).Err())
 	}
