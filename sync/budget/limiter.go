@@ -303,11 +303,7 @@ func (l *Limiter) Sync(ctx context.Context) error {
 		res, errs := ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))
 		l.mu.Lock()
 		for i, c := range calls {
-			down := l.m.down
 			l.m.Finish(c, res[i], errs[i]) // a failed batch is kept for the next Sync
-			if misrouted(errs[i]) {
-				l.m.down = down // a configuration error, no outage
-			}
 			if errs[i] != nil && first == nil {
 				first = errs[i]
 			}

@@ -215,14 +215,16 @@ func (m *Machine) idle(e *entry, now, x int64) bool {
 
 // Finish applies the outcome of Sync batch c: on success each item's grant
 // and bounds; on error the batch is kept and sent again by the next Tick
-// (same sequence number, so Redis applies it at most once).
+// (same sequence number, so Redis applies it at most once), and Redis
+// counts as down unless the error is a *RedirectError (a configuration
+// error: the other groups' calls still go).
 func (m *Machine) Finish(c *Call, r *Result, err error) {
 	if c.redo {
 		// a decision's report sent again: applied now, or found applied
 		ok := err == nil && r != nil
 		m.reports.resent(c, ok)
 		if !ok {
-			m.down = true
+			m.down = m.down || !misrouted(err) // a redirection is no outage
 			return
 		}
 		m.recovered(c.Now)
@@ -235,7 +237,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 	}
 	gs.inflight = nil
 	if err != nil || r == nil {
-		m.down = true
+		m.down = m.down || !misrouted(err) // a redirection is no outage
 		gs.retry = c
 		return
 	}
