@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -101,4 +102,41 @@ func TestPlainClientOnClusterNode(t *testing.T) {
 		assert.Zero(t, n, "keys on master %d, which the client never reached", i)
 	}
 	assert.Positive(t, redistest.ClusterDBSize(t, cc), "the client's own node holds its identity's state")
+}
+
+// TestRedirectedBatchKeepsRedisUp: a Sync batch or a decision's report
+// sent again that a Redis Cluster node redirected (*RedirectError) leaves
+// the Machine up, as a configuration error must: a failure of Redis
+// (*core.UnavailableError) puts it down. Driven on the Machine alone, so
+// no other group's reply clears the state before it is read. Caught
+// mutations: either of Finish's two failure paths (a batch, a report sent
+// again) putting the Machine down on any error.
+func TestRedirectedBatchKeepsRedisUp(t *testing.T) {
+	redirect := &RedirectError{Op: "budget script", Err: errors.New("MOVED 1234 127.0.0.1:7001")}
+	outage := &core.UnavailableError{Op: "budget script", Err: errors.New("i/o timeout")}
+	for _, tc := range []struct {
+		name string
+		err  error
+		down bool
+	}{{"redirected", redirect, false}, {"unavailable", outage, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestMachine(t, nil)
+			m.Request(w0, "k", 1)
+			_, c := m.Request(w0+1, "k", 1)
+			require.NotNil(t, c, "the second unit asks Redis")
+			m.Complete(w0+2, c, nil, errors.New("the reply never came")) // its report goes again with the next Tick
+			m.recovered(w0 + 2)
+			calls := m.Tick(w0 + 100)
+			redo, batch := false, false
+			for _, c := range calls {
+				redo, batch = redo || c.redo, batch || !c.redo
+			}
+			require.True(t, redo && batch, "the report sent again, and the batch")
+			for _, c := range calls {
+				m.Finish(c, nil, tc.err)
+				assert.Equal(t, tc.down, m.Down(), "after a %s call (redo %v)", tc.name, c.redo)
+				m.recovered(w0 + 100)
+			}
+		})
+	}
 }
