@@ -56,7 +56,7 @@ func (m *memMeter) stop(ctx context.Context, ns string) *engine.RedisMemory {
 		return nil
 	}
 	c, err := countKeys(ctx, m.rdb, ns+":*")
-	if err == nil && c.keys == 0 { // the budget layout's keys: "{ns:g<group>}:..."
+	if err == nil && c.keys == 0 { // the budget layout's keys: "{ns:10/1s:g<group>}:..."
 		c, err = countBudgetKeys(ctx, m.rdb, ns)
 	}
 	if err != nil || c.identities == 0 {
