@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -105,6 +106,31 @@ func (l Limit) CheckWeight(n int64) error {
 
 // WindowMillis is the window in whole milliseconds.
 func (l Limit) WindowMillis() int64 { return l.Window.Milliseconds() }
+
+// KeyText renders Max and the window as the Redis keys of a limit carry
+// them: Max in decimal, '/', and the window in the largest of d, h, m and
+// s that divides it, else in ms — "10/1s", "1000/1h", "7/1500ms". Each
+// window has one spelling and distinct windows distinct ones, so limits
+// differing in Max or window never share a text; it holds no brace, colon
+// or space. The algorithm is not in it.
+func (l Limit) KeyText() string {
+	b := make([]byte, 0, 24)
+	b = strconv.AppendInt(b, l.Max, 10)
+	b = append(b, '/')
+	w := l.WindowMillis()
+	for _, u := range windowUnits {
+		if w%u.ms == 0 {
+			return string(append(strconv.AppendInt(b, w/u.ms, 10), u.name...))
+		}
+	}
+	return string(append(strconv.AppendInt(b, w, 10), "ms"...))
+}
+
+// windowUnits are the units KeyText writes a window in, largest first.
+var windowUnits = [...]struct {
+	ms   int64
+	name string
+}{{86_400_000, "d"}, {3_600_000, "h"}, {60_000, "m"}, {1000, "s"}}
 
 // String renders the limit as "100/1m0s sliding".
 func (l Limit) String() string {

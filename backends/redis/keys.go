@@ -1,7 +1,6 @@
 package redis
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -18,41 +17,19 @@ var algSuffixes = [...]string{
 }
 
 // Suffix returns the key suffix of limit l: its algorithm's byte ("s"
-// sliding window, "f" fixed window, "l" sliding log, "b" token bucket), ':',
-// l.Max in decimal, '/' and the window (see windowText) — "s:10/1s" for 10
-// per second counted by the sliding window counter, "s:1000/1h" for 1000 per
-// hour, "f:7/1500ms" — or "" for an unknown algorithm. Limits differing in
-// algorithm, Max or window thus never share a key under one prefix, while
-// every limiter of one limit (every process enforcing it) shares its keys.
-// The suffix holds no brace, so it never moves a key's hash tag.
+// sliding window, "f" fixed window, "l" sliding log, "b" token bucket), ':'
+// and l.KeyText() (Max, '/', the window in its largest exact unit) —
+// "s:10/1s" for 10 per second counted by the sliding window counter,
+// "s:1000/1h" for 1000 per hour, "f:7/1500ms" — or "" for an unknown
+// algorithm. Limits differing in algorithm, Max or window thus never share
+// a key under one prefix, while every limiter of one limit (every process
+// enforcing it) shares its keys. The suffix holds no brace, so it never
+// moves a key's hash tag.
 func Suffix(l core.Limit) string {
 	if int(l.Algorithm) >= len(algSuffixes) {
 		return ""
 	}
-	b := make([]byte, 0, 24)
-	b = append(b, algSuffixes[l.Algorithm]...)
-	b = append(b, ':')
-	b = strconv.AppendInt(b, l.Max, 10)
-	b = append(b, '/')
-	return string(appendWindow(b, l.WindowMillis()))
-}
-
-// windowUnits are the units a window is written in, largest first.
-var windowUnits = [...]struct {
-	ms   int64
-	name string
-}{{86_400_000, "d"}, {3_600_000, "h"}, {60_000, "m"}, {1000, "s"}}
-
-// appendWindow appends window w (ms, positive) in the largest of d, h, m
-// and s that divides it, else in ms: "1s", "90s", "1h", "7d", "1500ms".
-// Each window has one spelling, and distinct windows distinct ones.
-func appendWindow(b []byte, w int64) []byte {
-	for _, u := range windowUnits {
-		if w%u.ms == 0 {
-			return append(strconv.AppendInt(b, w/u.ms, 10), u.name...)
-		}
-	}
-	return append(strconv.AppendInt(b, w, 10), "ms"...)
+	return algSuffixes[l.Algorithm] + ":" + l.KeyText()
 }
 
 // EncodeKey returns prefix + ":{" + esc(id) + "}:" + suffix, where esc(id)

@@ -73,19 +73,6 @@ func TestSuffixNamesTheLimit(t *testing.T) {
 		seen[s] = l
 		require.False(t, strings.ContainsAny(s, "{}"), "suffix %q holds a brace", s)
 	}
-	windows := map[string]int64{}
-	for w := int64(1); w <= 3*86_400_000; w += 1 + w/1000 {
-		for _, x := range []int64{w, w - w%1000, w - w%60_000, w - w%3_600_000} {
-			if x <= 0 {
-				continue
-			}
-			s := string(appendWindow(nil, x))
-			if prev, dup := windows[s]; dup {
-				require.Equal(t, prev, x, "windows %d and %d ms both spelled %q", prev, x, s)
-			}
-			windows[s] = x
-		}
-	}
 }
 
 // hostileID draws ids rich in the bytes that break naive layouts.

@@ -21,39 +21,16 @@ func (m *Machine) group(b int) int { return b % m.cfg.Groups }
 // "el", as Config.Namespace): namespace, ':', limit.Max in decimal, '/'
 // and the window in the largest of d, h, m and s that divides it, else in
 // ms — "el:10/1s" for 10 per second, "el:1000/1h" for 1000 per hour,
-// "el:7/1500ms". Every Redis key of the limit carries it in its hash tag
+// "el:7/1500ms" (core.Limit.KeyText). Every Redis key of the limit carries it in its hash tag
 // ("{el:10/1s:g0}:b3:e5"), so limits differing in Max or window never
 // share a key under one Namespace, while every PoP of one limit (whatever
 // its PoP, Incarnation, FreeCredit or NoWait) shares them all. It spells
-// windows as backends/redis' keys do.
+// the limit as backends/redis' keys do.
 func Keyspace(namespace string, limit core.Limit) string {
 	if namespace == "" {
 		namespace = "el"
 	}
-	b := make([]byte, 0, len(namespace)+24)
-	b = append(b, namespace...)
-	b = append(b, ':')
-	b = strconv.AppendInt(b, limit.Max, 10)
-	b = append(b, '/')
-	return string(appendWindow(b, limit.WindowMillis()))
-}
-
-// windowUnits are the units a window is written in, largest first.
-var windowUnits = [...]struct {
-	ms   int64
-	name string
-}{{86_400_000, "d"}, {3_600_000, "h"}, {60_000, "m"}, {1000, "s"}}
-
-// appendWindow appends window w (ms, positive) in the largest of d, h, m
-// and s that divides it, else in ms: "1s", "90s", "1h", "7d", "1500ms".
-// Each window has one spelling, and distinct windows distinct ones.
-func appendWindow(b []byte, w int64) []byte {
-	for _, u := range windowUnits {
-		if w%u.ms == 0 {
-			return append(strconv.AppendInt(b, w/u.ms, 10), u.name...)
-		}
-	}
-	return append(strconv.AppendInt(b, w, 10), "ms"...)
+	return namespace + ":" + limit.KeyText()
 }
 
 // tag is group g's key prefix, a Redis Cluster hash tag holding the
@@ -61,7 +38,7 @@ func appendWindow(b []byte, w int64) []byte {
 // touches starts with it (lua/budget.lua), so one limit's groups spread
 // over the slots, and so do the groups of limits sharing a Namespace.
 func (m *Machine) tag(g int) string {
-	return "{" + Keyspace(m.cfg.Namespace, m.cfg.Limit) + ":g" + strconv.Itoa(g) + "}"
+	return "{" + m.space + ":g" + strconv.Itoa(g) + "}"
 }
 
 // BucketKey is the Redis key of the hash that holds bucket b's state of

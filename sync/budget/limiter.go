@@ -158,12 +158,10 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	arrived := t + max(0, core.Millis(l.clock.Now())-sent)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if misrouted(err) {
-		// a configuration error, no outage: no decision, Redis not down
-		l.m.refuse(c)
-		return core.Decision{}, err
-	}
 	d = l.m.complete(arrived, c, r, err, !gone)
+	if misrouted(err) {
+		return core.Decision{}, err // a configuration error: no decision (Machine.Complete)
+	}
 	return l.m.Describe(arrived, key, n, d), err
 }
 
@@ -245,7 +243,7 @@ func (l *Limiter) UseNATS(nc *nats.Conn) error {
 	case l.tr != nil:
 		return fmt.Errorf("%w: UseNATS called twice", ErrConfig)
 	}
-	tr := Transport(nc, Keyspace(l.m.cfg.Namespace, l.m.cfg.Limit))
+	tr := Transport(nc, l.m.space)
 	sub, err := tr.Subscribe(l.hear)
 	if err != nil {
 		return err

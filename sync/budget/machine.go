@@ -67,6 +67,7 @@ type Machine struct {
 	ren        renounced // identities named hot that this PoP holds nothing else of (renounce.go)
 	forgot     int64     // the latest window whose slot state may have been dropped (forget.go)
 	tickX      int64     // the latest window a Tick ran in: the tiers roll at most one window past it (forget.go)
+	space      string    // Keyspace(Namespace, Limit): every key's hash tag starts with it (tag)
 	all        []*entry  // the full entries; e.slot is e's index (Tick's sweep walks it)
 	dirty      []*entry  // entries to plan at the next Tick (e.queued)
 	sweep      int       // the next index of all the sweep visits
@@ -155,7 +156,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, tickX: math.MinInt64, groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
+	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, tickX: math.MinInt64, space: Keyspace(c.Namespace, c.Limit), groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
 	for g := range m.groups {
 		m.groups[g] = groupState{leased: math.MinInt64, leasedFrom: math.MinInt64, checkedTo: math.MinInt64, keptFrom: math.MinInt64, keptTo: math.MinInt64}
 	}
@@ -225,8 +226,10 @@ func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 
 // Complete applies the outcome of decision Call c at now (the reply's
 // arrival) and returns the request's Decision: Redis' verdict, or, when
-// err is not nil, a verdict on the view as it is now (see decide). A Call
-// completed again changes nothing and returns its first Decision.
+// err is not nil, a verdict on the view as it is now (see decide), but
+// for a *RedirectError (a configuration error: the zero Decision, denied,
+// and Redis not counted down). A Call completed again changes nothing and
+// returns its first Decision.
 func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 	return m.complete(now, c, r, err, true)
 }
@@ -250,8 +253,12 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 		m.reports.done(c, err != nil || r == nil)
 	}
 	if err != nil || r == nil {
-		m.down = m.down || failed
+		refused := misrouted(err) // a configuration error, no outage (redirect.go)
+		m.down = m.down || (failed && !refused)
 		m.settle(c, false)
+		if refused {
+			return Decision{} // nothing decided on the view: denied
+		}
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}
 	m.recovered(now)

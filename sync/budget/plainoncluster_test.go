@@ -140,3 +140,34 @@ func TestRedirectedBatchKeepsRedisUp(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectedDecisionIsNoOutage: a decision Call a Redis Cluster node
+// redirected completes with the zero Decision (denied, nothing decided on
+// the view) and leaves the Machine up; the same Call failing as an outage
+// is decided on the view and puts it down. On the Machine alone, as the
+// simulator drives it.
+func TestRedirectedDecisionIsNoOutage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		down bool
+	}{
+		{"redirected", &RedirectError{Op: "budget script", Err: errors.New("MOVED 1234 127.0.0.1:7001")}, false},
+		{"unavailable", &core.UnavailableError{Op: "budget script", Err: errors.New("i/o timeout")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestMachine(t, nil)
+			m.Request(w0, "k", 1)
+			_, c := m.Request(w0+1, "k", 1)
+			require.NotNil(t, c, "the second unit asks Redis")
+			d := m.Complete(w0+2, c, nil, tc.err)
+			assert.Equal(t, tc.down, m.Down(), "%s: Redis down", tc.name)
+			if tc.down {
+				assert.Equal(t, SrcFallback, d.Source, "an outage: decided on the view")
+			} else {
+				assert.Equal(t, Decision{}, d, "a redirection: no decision")
+				assert.Zero(t, m.Stats().Decisions[SrcFallback], "nothing decided on the view")
+			}
+		})
+	}
+}

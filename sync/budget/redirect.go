@@ -65,21 +65,3 @@ func isRedirect(err error) bool {
 	}
 	return redis.HasErrorPrefix(err, "MOVED ") || redis.HasErrorPrefix(err, "ASK ")
 }
-
-// refuse ends decision Call c's request, whose call failed with a
-// configuration error (a *RedirectError), undecided: as Complete ends a
-// failed call (its report sent again by Tick, its free slot given up
-// unused and its grant units back in their balance), but neither deciding
-// it on the view nor counting Redis down, so nothing is admitted or
-// counted for it here.
-func (m *Machine) refuse(c *Call) {
-	if c.req.done {
-		return
-	}
-	c.req.e.asking--
-	if c.guard != "" {
-		m.reports.done(c, true)
-	}
-	m.settle(c, false)
-	c.req.done = true // c.req.decided stays the zero Decision: denied
-}
