@@ -97,14 +97,6 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 		links: netmodel.NewLinks(e.Net, e.Jitter, e.Trace.Config.Seed), faults: e.Faults}
 	s.out.source = make([]string, len(e.Trace.Requests))
 	pops := e.Trace.Config.PoPs
-	if o.gossip {
-		g, err := openBudgetGossip(e, pops)
-		if err != nil {
-			return nil, err
-		}
-		defer g.close()
-		s.nats = g
-	}
 	s.gen = make([]int, pops)
 	s.syncOut, s.tickOwed = make([]int, pops), make([]bool, pops)
 	s.minDelay = 1<<63 - 1
@@ -121,6 +113,14 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 		}
 		s.ms = append(s.ms, m)
 		s.agenda.add(event{at: e.SyncInterval * time.Duration(p) / time.Duration(pops), kind: evTick, pop: p})
+	}
+	if o.gossip {
+		g, err := openBudgetGossip(e, s.ms)
+		if err != nil {
+			return nil, err
+		}
+		defer g.close()
+		s.nats = g
 	}
 	for _, c := range e.Faults.Crashes {
 		s.agenda.add(event{at: c.At, kind: evCrash, pop: c.PoP})

@@ -21,16 +21,18 @@ type budgetGossip struct {
 	inbox []chan []byte
 }
 
-// openBudgetGossip connects every PoP of e to its NATS server.
-func openBudgetGossip(e *Env, pops int) (*budgetGossip, error) {
+// openBudgetGossip connects every PoP of e, one Machine of ms each, to
+// its NATS server, on the subject of its Machine's Keyspace as UseNATS
+// subscribes a Limiter.
+func openBudgetGossip(e *Env, ms []*budget.Machine) (*budgetGossip, error) {
 	g := &budgetGossip{}
-	for range pops {
+	for _, m := range ms {
 		nc, err := nats.Connect(e.NATSURL, nats.NoEcho())
 		if err != nil {
 			g.close()
 			return nil, &core.UnavailableError{Op: "nats connect", Err: err}
 		}
-		tr := budget.Transport(nc, e.Namespace)
+		tr := budget.Transport(nc, m.Keyspace())
 		in := make(chan []byte, 1<<12)
 		if _, err := tr.Subscribe(func(p []byte) { in <- append([]byte(nil), p...) }); err != nil {
 			nc.Close()

@@ -33,6 +33,11 @@ func Keyspace(namespace string, limit core.Limit) string {
 	return namespace + ":" + limit.KeyText()
 }
 
+// Keyspace returns Keyspace(Config.Namespace, Config.Limit), computed once
+// at NewMachine: the start of every Redis key's hash tag and the space of
+// its gossip (Transport), so a driver subscribes where UseNATS would.
+func (m *Machine) Keyspace() string { return m.space }
+
 // tag is group g's key prefix, a Redis Cluster hash tag holding the
 // limit's Keyspace and the group: "{ns:10/1s:g<g>}". Every key the script
 // touches starts with it (lua/budget.lua), so one limit's groups spread

@@ -243,7 +243,7 @@ func (l *Limiter) UseNATS(nc *nats.Conn) error {
 	case l.tr != nil:
 		return fmt.Errorf("%w: UseNATS called twice", ErrConfig)
 	}
-	tr := Transport(nc, l.m.space)
+	tr := Transport(nc, l.m.Keyspace())
 	sub, err := tr.Subscribe(l.hear)
 	if err != nil {
 		return err
