@@ -19,7 +19,7 @@ import (
 func TestPipeliningSharesRoundTrips(t *testing.T) {
 	c, _ := redistest.Client(t)
 	for _, lim := range everyLimit(core.PerWindow(500, time.Minute)) {
-		l := newLimiter(t, c, lim, WithPipelining(200*time.Microsecond, 64))
+		l := newLimiter(t, c, lim, WithPipelining(200*time.Microsecond, 64), WithTimeout(hammerTimeout))
 		got := hammer(t, l, "shared", 64, 20)
 		s := l.Stats()
 		t.Logf("%s: %d decisions in %d round trips", lim, s.Calls, s.RoundTrips)
