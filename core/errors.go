@@ -39,6 +39,15 @@ var (
 	ErrMalformed    = &InputError{"malformed message"}
 )
 
+// ErrNotClusterClient is matched (errors.Is) by the errors of a call that a
+// Redis Cluster node redirected (MOVED or ASK) while the client does not
+// follow redirections: a plain client pointed at one node of a cluster, a
+// configuration error that changes no state. It matches ErrInvalid too.
+// Returned by backends/redis (its *RedirectError and CheckClient) and
+// sync/budget (its *RedirectError and CheckClient), whose
+// ErrNotClusterClient is this same value.
+var ErrNotClusterClient = &InputError{"a Redis Cluster node redirected the call, but the client does not follow redirections (use a *goredis.ClusterClient)"}
+
 // UnavailableError wraps the cause of an unreachable store; it matches
 // ErrUnavailable with errors.Is and unwraps to the cause.
 type UnavailableError struct {

@@ -2,18 +2,20 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/clustercheck"
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// ErrNotClusterClient is matched (errors.Is) by every RedirectError: a
-// Redis Cluster node redirected a call of a client that does not follow
-// redirections.
-var ErrNotClusterClient = errors.New("edgelimit: redis: a Redis Cluster node redirected the call, but the client is not a *goredis.ClusterClient")
+// ErrNotClusterClient is matched (errors.Is) by every RedirectError and by
+// CheckClient's refusal: a Redis Cluster node redirected a call of a client
+// that does not follow redirections. It is core.ErrNotClusterClient, the
+// same value as sync/budget's ErrNotClusterClient, and matches
+// core.ErrInvalid.
+var ErrNotClusterClient = core.ErrNotClusterClient
 
 // RedirectError is returned, with no decision (the zero core.Decision,
 // denied), by a call a Redis Cluster node answered MOVED or ASK while the
@@ -51,21 +53,10 @@ func (e *RedirectError) Unwrap() error { return e.Err }
 // a *RedirectError for a redirection the client cannot follow, else a
 // *core.UnavailableError.
 func (l *Limiter) storeError(op string, err error) error {
-	if _, cluster := l.client.(*goredis.ClusterClient); !cluster && isRedirect(err) {
+	if _, cluster := l.client.(*goredis.ClusterClient); !cluster && clustercheck.IsRedirect(err) {
 		return &RedirectError{Op: op, Err: err}
 	}
 	return &core.UnavailableError{Op: op, Err: err}
-}
-
-// isRedirect reports whether err is a MOVED or ASK reply.
-func isRedirect(err error) bool {
-	if _, ok := goredis.IsMovedError(err); ok {
-		return true
-	}
-	if _, ok := goredis.IsAskError(err); ok {
-		return true
-	}
-	return goredis.HasErrorPrefix(err, "MOVED ") || goredis.HasErrorPrefix(err, "ASK ")
 }
 
 // CheckClient asks the Redis behind client whether client can reach every

@@ -1,17 +1,16 @@
 package budget
 
 import (
-	"errors"
-
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/clustercheck"
 	"github.com/redis/go-redis/v9"
 )
 
 // ErrNotClusterClient is matched (errors.Is) by every RedirectError: a
 // Redis Cluster node redirected a call of a client that does not follow
-// redirections. (backends/redis has its own, for its limiters' calls;
-// both match core.ErrInvalid.)
-var ErrNotClusterClient = errors.New("budget: a Redis Cluster node redirected the call, but the client is not a *redis.ClusterClient")
+// redirections. It is core.ErrNotClusterClient, the same value as
+// backends/redis' ErrNotClusterClient, and matches core.ErrInvalid.
+var ErrNotClusterClient = core.ErrNotClusterClient
 
 // RedirectError is returned by a call a Redis Cluster node answered MOVED
 // or ASK while the Limiter's client is not a *redis.ClusterClient: a
@@ -49,19 +48,8 @@ func (e *RedirectError) Unwrap() error { return e.Err }
 // gets: a *RedirectError for a redirection rdb cannot follow, else a
 // *core.UnavailableError.
 func storeError(rdb any, err error) error {
-	if _, cluster := rdb.(*redis.ClusterClient); !cluster && isRedirect(err) {
+	if _, cluster := rdb.(*redis.ClusterClient); !cluster && clustercheck.IsRedirect(err) {
 		return &RedirectError{Op: "budget script", Err: err}
 	}
 	return &core.UnavailableError{Op: "budget script", Err: err}
-}
-
-// isRedirect reports whether err is a MOVED or ASK reply.
-func isRedirect(err error) bool {
-	if _, ok := redis.IsMovedError(err); ok {
-		return true
-	}
-	if _, ok := redis.IsAskError(err); ok {
-		return true
-	}
-	return redis.HasErrorPrefix(err, "MOVED ") || redis.HasErrorPrefix(err, "ASK ")
 }
