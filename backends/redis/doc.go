@@ -150,7 +150,11 @@
 // *RedirectError (errors.Is core.ErrInvalid and ErrNotClusterClient) with no
 // decision, whatever the fail mode: fail-open would otherwise admit, without
 // limit, every identity whose slot another node serves. CheckClient finds
-// that misconfiguration at startup (New sends nothing to Redis).
+// that misconfiguration at startup (New sends nothing to Redis) by what the
+// client does, not its type: it reads, through the client, keys of every
+// master's slots, and refuses a client a node redirected; so a type of the
+// user's wrapping a *goredis.ClusterClient passes it (see RedirectError for
+// how such a wrapper's calls are told apart).
 //
 // # Many decisions at once
 //

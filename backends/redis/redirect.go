@@ -2,8 +2,6 @@ package redis
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/clustercheck"
@@ -27,9 +25,17 @@ var ErrNotClusterClient = core.ErrNotClusterClient
 // and the error matches core.ErrInvalid and ErrNotClusterClient, not
 // core.ErrUnavailable. Nothing was written for the call. Build the client
 // with goredis.NewClusterClient (or goredis.NewUniversalClient with the
-// cluster's nodes). A *goredis.ClusterClient follows redirections itself; one
-// it still returns (a slot moving again and again) is a
-// *core.UnavailableError.
+// cluster's nodes). CheckClient returns one too, for the probe a node
+// redirected.
+//
+// A call's error is told by the client's Go type: a *goredis.ClusterClient
+// follows redirections itself, so one it still returns (its MaxRedirects
+// spent on a slot moving again and again) is a *core.UnavailableError; any
+// other client's MOVED or ASK is a RedirectError. A type of the user's
+// wrapping a *goredis.ClusterClient (instrumentation, a circuit breaker)
+// follows redirections too and passes CheckClient, but in that rare case,
+// a slot still moving after the wrapped client's redirections, its call
+// fails with a RedirectError (no decision) rather than the fail mode's.
 type RedirectError struct {
 	Op  string // what was being done, e.g. "redis evalsha"
 	Err error  // the MOVED or ASK reply
@@ -50,8 +56,8 @@ func (e *RedirectError) Is(target error) bool {
 func (e *RedirectError) Unwrap() error { return e.Err }
 
 // storeError turns the error of a call to Redis into what the caller gets:
-// a *RedirectError for a redirection the client cannot follow, else a
-// *core.UnavailableError.
+// a *RedirectError for a redirection the client cannot follow (see
+// RedirectError: told by the client's type), else a *core.UnavailableError.
 func (l *Limiter) storeError(op string, err error) error {
 	if _, cluster := l.client.(*goredis.ClusterClient); !cluster && clustercheck.IsRedirect(err) {
 		return &RedirectError{Op: op, Err: err}
@@ -59,31 +65,26 @@ func (l *Limiter) storeError(op string, err error) error {
 	return &core.UnavailableError{Op: op, Err: err}
 }
 
-// CheckClient asks the Redis behind client whether client can reach every
-// key there: a server in cluster mode (INFO cluster: cluster_enabled:1)
-// behind a client that is not a *goredis.ClusterClient returns an error
-// matching ErrNotClusterClient and core.ErrInvalid, since the calls of its
-// identities that other nodes serve would fail with a *RedirectError.
-// Redis unreachable: a *core.UnavailableError. A *goredis.ClusterClient
-// is fine as it is and nothing is sent. New sends nothing to Redis; call
-// CheckClient at startup to refuse the misconfiguration before the first
-// request meets it. ctx bounds the call.
+// CheckClient tells whether client reaches every key of the Redis behind
+// it, by what client does, whatever its Go type. It sends CLUSTER SLOTS
+// through client; a server not in cluster mode has nothing to redirect:
+// nil. On a Redis Cluster it sends, in one pipeline through client (one
+// round trip per master for a cluster client, one in all for a plain one),
+// EXISTS of three keys hashing to the slots of each master (keys
+// "el:clientcheck:<n>", read, never written). A MOVED or ASK reply means
+// client does not follow redirections (a *goredis.Client, a Sentinel
+// client or a *goredis.Ring on the cluster's nodes) and the calls of its
+// identities that other nodes serve would fail: a *RedirectError (Op
+// "redis check client") matching ErrNotClusterClient and core.ErrInvalid.
+// None: nil, for a *goredis.ClusterClient, a type of the user's wrapping
+// one, or a plain client of a cluster whose one master owns every slot.
+// client nil: an error matching core.ErrInvalid. Redis unreachable, or any
+// other error reply (CLUSTERDOWN; NOPERM when the client's ACL user may
+// not run CLUSTER SLOTS or read the el:* keys): a *core.UnavailableError.
+// New sends nothing to Redis; call CheckClient at startup to refuse the
+// misconfiguration before the first request meets it. ctx bounds the call.
 func CheckClient(ctx context.Context, client goredis.UniversalClient) error {
-	if nilClient(client) {
-		return fmt.Errorf("%w: nil redis client", core.ErrInvalid)
-	}
-	if _, ok := client.(*goredis.ClusterClient); ok {
-		return nil
-	}
-	info, err := client.Info(ctx, "cluster").Result()
-	if err != nil {
-		return &core.UnavailableError{Op: "redis info cluster", Err: err}
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if strings.TrimSpace(line) == "cluster_enabled:1" {
-			return fmt.Errorf("%w: %w: the server is a Redis Cluster node (cluster_enabled:1); use goredis.NewClusterClient",
-				core.ErrInvalid, ErrNotClusterClient)
-		}
-	}
-	return nil
+	return clustercheck.Check(ctx, client, "redis check client", func(reply error) error {
+		return &RedirectError{Op: "redis check client", Err: reply}
+	})
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	redisbackend "github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +16,7 @@ import (
 // TestPoPRefusesClusterNode: a PoP whose -redis is one node of a real
 // Redis Cluster would have its budget calls redirected for every identity
 // whose group another node serves, so it refuses to start, with an error
-// matching redis.ErrNotClusterClient that names the address, before it
+// matching budget.ErrNotClusterClient that names the address, before it
 // listens (ctx ends the PoP should it serve instead).
 func TestPoPRefusesClusterNode(t *testing.T) {
 	_, cl := redistest.Cluster(t)
@@ -38,7 +38,7 @@ func TestPoPRefusesClusterNode(t *testing.T) {
 	}()
 	err := <-done
 	require.Error(t, err)
-	assert.ErrorIs(t, err, redisbackend.ErrNotClusterClient, "runPoP's error")
+	assert.ErrorIs(t, err, budget.ErrNotClusterClient, "runPoP's error")
 	assert.ErrorIs(t, err, core.ErrInvalid, "runPoP's error")
 	assert.Contains(t, err.Error(), node, "the error names the address")
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	redisbackend "github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/middleware"
 	"github.com/edgelimit/edgelimit/sync/budget"
@@ -104,7 +103,7 @@ func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	// A plain client on a Redis Cluster node never follows the cluster's
 	// redirections: every identity whose budget group another node serves
 	// would be refused (budget.RedirectError). Refuse it now.
-	if err := redisbackend.CheckClient(ctx, rdb); err != nil {
+	if err := budget.CheckClient(ctx, rdb); err != nil {
 		return fmt.Errorf("redis at %s: %w", o.redisAddr, err)
 	}
 	lim, err := newLimiter(o, rdb)

@@ -23,7 +23,7 @@ func checkRedis(ctx context.Context, rdb goredis.UniversalClient, o *options, lo
 	err := redisbackend.CheckClient(ctx, rdb)
 	switch {
 	case errors.Is(err, redisbackend.ErrNotClusterClient):
-		return fmt.Errorf("-redis-addr %s is a node of a Redis Cluster (cluster_enabled:1): pass -redis-cluster (EDGELIMIT_REDIS_CLUSTER), or every node's address, comma-separated", o.redisAddr)
+		return fmt.Errorf("-redis-addr %s is a node of a Redis Cluster, which redirected the startup check's reads: pass -redis-cluster (EDGELIMIT_REDIS_CLUSTER), or every node's address, comma-separated", o.redisAddr)
 	case err != nil:
 		log.Warn("redis did not answer the startup check; the fail mode decides until it does", "err", err)
 	}
