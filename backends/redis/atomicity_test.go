@@ -13,10 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// hammerTimeout bounds each call of a hammered limiter: far past any
-// round trip, so 64 callers on a loaded machine under the race detector
-// never meet it (the default second did, and the test then failed for a
-// reason it does not test). Deadlines have tests of their own.
+// hammerTimeout bounds each call of a limiter whose test loads Redis
+// (64 callers on one key, a cluster, long histories) and is not about
+// deadlines: far past any round trip, so a loaded machine under the race
+// detector never meets it (the default second did, and such tests then
+// failed for a reason they do not test). Deadlines have tests of their own.
 const hammerTimeout = time.Minute
 
 // hammer sends workers × each single-unit requests for one key at one fixed

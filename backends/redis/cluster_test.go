@@ -27,7 +27,7 @@ func TestClusterSlotsAndSpread(t *testing.T) {
 	now := time.Now()
 	lims := map[core.Algorithm]*Limiter{}
 	for _, lim := range everyLimit(core.PerWindow(5, time.Minute)) {
-		lims[lim.Algorithm] = newLimiter(t, c, lim)
+		lims[lim.Algorithm] = newLimiter(t, c, lim, WithTimeout(hammerTimeout), WithExpirySlack(time.Hour))
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	ids := []string{"user:42", "{user}:42", "}", "\\}", "a\x00b", "\xff\xfe{}:", hostileID(rng), hostileID(rng)}

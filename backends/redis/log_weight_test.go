@@ -42,7 +42,7 @@ func TestLogReadsUnitMembers(t *testing.T) {
 	c, _ := redistest.Client(t)
 	ctx := context.Background()
 	lim := core.Limit{Max: 20, Window: time.Second, Algorithm: core.SlidingLog}
-	l := newLimiter(t, c, lim, WithExpirySlack(time.Hour))
+	l := newLimiter(t, c, lim, WithExpirySlack(time.Hour), WithTimeout(hammerTimeout))
 	const t0 = int64(1_764_979_200_000)
 	m := &model{limit: lim}
 	var members []goredis.Z
@@ -84,7 +84,7 @@ func TestLogLongHistoryAgrees(t *testing.T) {
 	c, _ := redistest.Client(t)
 	ctx := context.Background()
 	lim := core.Limit{Max: 2500, Window: 3 * time.Second, Algorithm: core.SlidingLog}
-	l := newLimiter(t, c, lim, WithExpirySlack(time.Hour))
+	l := newLimiter(t, c, lim, WithExpirySlack(time.Hour), WithTimeout(hammerTimeout))
 	m := &model{limit: lim}
 	now := int64(1_764_979_200_000)
 	check := func(step string, n int64, commit bool) {
