@@ -5,7 +5,8 @@
 // the same history.
 //
 // It is the fast path of a single node: a decision on a key already held takes one shard lock,
-// one map lookup and no allocation. A key of up to 32 bytes is stored inside
+// one map lookup, one read of the monotonic clock (see "A clock put back")
+// and no allocation. A key of up to 32 bytes is stored inside
 // the slot that holds its state, so the lookup's key comparison brings in
 // the state's cache line, or the one beside it. The state is changed in place; the key
 // moves to the front of its LRU only when an eighth of its shard's capacity
@@ -18,13 +19,35 @@
 // counts can admit it wrongly afterwards (Evictions counts such losses).
 // Identities whose state has fully reset are dropped for free: each insert of
 // a new identity first removes up to two such identities from the LRU's
-// tail, so idle identities neither pin memory nor cause counted evictions.
+// tail — those expired by monotonic time, or fully reset by the stamps a
+// second before the inserting request's — so idle identities neither pin
+// memory nor cause counted evictions.
 // Capacity and LRU order are per shard (capacity is split evenly), so the
 // identity forgotten is the least recently used of its shard, not of all.
 //
+// # A clock put back
+//
+// A request is decided on its stamp, and one stamped before its identity's
+// state (a late request, a clock put back) is counted in that state. States
+// are aged apart from the stamps, as the Redis backend's keys are by their
+// TTLs: by monotonic time (see Monotonic, WithMonotonic), which a step of
+// the wall clock does not move. A counted write sets the state's time to
+// live as the Redis scripts set its key's TTL: the time until no request
+// at the write's stamp or later can be counted in it, capped at its
+// lifetime (two windows for the sliding window, one for the fixed window
+// and the log, the burst's span for the bucket), plus one second of slack.
+// Once that much monotonic time has passed since the last counted write
+// the state is forgotten (within the next second: a slot keeps its expiry
+// in whole seconds) — on the identity's next request, or by an insert's
+// sweep. An identity that spent its quota while the clock ran ahead is
+// therefore admitted again within the lifetime plus two seconds of the
+// clock being put back, and a state written more recently is kept whatever
+// the stamps say, so a late request never resets its own count. A denied
+// request or a Peek does not extend the time to live.
+//
 // Memory: about 179 bytes per identity on the Go heap for the window
 // algorithms and 163 for the bucket, with keys of up to 32 bytes (LRU entry,
-// map slot, and a slot holding the state and the key's bytes;
+// map slot, and a slot holding the state, its expiry and the key's bytes;
 // BenchmarkMemoryPerIdentity; a longer key adds its own copy), plus 8 bytes
 // per stamp for the log,
 // whose slice holds at most Max stamps (its capacity may reach about twice

@@ -14,8 +14,22 @@ var ctx = context.Background()
 // epoch is aligned to every window used in these tests.
 var epoch = time.Unix(1_700_006_400, 0)
 
+// mustNew builds a Limiter whose states age by a monotonic source frozen
+// at zero unless opts give one (WithMonotonic, or a clock implementing
+// Monotonic): decided on stamps alone, as core's math is, so the real time
+// a test takes on a loaded machine never forgets a state it still needs.
+// The tests of aging give their own source.
 func mustNew(t testing.TB, l core.Limit, opts ...Option) *Limiter {
 	t.Helper()
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o(&cfg) != nil {
+			break // New reports it
+		}
+	}
+	if _, ok := cfg.clock.(Monotonic); !ok && cfg.mono == nil {
+		opts = append([]Option{WithMonotonic(&manualMonotonic{})}, opts...)
+	}
 	lim, err := New(l, opts...)
 	require.NoError(t, err, "New(%v)", l)
 	return lim

@@ -18,6 +18,8 @@ type Limiter struct {
 	limit core.Limit
 	clock core.Clock
 	milli core.MilliClock // core.MilliClockOf(clock): nil means read Now
+	mono  Monotonic       // ages the states (see Monotonic)
+	base  int64           // mono's reading at New
 	eng   engine
 }
 
@@ -40,7 +42,8 @@ func New(limit core.Limit, opts ...Option) (*Limiter, error) {
 		return nil, err
 	}
 	milli := core.MilliClockOf(cfg.clock)
-	return &Limiter{limit: limit, clock: cfg.clock, milli: milli, eng: eng}, nil
+	mono := monotonicOf(cfg)
+	return &Limiter{limit: limit, clock: cfg.clock, milli: milli, mono: mono, base: mono.MonotonicMillis(), eng: eng}, nil
 }
 
 // newEngine builds the store for limit's algorithm.
@@ -62,7 +65,7 @@ func (l *Limiter) AllowN(_ context.Context, key string, now time.Time, n int64) 
 	if err := l.check(key, n); err != nil {
 		return core.Decision{Limit: l.limit.Max}, err
 	}
-	return l.eng.decide(key, core.Millis(now), n, true), nil
+	return l.eng.decide(key, core.Millis(now), l.elapsed(), n, true), nil
 }
 
 // Allow is AllowN(ctx, key, clock.Now(), 1) with the limiter's Clock, read
@@ -74,7 +77,7 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 	if err := core.ValidateKey(key); err != nil { // weight 1 always fits a valid limit
 		return core.Decision{Limit: l.limit.Max}, err
 	}
-	return l.eng.decide(key, l.milli.UnixMilli(), 1, true), nil
+	return l.eng.decide(key, l.milli.UnixMilli(), l.elapsed(), 1, true), nil
 }
 
 // Peek reports the decision one unit would get at now without counting it;
@@ -84,7 +87,7 @@ func (l *Limiter) Peek(_ context.Context, key string, now time.Time) (core.Decis
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{Limit: l.limit.Max}, err
 	}
-	return l.eng.decide(key, core.Millis(now), 1, false), nil
+	return l.eng.decide(key, core.Millis(now), l.elapsed(), 1, false), nil
 }
 
 // Reset forgets everything counted for key. Resetting a key not held is not
@@ -110,12 +113,16 @@ func (l *Limiter) Len() int { return l.eng.length() }
 func (l *Limiter) Evictions() uint64 { return l.eng.evictions() }
 
 // State returns a copy of key's stored state and true, or the zero State and
-// false when key is not held. It neither counts nor changes recency.
+// false when key is not held or its state has expired by monotonic time
+// (see Monotonic). It neither counts nor changes recency.
 func (l *Limiter) State(key string) (State, bool) {
 	var st State
-	ok := l.eng.snapshot(key, &st)
+	ok := l.eng.snapshot(key, l.elapsed(), &st)
 	return st, ok
 }
+
+// elapsed returns the monotonic milliseconds since New, never negative.
+func (l *Limiter) elapsed() int64 { return max(l.mono.MonotonicMillis()-l.base, 0) }
 
 func (l *Limiter) check(key string, n int64) error {
 	if err := core.ValidateKey(key); err != nil {

@@ -91,6 +91,7 @@ func TestNewRejects(t *testing.T) {
 		{"shards", good, []Option{WithShards(48)}, core.ErrInvalid},
 		{"zero shards", good, []Option{WithShards(0)}, core.ErrInvalid},
 		{"clock", good, []Option{WithClock(nil)}, core.ErrInvalid},
+		{"monotonic", good, []Option{WithMonotonic(nil)}, core.ErrInvalid},
 	}
 	for _, c := range cases {
 		_, err := New(c.l, c.opts...)

@@ -31,6 +31,7 @@ type config struct {
 	capacity int
 	shards   int
 	clock    core.Clock
+	mono     Monotonic // nil: see monotonicOf
 }
 
 func defaultConfig() config {
@@ -69,7 +70,9 @@ func WithShards(n int) Option {
 // WithClock sets the clock Allow reads (default core.SystemClock). Allow
 // reads it as milliseconds when core.MilliClockOf accepts it, else through
 // Now. The caller owns the clock: a core.CoarseClock is not stopped by the
-// limiter. A nil clock is an error matching core.ErrInvalid.
+// limiter. States are aged by the clock's monotonic reading when it
+// implements Monotonic (unless WithMonotonic gives a source), else by Go's
+// monotonic clock. A nil clock is an error matching core.ErrInvalid.
 func WithClock(clk core.Clock) Option {
 	return func(c *config) error {
 		if clk == nil {

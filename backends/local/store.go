@@ -2,6 +2,7 @@ package local
 
 import (
 	"hash/maphash"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -19,9 +20,9 @@ type decideFunc[V any] func(v *V, l core.Limit, now, n int64, commit bool) core.
 // engine is a store for one algorithm's state type, seen without generics so
 // the Limiter holds any of them.
 type engine interface {
-	decide(key string, now, n int64, commit bool) core.Decision
+	decide(key string, now, mono, n int64, commit bool) core.Decision
 	remove(key string)
-	snapshot(key string, out *State) bool
+	snapshot(key string, mono int64, out *State) bool
 	length() int
 	evictions() uint64
 }
@@ -31,12 +32,21 @@ type engine interface {
 const sweepPerInsert = 2
 
 // slot is one identity's state as stored: the algorithm's value, changed in
-// place under the shard lock, the shard's insert count when the slot last
-// moved to the front of its LRU, and the key's bytes when they fit (the
-// LRU's map key then points into the slot, see keybuf).
+// place under the shard lock, the low 32 bits of the shard's insert count
+// when the slot last moved to the front of its LRU, the whole second of
+// monotonic time from which the state is forgotten (see expiryAfter), and
+// the key's bytes when they fit (the LRU's map key then points into the
+// slot, see keybuf). Two 32-bit fields keep the window's slot at 64 bytes,
+// one cache line.
+//
+// promoted wraps after 2^32 inserts, which only a shard holding more than
+// 2^32 keys (hundreds of gigabytes) could see in one key's stay: the key
+// would then move to the front later than due, never lose its state
+// otherwise.
 type slot[V any] struct {
 	v        V
-	promoted uint64
+	promoted uint32
+	expiry   uint32
 	key      keybuf.Buf // the stored key's bytes when it fits (see keybuf)
 }
 
@@ -53,6 +63,8 @@ type store[V any] struct {
 	seed   maphash.Seed
 	limit  core.Limit
 	apply  decideFunc[V]
+	// lifetime is lifetimeMillis(limit): the cap of a state's time to live.
+	lifetime int64
 }
 
 // shard is one independently locked LRU, padded by two cache lines so two
@@ -69,7 +81,7 @@ type shard[V any] struct {
 	mu      sync.Mutex
 	lru     *simplelru.LRU[string, *slot[V]]
 	inserts uint64 // keys added since New, guarded by mu
-	gap     uint64 // inserts between two moves of one key to the front
+	gap     uint32 // inserts between two moves of one key to the front
 	evicted atomic.Uint64
 	work    V // scratch for a key not held, guarded by mu
 	_       [128]byte
@@ -81,7 +93,7 @@ func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], erro
 		n /= 2
 	}
 	st := &store[V]{shards: make([]shard[V], n), mask: uint64(n - 1), seed: maphash.MakeSeed(),
-		limit: l, apply: f}
+		limit: l, apply: f, lifetime: lifetimeMillis(l)}
 	for i := range st.shards {
 		size := cfg.capacity / n
 		if i < cfg.capacity%n {
@@ -92,7 +104,7 @@ func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], erro
 			return nil, err
 		}
 		st.shards[i].lru = c
-		st.shards[i].gap = uint64(max(size/8, 1))
+		st.shards[i].gap = uint32(min(uint64(max(size/8, 1)), math.MaxUint32))
 	}
 	return st, nil
 }
@@ -101,34 +113,47 @@ func (st *store[V]) shardOf(key string) *shard[V] {
 	return &st.shards[maphash.String(st.seed, key)&st.mask]
 }
 
-// decide runs the algorithm on key's state; a key not held starts from the
-// zero state and is stored only when units were counted.
-func (st *store[V]) decide(key string, now, n int64, commit bool) core.Decision {
+// decide runs the algorithm on key's state at stamp now and monotonic
+// milliseconds mono; a key not held, or whose state expired by mono (it is
+// then dropped), starts from the zero state and is stored only when units
+// were counted. A decision that counts units sets the state's expiry.
+// Callers read mono before taking the shard lock, so a goroutine that read
+// it a little earlier than the last writer may set an expiry that much
+// sooner: the expiry slack covers that, as it covers requests reaching the
+// lock in another order than their stamps.
+func (st *store[V]) decide(key string, now, mono, n int64, commit bool) core.Decision {
 	sh := st.shardOf(key)
 	sh.mu.Lock()
 	s, ok := sh.lru.Peek(key)
+	if ok && expired(s, mono) {
+		sh.lru.Remove(key) // as Redis' key would have expired: not an eviction
+		ok = false
+	}
 	if !ok {
-		d := st.decideNew(sh, key, now, n, commit)
+		d := st.decideNew(sh, key, now, mono, n, commit)
 		sh.mu.Unlock()
 		return d
 	}
-	if sh.inserts-s.promoted >= sh.gap {
+	if uint32(sh.inserts)-s.promoted >= sh.gap {
 		sh.lru.Get(key) // moves it to the front
-		s.promoted = sh.inserts
+		s.promoted = uint32(sh.inserts)
 	}
 	d := st.apply(&s.v, st.limit, now, n, commit)
+	if commit && d.Allowed {
+		s.expiry = st.expiryAfter(d, mono)
+	}
 	sh.mu.Unlock() // no defer: nothing above panics on valid input
 	return d
 }
 
 // decideNew decides for a key not held, storing it only when units were
 // counted. Called with sh.mu held.
-func (st *store[V]) decideNew(sh *shard[V], key string, now, n int64, commit bool) core.Decision {
+func (st *store[V]) decideNew(sh *shard[V], key string, now, mono, n int64, commit bool) core.Decision {
 	var zero V
 	sh.work = zero // the shard's scratch, so taking its address allocates nothing
 	d := st.apply(&sh.work, st.limit, now, n, commit)
 	if commit && d.Allowed {
-		st.insert(sh, key, &slot[V]{v: sh.work}, now)
+		st.insert(sh, key, &slot[V]{v: sh.work, expiry: st.expiryAfter(d, mono)}, now, mono)
 		sh.work = zero // the slot owns what the scratch referenced
 	}
 	return d
@@ -136,34 +161,29 @@ func (st *store[V]) decideNew(sh *shard[V], key string, now, n int64, commit boo
 
 // insert stores a new key, first dropping idle entries at the LRU's tail. The
 // key is cloned so the store never pins a caller's larger buffer.
-func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now int64) {
+func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now, mono int64) {
 	for i := 0; i < sweepPerInsert; i++ {
 		_, old, ok := sh.lru.GetOldest()
-		if !ok || !st.idle(old, now) {
+		if !ok || !st.idle(old, now, mono) {
 			break
 		}
 		sh.lru.RemoveOldest()
 	}
 	sh.inserts++
-	s.promoted = sh.inserts
+	s.promoted = uint32(sh.inserts)
 	if sh.lru.Add(s.key.Own(key), s) {
 		sh.evicted.Add(1)
 	}
 }
 
-// idleGraceMillis is how far before the inserting request's now an entry
-// must already have fully reset to be swept: requests are stamped before
-// they take the shard lock, so one stamped a little earlier than the
-// inserting one (another goroutine, a clock stepped back) may still need
-// the state, as the Redis backend's expiry slack keeps a key for a late
-// request.
-const idleGraceMillis = 1000
-
-// idle reports whether s had fully reset idleGraceMillis before now, so
-// dropping it loses nothing for a request stamped up to that much earlier.
-// The check counts nothing (commit false).
-func (st *store[V]) idle(s *slot[V], now int64) bool {
-	return st.apply(&s.v, st.limit, now-idleGraceMillis, 1, false).ResetAfter == 0
+// idle reports whether dropping s loses nothing: it expired by monotonic
+// time (Redis would have expired its key), or by the stamps it had fully
+// reset expirySlackMillis before now, so no request stamped up to that much
+// earlier needs it. The stamp check counts nothing (commit false). A
+// request stamped late never makes another identity's state idle: its now
+// lies behind, not past, that state's end.
+func (st *store[V]) idle(s *slot[V], now, mono int64) bool {
+	return expired(s, mono) || st.apply(&s.v, st.limit, now-expirySlackMillis, 1, false).ResetAfter == 0
 }
 
 func (st *store[V]) remove(key string) {
@@ -173,15 +193,18 @@ func (st *store[V]) remove(key string) {
 	sh.mu.Unlock()
 }
 
-func (st *store[V]) snapshot(key string, out *State) bool {
+// snapshot copies key's state into out unless it is not held or expired by
+// monotonic milliseconds mono.
+func (st *store[V]) snapshot(key string, mono int64, out *State) bool {
 	sh := st.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s, ok := sh.lru.Peek(key)
-	if ok {
+	if ok && !expired(s, mono) {
 		out.set(&s.v)
+		return true
 	}
-	return ok
+	return false
 }
 
 func (st *store[V]) length() int {

@@ -1,0 +1,43 @@
+package local
+
+import (
+	"testing"
+	"time"
+
+	"github.com/edgelimit/edgelimit/core"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSweepDropsStatesExpiredByMonotonicTime: on a full shard of two, an
+// identity spends its quota with the clock a day ahead, and the clock is
+// put back. Another identity inserted within the spent state's lifetime
+// plus slack (monotonic) leaves it held; one inserted a second after that
+// sweeps it as expired, so the full shard makes room without an eviction
+// (nothing live was lost). Catches: a sweep that judges by the stamps only
+// (the state, a day ahead, is then evicted and counted), and one that drops
+// a state not yet expired.
+func TestSweepDropsStatesExpiredByMonotonicTime(t *testing.T) {
+	eachAlgorithm(t, func(t *testing.T, a core.Algorithm) {
+		lim := core.Limit{Max: 3, Window: time.Second, Algorithm: a}
+		clk := newSteppedClock(epoch.Add(24 * time.Hour))
+		l := mustNew(t, lim, WithClock(clk), WithCapacity(2), WithShards(1))
+		d, _ := l.AllowN(ctx, "spent", clk.Now(), 3)
+		require.True(t, d.Allowed, "spending the quota: %+v", d)
+
+		clk.Set(epoch)
+		clk.advanceMono(lifetimeOf(lim) + expirySlackMillis*time.Millisecond)
+		d, _ = l.Allow(ctx, "a")
+		require.True(t, d.Allowed)
+		_, held := l.State("spent")
+		require.True(t, held, "a state within its lifetime plus slack was swept by another identity's insert")
+		require.Equal(t, 2, l.Len())
+
+		clk.advanceMono(time.Second)
+		d, _ = l.Allow(ctx, "b")
+		require.True(t, d.Allowed)
+		require.Equal(t, uint64(0), l.Evictions(), "the expired state was evicted (counted) instead of swept")
+		require.Equal(t, 2, l.Len())
+		_, held = l.State("a")
+		require.True(t, held, "the live identity a was dropped")
+	})
+}
