@@ -35,6 +35,10 @@ func (SystemClock) UnixMilli() int64 { return floorDiv(wallNanos(), int64(time.M
 // monoBase is the origin of the monotonic readings wallNanos takes.
 var monoBase = time.Now()
 
+// monoMillis returns the milliseconds of Go's monotonic clock since
+// monoBase.
+func monoMillis() int64 { return int64(time.Since(monoBase) / time.Millisecond) }
+
 // wallAt holds the monotonic reading (ns since monoBase) at which
 // wallOffset, the wall clock's Unix nanoseconds minus that reading, was last
 // taken from time.Now. Two writers racing store two valid offsets.

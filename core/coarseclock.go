@@ -43,9 +43,10 @@ type CoarseClock struct {
 // coarseTicker is a CoarseClock's refreshed time and its goroutine, kept
 // apart from the CoarseClock so the goroutine does not keep it reachable.
 type coarseTicker struct {
-	_    [64]byte     // keeps ms on a cache line of its own
+	_    [64]byte     // keeps ms and mono on a cache line of their own
 	ms   atomic.Int64 // Unix ms of the last refresh; 0: not refreshing
-	_    [56]byte
+	mono atomic.Int64 // monoMillis() at the last refresh
+	_    [48]byte
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -65,7 +66,7 @@ func NewCoarseClock(resolution time.Duration) (*CoarseClock, error) {
 		return nil, ErrBadResolution
 	}
 	t := &coarseTicker{stop: make(chan struct{}), done: make(chan struct{})}
-	t.ms.Store(SystemClock{}.UnixMilli())
+	t.store()
 	go t.refresh(resolution)
 	c := &CoarseClock{t: t}
 	runtime.AddCleanup(c, (*coarseTicker).halt, t)
@@ -80,12 +81,18 @@ func (t *coarseTicker) refresh(resolution time.Duration) {
 	for {
 		select {
 		case <-tick.C:
-			t.ms.Store(SystemClock{}.UnixMilli())
+			t.store()
 		case <-t.stop:
 			t.ms.Store(0)
 			return
 		}
 	}
+}
+
+// store takes the readings UnixMilli and MonotonicMillis serve.
+func (t *coarseTicker) store() {
+	t.mono.Store(monoMillis())
+	t.ms.Store(SystemClock{}.UnixMilli())
 }
 
 // halt tells refresh to end, once, without waiting for it.
@@ -101,6 +108,20 @@ func (c *CoarseClock) UnixMilli() int64 {
 		}
 	}
 	return SystemClock{}.UnixMilli()
+}
+
+// MonotonicMillis returns the milliseconds of Go's monotonic clock since
+// the process started (a fixed origin), stored at the last refresh like
+// UnixMilli's reading, or read now when the clock is not refreshing. A step
+// of the wall clock does not move it, and one goroutine's readings never
+// decrease, across Stop too. The local
+// backend ages its states by it when the clock is given to it (its
+// Monotonic interface), so the decision reads no clock.
+func (c *CoarseClock) MonotonicMillis() int64 {
+	if c.t != nil && c.t.ms.Load() != 0 {
+		return c.t.mono.Load()
+	}
+	return monoMillis()
 }
 
 // Now returns UnixMilli as a time.Time.

@@ -15,7 +15,11 @@ import (
 //
 // A clock given to WithClock that implements Monotonic is used as the
 // source unless WithMonotonic gives another; otherwise the source is Go's
-// monotonic clock (time.Since of the instant New ran).
+// monotonic clock (time.Since of the instant New ran), read on every
+// decision. *core.CoarseClock implements it with the reading its goroutine
+// stores, so with one a decision reads no clock; a reading that lags by up
+// to the clock's resolution may forget a state that much before its time
+// to live, well within the second of slack.
 type Monotonic interface {
 	// MonotonicMillis returns the milliseconds elapsed since an origin of
 	// the source's choosing. Readings must not decrease and must advance

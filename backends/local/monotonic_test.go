@@ -39,17 +39,26 @@ func TestWithMonotonicWins(t *testing.T) {
 
 // TestDefaultMonotonicIsGos: with neither WithMonotonic nor a clock
 // implementing Monotonic (the system clock, a ManualClock), states age by
-// Go's monotonic clock; a clock implementing it is used. Catches: a default
-// that reads the wall clock, or the stamps.
+// Go's monotonic clock; a clock implementing it (a core.CoarseClock) is
+// used. Catches: a default that reads the wall clock, or the stamps, or
+// allocates, and a CoarseClock's decisions reading the clock after all.
+// (The package's other tests build their limiters with mustNew, whose
+// source is frozen unless they give one.)
 func TestDefaultMonotonicIsGos(t *testing.T) {
 	for _, clk := range []core.Clock{core.SystemClock{}, core.NewManualClock(epoch)} {
 		cfg := defaultConfig()
 		cfg.clock = clk
-		_, ok := monotonicOf(cfg).(goMonotonic)
-		require.True(t, ok, "clock %T: source %T, want Go's monotonic clock", clk, monotonicOf(cfg))
+		m := monotonicOf(cfg)
+		_, ok := m.(goMonotonic)
+		require.True(t, ok, "clock %T: source %T, want Go's monotonic clock", clk, m)
+		allocs := testing.AllocsPerRun(100, func() { m.MonotonicMillis() })
+		require.Zero(t, allocs, "reading Go's monotonic clock allocates (the hot path reads it on every decision)")
 	}
 	cfg := defaultConfig()
 	stepped := newSteppedClock(epoch)
 	cfg.clock = stepped
 	require.Equal(t, Monotonic(stepped), monotonicOf(cfg), "a clock implementing Monotonic is the default source")
+	coarse := &core.CoarseClock{}
+	cfg.clock = coarse
+	require.Equal(t, Monotonic(coarse), monotonicOf(cfg), "a core.CoarseClock is the default source, so a decision reads no clock")
 }
