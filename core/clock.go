@@ -32,6 +32,20 @@ func (SystemClock) Now() time.Time { return time.Unix(0, wallNanos()) }
 // MilliClock).
 func (SystemClock) UnixMilli() int64 { return floorDiv(wallNanos(), int64(time.Millisecond)) }
 
+// MonotonicMillis returns the milliseconds of Go's monotonic clock since
+// the process started (a fixed origin): a step of the wall clock does not
+// move it. The local backend ages its states by it (its Monotonic
+// interface), as Redis ages a key by its TTL.
+func (SystemClock) MonotonicMillis() int64 { return monoMillis() }
+
+// Stamps returns UnixMilli and MonotonicMillis from one read of the
+// monotonic clock: what a limiter that stamps a request and ages its state
+// needs, at the cost of one read.
+func (SystemClock) Stamps() (unixMilli, monoMillis int64) {
+	wall, m := wallAndMono()
+	return floorDiv(wall, int64(time.Millisecond)), m / int64(time.Millisecond)
+}
+
 // monoBase is the origin of the monotonic readings wallNanos takes.
 var monoBase = time.Now()
 
@@ -45,17 +59,25 @@ func monoMillis() int64 { return int64(time.Since(monoBase) / time.Millisecond) 
 var wallAt, wallOffset atomic.Int64
 
 // wallNanos returns the wall clock's Unix nanoseconds from one monotonic
-// read, refreshing the offset from time.Now once it is a second old.
+// read (wallAndMono).
 func wallNanos() int64 {
+	wall, _ := wallAndMono()
+	return wall
+}
+
+// wallAndMono returns the wall clock's Unix nanoseconds and the monotonic
+// nanoseconds since monoBase it was computed from, from one monotonic
+// read, refreshing the offset from time.Now once it is a second old.
+func wallAndMono() (wall, mono int64) {
 	m := int64(time.Since(monoBase)) // monotonic only
 	if at := wallAt.Load(); m-at >= int64(time.Second) || at == 0 {
 		now := time.Now()
 		m = int64(now.Sub(monoBase))
 		wallOffset.Store(now.UnixNano() - m)
 		wallAt.Store(max(m, 1))
-		return now.UnixNano()
+		return now.UnixNano(), m
 	}
-	return m + wallOffset.Load()
+	return m + wallOffset.Load(), m
 }
 
 // ManualClock is a Clock that moves only when told to. Its zero value reads

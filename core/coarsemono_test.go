@@ -57,3 +57,19 @@ func TestCoarseClockMonotonic(t *testing.T) {
 	after := monoMillis()
 	require.GreaterOrEqual(t, c.MonotonicMillis(), after, "a stopped clock serves its last refresh instead of a direct reading")
 }
+
+// TestSystemClockStamps: SystemClock's Stamps reads the wall and monotonic
+// times of one instant: each between the readings UnixMilli and
+// MonotonicMillis give just before and just after it. Catches: a Stamps
+// that returns nanoseconds, the monotonic time from another origin, or the
+// wall time without the offset.
+func TestSystemClockStamps(t *testing.T) {
+	var c SystemClock
+	for range 1000 {
+		w0, m0 := c.UnixMilli(), c.MonotonicMillis()
+		w, m := c.Stamps()
+		w1, m1 := c.UnixMilli(), c.MonotonicMillis()
+		require.True(t, w0 <= w && w <= w1, "wall %d not within %d..%d", w, w0, w1)
+		require.True(t, m0 <= m && m <= m1, "monotonic %d not within %d..%d", m, m0, m1)
+	}
+}

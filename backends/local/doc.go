@@ -5,8 +5,8 @@
 // the same history.
 //
 // It is the fast path of a single node: a decision on a key already held takes one shard lock,
-// one map lookup, one read of the monotonic clock (see "A clock put back";
-// none with a core.CoarseClock) and no allocation. A key of up to 32 bytes is stored inside
+// one map lookup, one read of the monotonic clock (which gives the stamp
+// too; none with a core.CoarseClock; see "A clock put back") and no allocation. A key of up to 32 bytes is stored inside
 // the slot that holds its state, so the lookup's key comparison brings in
 // the state's cache line, or the one beside it. The state is changed in place; the key
 // moves to the front of its LRU only when an eighth of its shard's capacity

@@ -27,7 +27,11 @@ func mustNew(t testing.TB, l core.Limit, opts ...Option) *Limiter {
 			break // New reports it
 		}
 	}
-	if _, ok := cfg.clock.(Monotonic); !ok && cfg.mono == nil {
+	// Tests stamp their requests themselves (AllowN on fixed times): their
+	// states age by a frozen source unless the test gives one, WithMonotonic
+	// or a clock of its own implementing Monotonic (the system clock's is
+	// real time, which a loaded machine's stalls would advance).
+	if _, own := cfg.clock.(Monotonic); cfg.mono == nil && (!own || cfg.clock == core.Clock(core.SystemClock{})) {
 		opts = append([]Option{WithMonotonic(&manualMonotonic{})}, opts...)
 	}
 	lim, err := New(l, opts...)

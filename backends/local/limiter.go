@@ -20,6 +20,7 @@ type Limiter struct {
 	milli core.MilliClock // core.MilliClockOf(clock): nil means read Now
 	mono  Monotonic       // ages the states (see Monotonic)
 	base  int64           // mono's reading at New
+	sys   bool            // clock and mono are core.SystemClock: Allow reads both at once (Stamps)
 	eng   engine
 }
 
@@ -43,7 +44,9 @@ func New(limit core.Limit, opts ...Option) (*Limiter, error) {
 	}
 	milli := core.MilliClockOf(cfg.clock)
 	mono := monotonicOf(cfg)
-	return &Limiter{limit: limit, clock: cfg.clock, milli: milli, mono: mono, base: mono.MonotonicMillis(), eng: eng}, nil
+	_, sys := cfg.clock.(core.SystemClock)
+	sys = sys && mono == Monotonic(core.SystemClock{})
+	return &Limiter{limit: limit, clock: cfg.clock, milli: milli, mono: mono, base: mono.MonotonicMillis(), sys: sys, eng: eng}, nil
 }
 
 // newEngine builds the store for limit's algorithm.
@@ -76,6 +79,10 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 	}
 	if err := core.ValidateKey(key); err != nil { // weight 1 always fits a valid limit
 		return core.Decision{Limit: l.limit.Max}, err
+	}
+	if l.sys {
+		ms, mono := core.SystemClock{}.Stamps()
+		return l.eng.decide(key, ms, max(mono-l.base, 0), 1, true), nil
 	}
 	return l.eng.decide(key, l.milli.UnixMilli(), l.elapsed(), 1, true), nil
 }

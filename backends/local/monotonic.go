@@ -2,7 +2,6 @@ package local
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 )
@@ -13,13 +12,15 @@ import (
 // the expiry slack is forgotten, whatever the requests' stamps say (see
 // the package doc, "A clock put back").
 //
-// A clock given to WithClock that implements Monotonic is used as the
-// source unless WithMonotonic gives another; otherwise the source is Go's
-// monotonic clock (time.Since of the instant New ran), read on every
-// decision. *core.CoarseClock implements it with the reading its goroutine
-// stores, so with one a decision reads no clock; a reading that lags by up
-// to the clock's resolution may forget a state that much before its time
-// to live, well within the second of slack.
+// The source is WithMonotonic's, else the clock given to WithClock when it
+// implements Monotonic: core.SystemClock (the default; Go's monotonic
+// clock, read once with the stamp on Allow) and *core.CoarseClock (the
+// reading its goroutine stores, so a decision reads no clock; it may lag
+// by up to the clock's resolution and forget a state that much before its
+// time to live, well within the second of slack) do. A clock that does not
+// (core.ManualClock, a test's or a simulator's own) ages states by its
+// stamps alone, as the Limiter's only time: a limiter driven by an
+// injected clock never reads real time behind it.
 type Monotonic interface {
 	// MonotonicMillis returns the milliseconds elapsed since an origin of
 	// the source's choosing. Readings must not decrease and must advance
@@ -30,10 +31,10 @@ type Monotonic interface {
 }
 
 // WithMonotonic sets the source of elapsed time that states are aged by
-// (default: the clock of WithClock when it implements Monotonic, else Go's
-// monotonic clock). A simulator or test playing virtual time gives one that
-// follows its virtual true time. A nil source is an error matching
-// core.ErrInvalid.
+// (default: the clock of WithClock when it implements Monotonic, else
+// none: stamps alone). A simulator or test playing virtual time, or a
+// clock of the caller's own that can be stepped, gives one that follows
+// true time. A nil source is an error matching core.ErrInvalid.
 func WithMonotonic(m Monotonic) Option {
 	return func(c *config) error {
 		if m == nil {
@@ -45,8 +46,8 @@ func WithMonotonic(m Monotonic) Option {
 }
 
 // monotonicOf returns the source cfg gives states' age by: WithMonotonic's,
-// else the clock's when it implements Monotonic, else Go's monotonic clock
-// from now.
+// else the clock's when it implements Monotonic, else a frozen one (states
+// age by their stamps alone).
 func monotonicOf(cfg config) Monotonic {
 	if cfg.mono != nil {
 		return cfg.mono
@@ -54,13 +55,11 @@ func monotonicOf(cfg config) Monotonic {
 	if m, ok := cfg.clock.(Monotonic); ok {
 		return m
 	}
-	return goMonotonic{start: time.Now()}
+	return frozen{}
 }
 
-// goMonotonic reads Go's monotonic clock: the time since start, which
-// carries a monotonic reading, so a step of the wall clock changes
-// nothing. Its zero value is not usable.
-type goMonotonic struct{ start time.Time }
+// frozen is a Monotonic that never advances: no state expires by it.
+type frozen struct{}
 
-// MonotonicMillis implements Monotonic.
-func (g goMonotonic) MonotonicMillis() int64 { return int64(time.Since(g.start) / time.Millisecond) }
+// MonotonicMillis implements Monotonic: always 0.
+func (frozen) MonotonicMillis() int64 { return 0 }

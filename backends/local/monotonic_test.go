@@ -37,24 +37,32 @@ func TestWithMonotonicWins(t *testing.T) {
 	require.False(t, held, "held past its lifetime plus slack and a second of WithMonotonic's source")
 }
 
-// TestDefaultMonotonicIsGos: with neither WithMonotonic nor a clock
-// implementing Monotonic (the system clock, a ManualClock), states age by
-// Go's monotonic clock; a clock implementing it (a core.CoarseClock) is
-// used. Catches: a default that reads the wall clock, or the stamps, or
-// allocates, and a CoarseClock's decisions reading the clock after all.
+// TestDefaultMonotonic: the system clock (the default) is its own source,
+// Go's monotonic clock, read without allocating, and Allow reads it once
+// with the stamp; a clock implementing Monotonic (a core.CoarseClock, a
+// test's stepped clock) is the source; a clock that does not (a
+// ManualClock) gives a frozen source, so a limiter driven by an injected
+// clock never ages its states by real time behind it. Catches: a default
+// that reads the wall clock, or allocates; a CoarseClock's decisions
+// reading the clock after all; a ManualClock's limiter aged by real time;
+// Allow reading the two clocks apart on the default clock.
 // (The package's other tests build their limiters with mustNew, whose
 // source is frozen unless they give one.)
-func TestDefaultMonotonicIsGos(t *testing.T) {
-	for _, clk := range []core.Clock{core.SystemClock{}, core.NewManualClock(epoch)} {
-		cfg := defaultConfig()
-		cfg.clock = clk
-		m := monotonicOf(cfg)
-		_, ok := m.(goMonotonic)
-		require.True(t, ok, "clock %T: source %T, want Go's monotonic clock", clk, m)
-		allocs := testing.AllocsPerRun(100, func() { m.MonotonicMillis() })
-		require.Zero(t, allocs, "reading Go's monotonic clock allocates (the hot path reads it on every decision)")
-	}
+func TestDefaultMonotonic(t *testing.T) {
 	cfg := defaultConfig()
+	m := monotonicOf(cfg)
+	require.Equal(t, Monotonic(core.SystemClock{}), m, "the default clock is the default source")
+	allocs := testing.AllocsPerRun(100, func() { m.MonotonicMillis() })
+	require.Zero(t, allocs, "reading Go's monotonic clock allocates (the hot path reads it on every decision)")
+	l, err := New(core.PerWindow(1, time.Second))
+	require.NoError(t, err)
+	require.True(t, l.sys, "Allow on the default clock reads stamp and monotonic time at once")
+	l, err = New(core.PerWindow(1, time.Second), WithMonotonic(&manualMonotonic{}))
+	require.NoError(t, err)
+	require.False(t, l.sys, "WithMonotonic's source is read, not the system clock's")
+
+	cfg.clock = core.NewManualClock(epoch)
+	require.Equal(t, Monotonic(frozen{}), monotonicOf(cfg), "a ManualClock's limiter ages states by its stamps alone")
 	stepped := newSteppedClock(epoch)
 	cfg.clock = stepped
 	require.Equal(t, Monotonic(stepped), monotonicOf(cfg), "a clock implementing Monotonic is the default source")

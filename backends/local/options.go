@@ -71,8 +71,9 @@ func WithShards(n int) Option {
 // reads it as milliseconds when core.MilliClockOf accepts it, else through
 // Now. The caller owns the clock: a core.CoarseClock is not stopped by the
 // limiter. States are aged by the clock's monotonic reading when it
-// implements Monotonic (unless WithMonotonic gives a source), else by Go's
-// monotonic clock. A nil clock is an error matching core.ErrInvalid.
+// implements Monotonic (core.SystemClock and core.CoarseClock do), unless
+// WithMonotonic gives a source, else by their stamps alone. A nil clock is
+// an error matching core.ErrInvalid.
 func WithClock(clk core.Clock) Option {
 	return func(c *config) error {
 		if clk == nil {
