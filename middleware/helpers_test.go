@@ -52,9 +52,17 @@ func (r *recorder) lastAllow() core.Decision {
 	return r.allow
 }
 
+// frozenTime is a local.Monotonic that never advances: the tests' local
+// limiters age their states by the stamps the middleware gives them alone,
+// not by real time, which a loaded machine's stall would advance past a
+// short window's lifetime between two requests of a test.
+type frozenTime struct{}
+
+func (frozenTime) MonotonicMillis() int64 { return 0 }
+
 func newLocal(t *testing.T, max int64, window time.Duration) *recorder {
 	t.Helper()
-	l, err := local.New(core.PerWindow(max, window))
+	l, err := local.New(core.PerWindow(max, window), local.WithMonotonic(frozenTime{}))
 	require.NoError(t, err, "local.New")
 	return &recorder{Limiter: l}
 }
