@@ -83,7 +83,8 @@ type HotKey struct {
 // Item whose ops forget the identity's counts). Now is the caller's
 // clock (ms) when the call is planned (a batch sent again: when Tick
 // sends it again); the executor may send it or read Redis' clock instead,
-// and the waits its reply sets count from Now on the caller's clock.
+// and the waits its reply sets count from Now on the caller's clock (from
+// the last Tick's time when Now is well past it: anchor.go).
 // Build none by hand: Machines plan them.
 type Call struct {
 	Group int

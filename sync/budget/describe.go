@@ -165,7 +165,7 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 		room += m.cfg.FreeCredit // the next window's slot, given up at the next decision
 	}
 	if e != nil {
-		m.absorb(e, c.Now, r, it)
+		m.absorb(e, m.sentAt(c.Now), r, it) // the PoP's clock, not a stamp ahead of it (anchor.go)
 		room += m.held(e, x)
 		if x+1 <= e.claimed && it.CPrev == 0 {
 			room -= m.cfg.FreeCredit // given up already

@@ -67,6 +67,7 @@ type Machine struct {
 	ren        renounced // identities named hot that this PoP holds nothing else of (renounce.go)
 	forgot     int64     // the latest window whose slot state may have been dropped (forget.go)
 	tickX      int64     // the latest window a Tick ran in: the tiers roll at most one window past it (forget.go)
+	tickAt     int64     // the latest time a Tick ran at (ms; math.MinInt64: none): waits of a call stamped ahead count from it (anchor.go)
 	space      string    // Keyspace(Namespace, Limit): every key's hash tag starts with it (tag)
 	all        []*entry  // the full entries; e.slot is e's index (Tick's sweep walks it)
 	dirty      []*entry  // entries to plan at the next Tick (e.queued)
@@ -156,7 +157,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, tickX: math.MinInt64, space: Keyspace(c.Namespace, c.Limit), groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
+	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, tickX: math.MinInt64, tickAt: math.MinInt64, space: Keyspace(c.Namespace, c.Limit), groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
 	for g := range m.groups {
 		m.groups[g] = groupState{leased: math.MinInt64, leasedFrom: math.MinInt64, checkedTo: math.MinInt64, keptFrom: math.MinInt64, keptTo: math.MinInt64}
 	}
@@ -264,7 +265,8 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 	m.recovered(now)
 	m.acknowledged(c, r)
 	e, it := c.req.e, r.Items[0]
-	m.absorb(e, c.Now, r, it)
+	sent := m.sentAt(c.Now) // the PoP's clock, not a stamp ahead of it (anchor.go)
+	m.absorb(e, sent, r, it)
 	// A retried Call (the original ran, its reply was lost) decided
 	// nothing this PoP can see: denied.
 	d := Decision{Allowed: it.Allowed == 1, Source: SrcRedis}
@@ -274,7 +276,7 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 	if d.Allowed {
 		m.countOwn(e, r.Now, c.req.n) // in the window Redis counted it in, not the reply's arrival's
 	} else if it.Retry > 0 {
-		e.retryAt = c.Now + it.Retry
+		e.retryAt = sent + it.Retry
 	}
 	return d
 }

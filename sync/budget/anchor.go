@@ -1,0 +1,29 @@
+package budget
+
+import "math"
+
+// A reply's waits (deny-until, known full, Redis' retry, when it was
+// heard) count from the time this PoP sent the call (absorb): a request
+// at that time plus the wait reaches Redis the wait after the call did.
+// A decision Call is planned at its request's time, which a caller may
+// stamp ahead of the PoP's clock (AllowN takes the caller's time); Redis
+// decides it on its own clock (Limiter's default), not at the stamp, so
+// waits counted from the stamp would deny this PoP's on-time requests of
+// the identity from the view until the stamp's time plus the wait,
+// however long past Redis' word that is. So a call planned more than a
+// Sync interval and a round trip past the last Tick's time (when the
+// next Tick is due, its batches' replies in) is taken as sent at the last
+// Tick's time, the latest the PoP's clock is known to have read: its
+// waits end no later than Redis' word on the PoP's clock, and at worst a
+// request asks Redis once more a little early (TestStampedAheadDenialKeepsOthersWaiting).
+
+// sentAt is the time on this PoP's clock a call planned at now counts its
+// reply's waits from: now, or the last Tick's time when now is more than
+// a Sync interval and a round trip past it (a stamp ahead of the PoP's
+// clock). Before the first Tick it is now.
+func (m *Machine) sentAt(now int64) int64 {
+	if m.tickAt != math.MinInt64 && now-m.tickAt > (m.cfg.SyncInterval+m.cfg.RTT).Milliseconds() {
+		return m.tickAt
+	}
+	return now
+}

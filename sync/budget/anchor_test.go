@@ -1,0 +1,53 @@
+package budget
+
+import (
+	"context"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStampedAheadDenialKeepsOthersWaiting: an identity filled at Redis
+// (limit 10, by PoP B's requests), then one request of it at PoP A
+// stamped five windows ahead of A's clock (a caller's own time), which Redis
+// decides on its clock (the PoP's, as Limiter's default runs the script
+// on Redis' clock) and denies with the wait until a unit fits. An on-time
+// request once that wait has passed must go to Redis, which admits it, as
+// pure Redis would. Waits counted from the stamp (absorb handed Call.Now)
+// denied it from the deny cache until the stamp's time plus the wait.
+func TestStampedAheadDenialKeepsOthersWaiting(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	m := leaseMachine(t, "a", 1, -1, 2) // no free credit: Redis decides every unit
+	b := leaseMachine(t, "b", 2, -1, 2)
+	x := int64(77)
+	t0 := x*testWindow + 50
+	m.Tick(t0)
+	b.Tick(t0)
+	exec := func(m *Machine, c *Call) (*Result, error) { return Exec(ctx, rdb, m, c, c.Now) }
+	for i := range 10 {
+		require.True(t, decideAt(t, b, "k", t0+1+int64(i), exec).Allowed, "unit %d of 10", i+1)
+	}
+
+	stamp := t0 + 5*testWindow
+	d, c := m.Request(stamp, "k", 1)
+	require.NotNil(t, c, "the stamp is past the on-time waits: Redis decides")
+	sent := t0 + 30 // the PoP's clock when the call went out
+	r, err := Exec(ctx, rdb, m, c, sent)
+	require.NoError(t, err)
+	d = m.Complete(stamp+2, c, r, err)
+	require.False(t, d.Allowed, "the identity is full at Redis")
+	wait := r.Items[0].Retry
+	require.Positive(t, wait, "Redis says when a unit fits")
+
+	at := sent + wait + 1 // on time, after Redis' wait
+	d, c = m.Request(at, "k", 1)
+	require.NotNil(t, c, "past Redis' wait an on-time request asks Redis (deny-until %d, full until %d, Redis' wait ends at %d)",
+		m.view["k"].denyUntil, m.view["k"].fullUntil, sent+wait)
+	r, err = Exec(ctx, rdb, m, c, at)
+	require.NoError(t, err)
+	d = m.Complete(at+2, c, r, err)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis admits it, as pure Redis would")
+}
