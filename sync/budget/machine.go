@@ -265,6 +265,8 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 	m.recovered(now)
 	m.acknowledged(c, r)
 	e, it := c.req.e, r.Items[0]
+	// claims past Redis' window + 2 go again (unapplied.go)
+	m.unapplied(e, c.Items[0].Claims, r)
 	sent := m.sentAt(c.Now) // the PoP's clock, not a stamp ahead of it (anchor.go)
 	m.absorb(e, sent, r, it)
 	// A retried Call (the original ran, its reply was lost) decided

@@ -156,6 +156,9 @@ func slotRunAdv(t *testing.T, keys []string, k advKnobs, seed uint64) string {
 				}
 			}
 			trace = append(trace, fmt.Sprintf("Finish(x%d, hot %v)", r.Window, r.Hot))
+			for _, it := range c.Items {
+				l.replied(it, r.Window)
+			}
 			m.Finish(c, r, nil)
 		case len(decisions) > 0:
 			i := rng.IntN(len(decisions))
@@ -177,6 +180,7 @@ func slotRunAdv(t *testing.T, keys []string, k advKnobs, seed uint64) string {
 			}
 			rnow := clock + rng.Int64N(testWindow)
 			allowed := rng.Int64N(2)
+			l.replied(dc.c.Items[0], m.window(rnow))
 			m.Complete(clock, dc.c, &Result{Now: rnow, Window: m.window(rnow), Items: []ItemResult{{Allowed: allowed, Grant: rng.Int64N(3), CW: rng.Int64N(10), Headroom: rng.Int64N(30)}}}, nil)
 			trace = append(trace, fmt.Sprintf("Complete(%s allowed %d slot %d x%d)", dc.key, allowed, p.slot, p.x))
 			if p.slot > 0 && allowed == 1 {

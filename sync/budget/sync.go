@@ -230,6 +230,9 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		}
 		m.recovered(c.Now)
 		m.acknowledged(c, r) // it carried the original's announcement
+		if e := m.view[c.Items[0].Key]; e != nil {
+			m.unapplied(e, c.Items[0].Claims, r) // claims past Redis' window + 2 go again (unapplied.go)
+		}
 		return
 	}
 	gs := &m.groups[c.Group]
@@ -267,9 +270,11 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 	for i, it := range c.Items {
 		e := m.view[it.Key]
 		if e == nil {
+			m.unappliedRecord(it.Key, it.Bucket, it.Claims, r) // a renounced record's (unapplied.go)
 			continue
 		}
 		e.inBatch = false
+		m.unapplied(e, it.Claims, r) // claims past Redis' window + 2 go again (unapplied.go)
 		m.absorb(e, c.Now, r, r.Items[i])
 	}
 }
