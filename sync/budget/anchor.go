@@ -16,6 +16,10 @@ import "math"
 // Tick's time, the latest the PoP's clock is known to have read: its
 // waits end no later than Redis' word on the PoP's clock, and at worst a
 // request asks Redis once more a little early (TestStampedAheadDenialKeepsOthersWaiting).
+// So does the grace after an outage when such a call's reply is the one
+// that finds Redis back (recovered): counted from its arrival on the
+// stamp's timeline, it kept contested identities on the fallback until
+// the stamp's time (TestStampedAheadRecoveryKeepsTheGrace).
 
 // sentAt is the time on this PoP's clock a call planned at now counts its
 // reply's waits from: now, or the last Tick's time when now is more than

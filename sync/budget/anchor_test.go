@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/edgelimit/edgelimit/internal/redistest"
@@ -50,4 +51,36 @@ func TestStampedAheadDenialKeepsOthersWaiting(t *testing.T) {
 	require.NoError(t, err)
 	d = m.Complete(at+2, c, r, err)
 	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis admits it, as pure Redis would")
+}
+
+// TestStampedAheadRecoveryKeepsTheGrace: a decision Call stamped five
+// windows ahead goes out, another call fails (Redis down), and the
+// stamped Call's reply then lands: Redis is back, and contested
+// identities stay on the fallback for the grace after it (recovered)
+// on the PoP's clock. An on-time request of a contested identity after
+// that grace must ask Redis. Caught mutation: the grace counted from the
+// stamped reply's arrival on the stamp's timeline (the request was
+// decided on the fallback until the stamp's time).
+func TestStampedAheadRecoveryKeepsTheGrace(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
+	x := int64(w0 / testWindow)
+	m.Tick(w0 + 50)
+	_, c := m.Request(w0+100, "k", 1)
+	require.NotNil(t, c)
+	m.Complete(w0+110, c, &Result{Now: w0 + 105, Window: x, Items: []ItemResult{{Allowed: 1, CW: 9, Headroom: 1}}}, nil)
+	require.True(t, m.contested(m.view["k"]), "k has little headroom")
+
+	stamp := int64(w0 + 5*testWindow)
+	_, cs := m.Request(stamp, "s", 1)
+	require.NotNil(t, cs)
+	_, cj := m.Request(w0+200, "j", 1)
+	require.NotNil(t, cj)
+	m.Complete(w0+210, cj, nil, errors.New("no reply"))
+	require.True(t, m.Down())
+	m.Complete(stamp+15, cs, &Result{Now: w0 + 215, Window: x, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 8}}}, nil)
+	require.False(t, m.Down(), "the stamped Call's reply says Redis is back")
+
+	at := w0 + 215 + (m.cfg.SyncInterval + 2*m.cfg.RTT).Milliseconds() + 500
+	d, c := m.Request(at, "k", 1)
+	assert.NotNil(t, c, "past the grace on the PoP's clock k asks Redis (decided %v by %v; grace until %d)", d.Allowed, d.Source, m.graceUntil)
 }

@@ -262,12 +262,12 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 		}
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}
-	m.recovered(now)
+	sent := m.sentAt(c.Now) // the PoP's clock, not a stamp ahead of it (anchor.go)
+	m.recovered(sent + max(0, now-c.Now))
 	m.acknowledged(c, r)
 	e, it := c.req.e, r.Items[0]
 	// claims past Redis' window + 2 go again (unapplied.go)
 	m.unapplied(e, c.Items[0].Claims, r)
-	sent := m.sentAt(c.Now) // the PoP's clock, not a stamp ahead of it (anchor.go)
 	m.absorb(e, sent, r, it)
 	// A retried Call (the original ran, its reply was lost) decided
 	// nothing this PoP can see: denied.
