@@ -17,7 +17,9 @@ import (
 // on Redis' clock) and denies with the wait until a unit fits. An on-time
 // request once that wait has passed must go to Redis, which admits it, as
 // pure Redis would. Waits counted from the stamp (absorb handed Call.Now)
-// denied it from the deny cache until the stamp's time plus the wait.
+// denied it from the deny cache until the stamp's time plus the wait. The
+// stamped caller's RetryAfter is Redis' wait (Describe reading the waits
+// against the stamp told it 1 ms).
 func TestStampedAheadDenialKeepsOthersWaiting(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	ctx := context.Background()
@@ -42,6 +44,9 @@ func TestStampedAheadDenialKeepsOthersWaiting(t *testing.T) {
 	require.False(t, d.Allowed, "the identity is full at Redis")
 	wait := r.Items[0].Retry
 	require.Positive(t, wait, "Redis says when a unit fits")
+	told := m.Describe(stamp+2, "k", 1, d).RetryAfter
+	assert.GreaterOrEqual(t, told, ms(wait), "the stamped caller is told Redis' wait, not the waits read against its stamp (1 ms)")
+	assert.LessOrEqual(t, told, ms(testWindow), "and no more than a window")
 
 	at := sent + wait + 1 // on time, after Redis' wait
 	d, c = m.Request(at, "k", 1)

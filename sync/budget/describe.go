@@ -43,7 +43,9 @@ func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Deci
 			wait = core.SlidingRetryMillis(cur, prev, elapsed, m.w, m.cfg.Limit.Max, n)
 		}
 		if e != nil {
-			wait = max(wait, max(e.denyUntil, e.fullUntil, e.retryAt)-now)
+			// the waits run on the PoP's clock, a stamp ahead of it read
+			// from the last Tick's time as they were set (anchor.go)
+			wait = max(wait, max(e.denyUntil, e.fullUntil, e.retryAt)-m.sentAt(now))
 		}
 		if d.Source == SrcFallback && m.cfg.FailClosed {
 			// denied because Redis is down: no verdict changes before the
