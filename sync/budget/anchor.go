@@ -16,10 +16,14 @@ import "math"
 // Tick's time, the latest the PoP's clock is known to have read: its
 // waits end no later than Redis' word on the PoP's clock, and at worst a
 // request asks Redis once more a little early (TestStampedAheadDenialKeepsOthersWaiting).
-// So does the grace after an outage when such a call's reply is the one
-// that finds Redis back (recovered): counted from its arrival on the
-// stamp's timeline, it kept contested identities on the fallback until
-// the stamp's time (TestStampedAheadRecoveryKeepsTheGrace).
+// The grace after an outage, when such a call's reply is the one that
+// finds Redis back (recovered), counts from arrivedAt: from its arrival on
+// the stamp's timeline it kept contested identities on the fallback until
+// the stamp's time (TestStampedAheadRecoveryKeepsTheGrace). A late Tick
+// looks the same to sentAt (a Limiter's Sync runs none while its batches
+// wait on a slow Redis, as in an outage), so the grace does not count from
+// the anchor alone: counted from the last Tick's time it had ended before
+// an on-time reply came (TestLateTickRecoveryKeepsTheGrace).
 
 // sentAt is the time on this PoP's clock a call planned at now counts its
 // reply's waits from: now, or the last Tick's time when now is more than
@@ -30,4 +34,13 @@ func (m *Machine) sentAt(now int64) int64 {
 		return m.tickAt
 	}
 	return now
+}
+
+// arrivedAt is when decision Call c's reply r, arriving at now on the
+// request's timeline, came on this PoP's clock: its arrival, but no later
+// than Redis' clock when it ran the call (Result.Now, the PoP's clock
+// within the skew the PoPs keep) for a request stamped ahead of both,
+// and no earlier than sent (sentAt) plus the round trip.
+func (m *Machine) arrivedAt(sent, now int64, c *Call, r *Result) int64 {
+	return max(sent+max(0, now-c.Now), min(now, r.Now))
 }

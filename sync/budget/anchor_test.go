@@ -89,3 +89,35 @@ func TestStampedAheadRecoveryKeepsTheGrace(t *testing.T) {
 	d, c := m.Request(at, "k", 1)
 	assert.NotNil(t, c, "past the grace on the PoP's clock k asks Redis (decided %v by %v; grace until %d)", d.Allowed, d.Source, m.graceUntil)
 }
+
+// TestLateTickRecoveryKeepsTheGrace: the Limiter's Sync loop runs no Tick
+// while its batches wait on a slow Redis, so on-time requests come more
+// than a Sync interval and a round trip after the last Tick. An on-time
+// decision Call's reply that finds Redis back after an outage must start
+// the grace at its arrival: a contested identity's on-time request within
+// the grace stays on the fallback. Caught mutation: the grace counted from
+// the last Tick's time plus the call's round trip, as for a stamp ahead of
+// the PoP's clock (it had ended before the reply came).
+func TestLateTickRecoveryKeepsTheGrace(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
+	x := int64(w0 / testWindow)
+	m.Tick(w0 + 50)
+	_, c := m.Request(w0+100, "k", 1)
+	require.NotNil(t, c)
+	m.Complete(w0+110, c, &Result{Now: w0 + 105, Window: x, Items: []ItemResult{{Allowed: 1, CW: 9, Headroom: 1}}}, nil)
+	require.True(t, m.contested(m.view["k"]), "k has little headroom")
+
+	// no Tick since w0+50: the Sync loop's batch is still at a slow Redis
+	_, cs := m.Request(w0+400, "s", 1)
+	require.NotNil(t, cs)
+	_, cj := m.Request(w0+390, "j", 1)
+	require.NotNil(t, cj)
+	m.Complete(w0+410, cj, nil, errors.New("no reply"))
+	require.True(t, m.Down())
+	m.Complete(w0+420, cs, &Result{Now: w0 + 415, Window: x, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 8}}}, nil)
+	require.False(t, m.Down(), "the on-time Call's reply says Redis is back")
+
+	d, c := m.Request(w0+450, "k", 1)
+	assert.Nil(t, c, "within the grace after the reply at w0+420, k stays on the fallback (grace until %d, w0 = %d)", m.graceUntil, int64(w0))
+	assert.Equal(t, SrcFallback, d.Source)
+}

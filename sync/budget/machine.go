@@ -263,7 +263,7 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}
 	sent := m.sentAt(c.Now) // the PoP's clock, not a stamp ahead of it (anchor.go)
-	m.recovered(sent + max(0, now-c.Now))
+	m.recovered(m.arrivedAt(sent, now, c, r))
 	m.acknowledged(c, r)
 	e, it := c.req.e, r.Items[0]
 	// claims past Redis' window + 2 go again (unapplied.go)
