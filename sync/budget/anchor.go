@@ -16,6 +16,11 @@ import "math"
 // Tick's time, the latest the PoP's clock is known to have read: its
 // waits end no later than Redis' word on the PoP's clock, and at worst a
 // request asks Redis once more a little early (TestStampedAheadDenialKeepsOthersWaiting).
+// Describe reads the waits of Redis' denial of a request from the same
+// anchor (the stamped request is told Redis' wait), and those of any other
+// denial (deny cache, known full) from the request's time: read from the
+// anchor, an on-time request after a late Tick was told a Retry-After
+// longer by the time since that Tick (TestLateTickDenyCacheRetryAfter).
 // The grace after an outage, when such a call's reply is the one that
 // finds Redis back (recovered), counts from arrivedAt: from its arrival on
 // the stamp's timeline it kept contested identities on the fallback until

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,4 +121,31 @@ func TestLateTickRecoveryKeepsTheGrace(t *testing.T) {
 	d, c := m.Request(w0+450, "k", 1)
 	assert.Nil(t, c, "within the grace after the reply at w0+420, k stays on the fallback (grace until %d, w0 = %d)", m.graceUntil, int64(w0))
 	assert.Equal(t, SrcFallback, d.Source)
+}
+
+// TestLateTickDenyCacheRetryAfter: an identity denied from the deny cache
+// by an on-time request, the last Tick more than a Sync interval and a
+// round trip before it (the Limiter's Sync waiting on a slow Redis), is
+// told the deny cache's wait from its own time. Caught mutation: Describe
+// reading every wait from the last Tick's time when the request is that
+// far past it (the Retry-After grew by the time since that Tick).
+func TestLateTickDenyCacheRetryAfter(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
+	x := int64(w0 / testWindow)
+	m.Tick(w0 + 50)
+	_, c := m.Request(w0+100, "k", 1)
+	require.NotNil(t, c)
+	d := m.Complete(w0+110, c, &Result{Now: w0 + 105, Window: x, Items: []ItemResult{{Allowed: 0, CW: 10, Retry: 5000}}}, nil)
+	require.False(t, d.Allowed)
+	e := m.view["k"]
+	until := max(e.denyUntil, e.fullUntil, e.retryAt)
+	require.Greater(t, until, int64(w0+2000), "k waits seconds")
+
+	at := int64(w0 + 1050) // on time; no Tick since w0+50
+	d, c = m.Request(at, "k", 1)
+	require.Nil(t, c)
+	require.False(t, d.Allowed)
+	told := m.Describe(at, "k", 1, d).RetryAfter
+	view := core.SlidingRetryMillis(10, 0, at-x*testWindow, testWindow, 10, 1) // core's on the view's counts
+	assert.Equal(t, ms(max(until-at, view)), told, "the wait from the request's time (source %v)", d.Source)
 }

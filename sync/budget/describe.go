@@ -43,9 +43,16 @@ func (m *Machine) Describe(now int64, key string, n int64, d Decision) core.Deci
 			wait = core.SlidingRetryMillis(cur, prev, elapsed, m.w, m.cfg.Limit.Max, n)
 		}
 		if e != nil {
-			// the waits run on the PoP's clock, a stamp ahead of it read
-			// from the last Tick's time as they were set (anchor.go)
-			wait = max(wait, max(e.denyUntil, e.fullUntil, e.retryAt)-m.sentAt(now))
+			// the waits run on the PoP's clock: Redis' denial of this
+			// request set them from its call's anchored send, so they are
+			// read from it (anchor.go); any other denial is read from now,
+			// which sentAt cannot tell from a stamp ahead when the last
+			// Tick is late
+			from := now
+			if d.Source == SrcRedis {
+				from = m.sentAt(now)
+			}
+			wait = max(wait, max(e.denyUntil, e.fullUntil, e.retryAt)-from)
 		}
 		if d.Source == SrcFallback && m.cfg.FailClosed {
 			// denied because Redis is down: no verdict changes before the
