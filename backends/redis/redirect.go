@@ -84,7 +84,7 @@ func (l *Limiter) storeError(op string, err error) error {
 // New sends nothing to Redis; call CheckClient at startup to refuse the
 // misconfiguration before the first request meets it. ctx bounds the call.
 func CheckClient(ctx context.Context, client goredis.UniversalClient) error {
-	return clustercheck.Check(ctx, client, "redis check client", func(reply error) error {
+	return clustercheck.Check(ctx, client, clustercheck.PlainKey, "redis check client", func(reply error) error {
 		return &RedirectError{Op: "redis check client", Err: reply}
 	})
 }

@@ -11,10 +11,20 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// ProbePrefix begins every key Check asks about: it lies in the default
-// "el" namespace of both limiters, so a user whose ACL grants the
-// limiter's keys (~el:*) may read them. Check writes none of them.
+// ProbePrefix begins every key Check asks about with PlainKey: it lies in
+// the backends/redis limiter's default "el" prefix, so a user whose ACL
+// grants its keys (~el:*) may read them. Check writes none of them.
 const ProbePrefix = "el:clientcheck:"
+
+// PlainKey returns probe key n of the backends/redis limiter's key shape:
+// ProbePrefix followed by n ("el:clientcheck:7").
+func PlainKey(n int) string { return ProbePrefix + strconv.Itoa(n) }
+
+// TaggedKey returns probe key n of the sync/budget limiter's key shape,
+// whose every key starts with a hash tag of its Namespace (default "el"):
+// PlainKey(n) in braces ("{el:clientcheck:7}"), so a user whose ACL grants
+// that limiter's keys (~{el:*) may read it.
+func TaggedKey(n int) string { return "{" + PlainKey(n) + "}" }
 
 // ProbesPerMaster is how many keys of each master's slots Check asks
 // about. One would do for a plain client, which sends every key to its
@@ -35,15 +45,16 @@ const maxSearch = 1 << 22
 // (its reply "cluster support disabled") has nothing to redirect, and
 // Check returns nil. Otherwise it sends, in one pipeline through client
 // (one round trip per node the client talks to), EXISTS of
-// ProbesPerMaster keys (ProbePrefix and a number) hashing to the slots of
-// each master CLUSTER SLOTS lists. A MOVED or ASK reply means client does
+// ProbesPerMaster keys (key(0), key(1), ...: PlainKey or TaggedKey, the
+// calling limiter's key shape) hashing to the slots of each master
+// CLUSTER SLOTS lists. A MOVED or ASK reply means client does
 // not follow redirections: Check returns redirected(reply). No redirection
 // (a *goredis.ClusterClient, a user's type wrapping one, a plain client of
 // a cluster whose one master owns every slot) is nil. client nil (or a nil
 // pointer): an error matching core.ErrInvalid. Any other failure (Redis
 // unreachable, ctx done, an error reply such as NOPERM or CLUSTERDOWN): a
 // *core.UnavailableError with Op op. ctx bounds the whole check.
-func Check(ctx context.Context, client goredis.UniversalClient, op string, redirected func(reply error) error) error {
+func Check(ctx context.Context, client goredis.UniversalClient, key func(n int) string, op string, redirected func(reply error) error) error {
 	if client == nil {
 		return fmt.Errorf("%w: nil redis client", core.ErrInvalid)
 	}
@@ -57,7 +68,7 @@ func Check(ctx context.Context, client goredis.UniversalClient, op string, redir
 		}
 		return &core.UnavailableError{Op: op + " (cluster slots)", Err: err}
 	}
-	keys := probes(ranges)
+	keys := probes(ranges, key)
 	if len(keys) == 0 {
 		return nil // no slot assigned: nothing to redirect to
 	}
@@ -85,8 +96,8 @@ func Check(ctx context.Context, client goredis.UniversalClient, op string, redir
 
 // probes returns up to ProbesPerMaster keys hashing to the slots of each
 // master of ranges (CLUSTER SLOTS: a master is its ranges' first node),
-// the first such keys of ProbePrefix followed by 0, 1, 2, ...
-func probes(ranges []goredis.ClusterSlot) []string {
+// the first such keys of key(0), key(1), key(2), ...
+func probes(ranges []goredis.ClusterSlot, key func(n int) string) []string {
 	owner := make([]int, Slots) // index+1 of the slot's master; 0: none
 	masters := map[string]int{}
 	for _, r := range ranges {
@@ -110,7 +121,7 @@ func probes(ranges []goredis.ClusterSlot) []string {
 	missing := len(masters) * ProbesPerMaster
 	var keys []string
 	for n := 0; missing > 0 && n < maxSearch; n++ {
-		k := ProbePrefix + strconv.Itoa(n)
+		k := key(n)
 		if m := owner[Slot(k)]; m != 0 && found[m] < ProbesPerMaster {
 			found[m]++
 			missing--

@@ -19,7 +19,7 @@ import (
 var errRedirected = errors.New("redirected")
 
 func check(ctx context.Context, c goredis.UniversalClient) error {
-	return Check(ctx, c, "check", func(reply error) error {
+	return Check(ctx, c, PlainKey, "check", func(reply error) error {
 		if !IsRedirect(reply) {
 			return reply
 		}

@@ -12,8 +12,8 @@ import (
 // TestProbesCoverEveryMaster: for slot maps a cluster may have (even
 // thirds, a master with many ranges, a master owning one slot, one master
 // owning every slot, a range listing no node), probes gives
-// ProbesPerMaster distinct keys of ProbePrefix per master, each hashing
-// into a range of that master. Caught mutations: one key per range or per
+// ProbesPerMaster distinct keys per master, of the key shape asked
+// (PlainKey or TaggedKey), each hashing into a range of that master. Caught mutations: one key per range or per
 // map rather than per master, a master not told by its address when
 // CLUSTER SLOTS gives no ID, the search stopping before a one-slot master
 // has its keys.
@@ -44,20 +44,22 @@ func TestProbesCoverEveryMaster(t *testing.T) {
 			for _, m := range owner {
 				masters[m] = true
 			}
-			keys := probes(ranges)
-			require.Len(t, keys, len(masters)*ProbesPerMaster, "keys %v", keys)
-			per := map[string]int{}
-			seen := map[string]bool{}
-			for _, k := range keys {
-				assert.True(t, strings.HasPrefix(k, ProbePrefix), "key %q", k)
-				assert.False(t, seen[k], "key %q twice", k)
-				seen[k] = true
-				m, ok := owner[Slot(k)]
-				require.True(t, ok, "key %q in slot %d, which no master owns", k, Slot(k))
-				per[m]++
-			}
-			for m := range masters {
-				assert.Equal(t, ProbesPerMaster, per[m], "keys of master %s", m)
+			for shape, key := range map[string]func(int) string{"{": TaggedKey, "": PlainKey} {
+				keys := probes(ranges, key)
+				require.Len(t, keys, len(masters)*ProbesPerMaster, "keys %v", keys)
+				per := map[string]int{}
+				seen := map[string]bool{}
+				for _, k := range keys {
+					assert.True(t, strings.HasPrefix(k, shape+ProbePrefix), "key %q", k)
+					assert.False(t, seen[k], "key %q twice", k)
+					seen[k] = true
+					m, ok := owner[Slot(k)]
+					require.True(t, ok, "key %q in slot %d, which no master owns", k, Slot(k))
+					per[m]++
+				}
+				for m := range masters {
+					assert.Equal(t, ProbesPerMaster, per[m], "keys of master %s", m)
+				}
 			}
 		})
 	}

@@ -70,7 +70,8 @@ func storeError(rdb any, err error) error {
 // mode has nothing to redirect: nil. On a Redis Cluster it sends, in one
 // pipeline through rdb (one round trip per master for a cluster client,
 // one in all for a plain one), EXISTS of three keys hashing to the slots
-// of each master (keys "el:clientcheck:<n>", read, never written). A MOVED
+// of each master (keys "{el:clientcheck:<n>}", of this package's key
+// shape, a hash tag of the default Namespace: read, never written). A MOVED
 // or ASK reply means rdb does not follow redirections (a *redis.Client, a
 // Sentinel client or a *redis.Ring on the cluster's nodes), so every
 // group another node serves would be refused: a *RedirectError (Op
@@ -79,11 +80,11 @@ func storeError(rdb any, err error) error {
 // or a plain client of a cluster whose one master owns every slot. rdb
 // nil: an error matching core.ErrInvalid. Redis unreachable, or any other
 // error reply (CLUSTERDOWN; NOPERM when rdb's ACL user may not run CLUSTER
-// SLOTS or read the el:* keys): a *core.UnavailableError. ctx bounds the
+// SLOTS or read the {el:* keys): a *core.UnavailableError. ctx bounds the
 // call. It judges a client as backends/redis' CheckClient does, with this
 // package's error type.
 func CheckClient(ctx context.Context, rdb redis.UniversalClient) error {
-	return clustercheck.Check(ctx, rdb, "budget check client", func(reply error) error {
+	return clustercheck.Check(ctx, rdb, clustercheck.TaggedKey, "budget check client", func(reply error) error {
 		return &RedirectError{Op: "budget check client", Err: reply}
 	})
 }
