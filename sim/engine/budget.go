@@ -238,7 +238,9 @@ func (s *budgetSim) synced(p int, at time.Duration) error {
 func (s *budgetSim) request(i int) {
 	r := s.e.Trace.Requests[i]
 	p := int(r.PoP)
-	d, c := s.ms[p].Request(s.clock(p, r.At), s.e.Key(r.ID), int64(r.N))
+	now := s.clock(p, r.At)
+	s.ms[p].Clock(now) // as Limiter tells its Machine its clock before each request
+	d, c := s.ms[p].Request(now, s.e.Key(r.ID), int64(r.N))
 	if c == nil {
 		s.out.allowed[i], s.out.source[i] = d.Allowed, d.Source.String()
 		return

@@ -11,32 +11,44 @@ import "math"
 // waits counted from the stamp would deny this PoP's on-time requests of
 // the identity from the view until the stamp's time plus the wait,
 // however long past Redis' word that is. So a call planned more than a
-// Sync interval and a round trip past the last Tick's time (when the
-// next Tick is due, its batches' replies in) is taken as sent at the last
-// Tick's time, the latest the PoP's clock is known to have read: its
-// waits end no later than Redis' word on the PoP's clock, and at worst a
-// request asks Redis once more a little early (TestStampedAheadDenialKeepsOthersWaiting).
+// Sync interval and a round trip past the PoP's clock as last read (the
+// latest of a Tick's time and a driver's Clock) is taken as sent at that
+// reading: its waits end no later than Redis' word on the PoP's clock, and
+// at worst a request asks Redis once more a little early
+// (TestStampedAheadDenialKeepsOthersWaiting). A driver that calls Clock
+// with its clock before each request keeps that reading current: without
+// it, a late Tick (a Limiter's Sync runs none while its batches wait on a
+// slow Redis) makes on-time requests look stamped ahead, and their waits
+// end early (TestClockKeepsOnTimeWaits).
 // Describe reads the waits of Redis' denial of a request from the same
 // anchor (the stamped request is told Redis' wait), and those of any other
 // denial (deny cache, known full) from the request's time: read from the
-// anchor, an on-time request after a late Tick was told a Retry-After
-// longer by the time since that Tick (TestLateTickDenyCacheRetryAfter).
+// anchor, an on-time request after a late Tick (and no Clock) was told a
+// Retry-After longer by the time since that Tick
+// (TestLateTickDenyCacheRetryAfter).
 // The grace after an outage, when such a call's reply is the one that
 // finds Redis back (recovered), counts from arrivedAt: from its arrival on
 // the stamp's timeline it kept contested identities on the fallback until
-// the stamp's time (TestStampedAheadRecoveryKeepsTheGrace). A late Tick
-// looks the same to sentAt (a Limiter's Sync runs none while its batches
+// the stamp's time (TestStampedAheadRecoveryKeepsTheGrace). A late Tick,
+// without Clock, looks the same to sentAt (a Limiter's Sync runs none while its batches
 // wait on a slow Redis, as in an outage), so the grace does not count from
 // the anchor alone: counted from the last Tick's time it had ended before
 // an on-time reply came (TestLateTickRecoveryKeepsTheGrace).
 
+// Clock records that this PoP's clock reads now (ms): the anchor of the
+// waits of a request stamped ahead of it (see sentAt). Readings never move
+// it back. Drivers call it with their own clock before each request
+// (Limiter does); Tick records its time too. Calling it is optional: a
+// Machine never told anchors on its Ticks' times alone.
+func (m *Machine) Clock(now int64) { m.clockAt = max(m.clockAt, now) }
+
 // sentAt is the time on this PoP's clock a call planned at now counts its
-// reply's waits from: now, or the last Tick's time when now is more than
-// a Sync interval and a round trip past it (a stamp ahead of the PoP's
-// clock). Before the first Tick it is now.
+// reply's waits from: now, or the PoP's clock as last read (clockAt) when
+// now is more than a Sync interval and a round trip past it (a stamp ahead
+// of the PoP's clock). Before any reading it is now.
 func (m *Machine) sentAt(now int64) int64 {
-	if m.tickAt != math.MinInt64 && now-m.tickAt > (m.cfg.SyncInterval+m.cfg.RTT).Milliseconds() {
-		return m.tickAt
+	if m.clockAt != math.MinInt64 && now-m.clockAt > (m.cfg.SyncInterval+m.cfg.RTT).Milliseconds() {
+		return m.clockAt
 	}
 	return now
 }

@@ -149,3 +149,45 @@ func TestLateTickDenyCacheRetryAfter(t *testing.T) {
 	view := core.SlidingRetryMillis(10, 0, at-x*testWindow, testWindow, 10, 1) // core's on the view's counts
 	assert.Equal(t, ms(max(until-at, view)), told, "the wait from the request's time (source %v)", d.Source)
 }
+
+// TestClockKeepsOnTimeWaits: a PoP's last Tick is late (five seconds: a
+// Limiter's Sync runs none while its batches wait on a slow Redis), an
+// identity is full at Redis, and an on-time request of it here is denied
+// by Redis with the wait until a unit fits. With the driver's Clock read
+// before each request (as Limiter and pop-sim do), the deny cache holds
+// the identity's next request until the request's time plus that wait, as
+// it would after a timely Tick. Caught mutations: sentAt reading the last
+// Tick's time alone, or Clock not recording (the request looked stamped
+// ahead of the Tick, its waits counted from it and ended five seconds
+// early: the next request went to Redis for a denial).
+func TestClockKeepsOnTimeWaits(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	m := leaseMachine(t, "a", 1, -1, 2) // no free credit: Redis decides every unit
+	b := leaseMachine(t, "b", 2, -1, 2)
+	x := int64(77)
+	t0 := x*testWindow + 50
+	m.Tick(t0)
+	b.Tick(t0)
+	exec := func(m *Machine, c *Call) (*Result, error) { return Exec(ctx, rdb, m, c, c.Now) }
+	for i := range 10 {
+		require.True(t, decideAt(t, b, "k", t0+1+int64(i), exec).Allowed, "unit %d of 10", i+1)
+	}
+	now := t0 + 5000 // on time; the last Tick five seconds back
+	m.Clock(now)
+	d, c := m.Request(now, "k", 1)
+	require.NotNil(t, c, "Redis decides")
+	r, err := Exec(ctx, rdb, m, c, now)
+	require.NoError(t, err)
+	d = m.Complete(now+2, c, r, err)
+	require.False(t, d.Allowed, "the identity is full at Redis")
+	wait := r.Items[0].Retry
+	require.Greater(t, wait, int64(2000), "Redis' wait is long enough to tell the anchors apart")
+
+	later := now + wait - 1000 // within Redis' wait from the request
+	m.Clock(later)
+	d, c = m.Request(later, "k", 1)
+	assert.Nil(t, c, "within Redis' wait the deny cache holds the identity (deny-until %d, full until %d; Redis' wait ends at %d)",
+		m.view["k"].denyUntil, m.view["k"].fullUntil, now+wait)
+	assert.False(t, d.Allowed)
+}

@@ -121,11 +121,13 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 		return core.Decision{}, err
 	}
 	t := core.Millis(now)
+	pop := core.Millis(l.clock.Now()) // the PoP's clock, which now may run ahead of (Machine.Clock)
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return core.Decision{}, ErrClosed
 	}
+	l.m.Clock(pop)
 	d, c := l.m.Request(t, key, n)
 	if c == nil {
 		defer l.mu.Unlock()
@@ -178,11 +180,13 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 		return core.Decision{}, err
 	}
 	t := core.Millis(now)
+	pop := core.Millis(l.clock.Now())
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return core.Decision{}, ErrClosed
 	}
+	l.m.Clock(pop)
 	d, c := l.m.Peek(t, key)
 	l.mu.Unlock()
 	if c == nil {

@@ -67,7 +67,7 @@ type Machine struct {
 	ren        renounced // identities named hot that this PoP holds nothing else of (renounce.go)
 	forgot     int64     // the latest window whose slot state may have been dropped (forget.go)
 	tickX      int64     // the latest window a Tick ran in: the tiers roll at most one window past it (forget.go)
-	tickAt     int64     // the latest time a Tick ran at (ms; math.MinInt64: none): waits of a call stamped ahead count from it (anchor.go)
+	clockAt    int64     // the PoP's clock as last read, by a Tick or Clock (ms; math.MinInt64: none): waits of a call stamped ahead count from it (anchor.go)
 	space      string    // Keyspace(Namespace, Limit): every key's hash tag starts with it (tag)
 	all        []*entry  // the full entries; e.slot is e's index (Tick's sweep walks it)
 	dirty      []*entry  // entries to plan at the next Tick (e.queued)
@@ -157,7 +157,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if c.Incarnation == 0 {
 		return nil, fmt.Errorf("%w: Incarnation is 0 (draw a random one per process)", ErrConfig)
 	}
-	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, tickX: math.MinInt64, tickAt: math.MinInt64, space: Keyspace(c.Namespace, c.Limit), groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
+	m := &Machine{cfg: c, id: senderID(c), w: c.Limit.WindowMillis(), view: map[string]*entry{}, lightX: math.MinInt64, ren: renounced{renX: math.MinInt64}, forgot: math.MinInt64, tickX: math.MinInt64, clockAt: math.MinInt64, space: Keyspace(c.Namespace, c.Limit), groups: make([]groupState, c.Groups), lease: math.MinInt64, leaseFrom: math.MinInt64}
 	for g := range m.groups {
 		m.groups[g] = groupState{leased: math.MinInt64, leasedFrom: math.MinInt64, checkedTo: math.MinInt64, keptFrom: math.MinInt64, keptTo: math.MinInt64}
 	}

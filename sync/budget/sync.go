@@ -21,7 +21,7 @@ import (
 func (m *Machine) Tick(now int64) []*Call {
 	x := m.window(now)
 	m.tickX = max(m.tickX, x)
-	m.tickAt = max(m.tickAt, now)
+	m.Clock(now)
 	m.rollLight(x) // light records two windows old go
 	m.rollRenounced(x)
 	batches := make([]*Call, len(m.groups))
