@@ -38,8 +38,9 @@
 // and the log, the burst's span for the bucket), plus one second of slack.
 // Once that much monotonic time has passed since the last counted write
 // the state is forgotten (within the next second: a slot keeps its expiry
-// in whole seconds) — on the identity's next request, or by an insert's
-// sweep. An identity that spent its quota while the clock ran ahead is
+// in whole seconds; earlier only by a core.CoarseClock's lag, or by a
+// request whose clock read waited on the shard lock, both well within the
+// slack) — on the identity's next request, or by an insert's sweep. An identity that spent its quota while the clock ran ahead is
 // therefore admitted again within the lifetime plus two seconds of the
 // clock being put back, and a state written more recently is kept whatever
 // the stamps say, so a late request never resets its own count. A denied

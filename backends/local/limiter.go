@@ -116,7 +116,9 @@ func (l *Limiter) Len() int { return l.eng.length() }
 // Evictions returns how many identities were forgotten, since New, while
 // their state still held counts, to make room for new ones. Each such
 // eviction may later admit that identity wrongly. Idle identities dropped
-// after their state fully reset are not counted: they lose nothing.
+// after their state fully reset, and states forgotten once their time to
+// live passed (see "A clock put back" in the package doc), are not
+// counted: they lose nothing Redis would have kept.
 func (l *Limiter) Evictions() uint64 { return l.eng.evictions() }
 
 // State returns a copy of key's stored state and true, or the zero State and
