@@ -19,9 +19,12 @@
 // counts can admit it wrongly afterwards (Evictions counts such losses).
 // Identities whose state has fully reset are dropped for free: each insert of
 // a new identity first removes up to two such identities from the LRU's
-// tail — those expired by monotonic time, or fully reset by the stamps a
-// second before the inserting request's — so idle identities neither pin
-// memory nor cause counted evictions.
+// tail — those expired by monotonic time, or, for a limiter without a
+// monotonic source (its clock a core.ManualClock or a test's), fully reset
+// by the stamps a second before the inserting request's — so idle
+// identities neither pin memory nor cause counted evictions. (With a
+// monotonic source the stamps do not judge other identities' states: one
+// request stamped far ahead would make every live state look reset.)
 // Capacity and LRU order are per shard (capacity is split evenly), so the
 // identity forgotten is the least recently used of its shard, not of all.
 //

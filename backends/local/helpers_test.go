@@ -32,7 +32,7 @@ func mustNew(t testing.TB, l core.Limit, opts ...Option) *Limiter {
 	// or a clock of its own implementing Monotonic (the system clock's is
 	// real time, which a loaded machine's stalls would advance).
 	if _, own := cfg.clock.(Monotonic); cfg.mono == nil && (!own || cfg.clock == core.Clock(core.SystemClock{})) {
-		opts = append([]Option{WithMonotonic(&manualMonotonic{})}, opts...)
+		opts = append([]Option{WithMonotonic(frozen{})}, opts...)
 	}
 	lim, err := New(l, opts...)
 	require.NoError(t, err, "New(%v)", l)

@@ -65,6 +65,12 @@ type store[V any] struct {
 	apply  decideFunc[V]
 	// lifetime is lifetimeMillis(limit): the cap of a state's time to live.
 	lifetime int64
+	// byStamps: the states age by their stamps alone (no monotonic source,
+	// see Monotonic), so the insert's sweep also drops a state its stamps
+	// say has fully reset. With a monotonic source it does not: one
+	// request stamped far ahead would make every other identity's live
+	// state look reset (TestFarStampSweepsNothingLive).
+	byStamps bool
 }
 
 // shard is one independently locked LRU, padded by two cache lines so two
@@ -93,7 +99,7 @@ func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], erro
 		n /= 2
 	}
 	st := &store[V]{shards: make([]shard[V], n), mask: uint64(n - 1), seed: maphash.MakeSeed(),
-		limit: l, apply: f, lifetime: lifetimeMillis(l)}
+		limit: l, apply: f, lifetime: lifetimeMillis(l), byStamps: monotonicOf(cfg) == Monotonic(frozen{})}
 	for i := range st.shards {
 		size := cfg.capacity / n
 		if i < cfg.capacity%n {
@@ -177,13 +183,15 @@ func (st *store[V]) insert(sh *shard[V], key string, s *slot[V], now, mono int64
 }
 
 // idle reports whether dropping s loses nothing: it expired by monotonic
-// time (Redis would have expired its key), or by the stamps it had fully
-// reset expirySlackMillis before now, so no request stamped up to that much
+// time (Redis would have expired its key), or, for states aged by their
+// stamps alone (byStamps), by the stamps it had fully reset
+// expirySlackMillis before now, so no request stamped up to that much
 // earlier needs it. The stamp check counts nothing (commit false). A
 // request stamped late never makes another identity's state idle: its now
-// lies behind, not past, that state's end.
+// lies behind, not past, that state's end; one stamped far ahead does,
+// which only a Limiter without a monotonic source has to accept.
 func (st *store[V]) idle(s *slot[V], now, mono int64) bool {
-	return expired(s, mono) || st.apply(&s.v, st.limit, now-expirySlackMillis, 1, false).ResetAfter == 0
+	return expired(s, mono) || st.byStamps && st.apply(&s.v, st.limit, now-expirySlackMillis, 1, false).ResetAfter == 0
 }
 
 func (st *store[V]) remove(key string) {
