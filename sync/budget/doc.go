@@ -3,7 +3,9 @@
 // Redis has already accounted for (docs/budget.md has the argument and the
 // figures).
 //
-// How a request flows: Limiter.AllowN locks the Machine and calls
+// How a request flows: Limiter.AllowN locks the Machine, tells it the
+// PoP's clock (Machine.Clock: the anchor of the waits of a request stamped
+// ahead of it) and calls
 // Machine.Request, which hands it to Machine.decide, the one decision
 // function. An identity seen only through free credit is a light record
 // (light.go), admitted from this PoP's free credit (freeLight); one Redis
