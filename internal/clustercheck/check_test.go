@@ -88,3 +88,30 @@ func waitClusterOK(t *testing.T, node *goredis.Client) {
 	}
 	require.FailNow(t, "the one-node cluster never turned ok", "%s", info)
 }
+
+// wrapped is a user's own client type around a cluster client (an
+// instrumentation layer): it follows redirections, but is not a
+// *goredis.ClusterClient.
+type wrapped struct{ *goredis.ClusterClient }
+
+// TestCheckByBehaviour: on a real three-master cluster, Check judges a
+// client by what it does with keys of every master, not by its Go type:
+// a cluster client and a type wrapping one pass, a plain client to any one
+// master is redirected, and no key is written. Caught mutations: deciding
+// by the client's type (the wrapper refused), probing only the slots of
+// the node that answers CLUSTER SLOTS (the plain client accepted), taking
+// any reply for a redirection (the cluster client refused). (Each
+// limiter's CheckClient test checks its own error type on top.)
+func TestCheckByBehaviour(t *testing.T) {
+	cc, cl := redistest.Cluster(t)
+	ctx := context.Background()
+	require.NoError(t, check(ctx, cc), "a *goredis.ClusterClient")
+	require.NoError(t, check(ctx, wrapped{cc}), "a type of the user's embedding a *goredis.ClusterClient")
+	for i := 0; i < cl.Masters(); i++ {
+		plain := goredis.NewClient(&goredis.Options{Addr: cl.Node(i).Addr})
+		err := check(ctx, plain)
+		plain.Close()
+		assert.ErrorIs(t, err, errRedirected, "a plain client to node %d", i)
+	}
+	assert.Zero(t, redistest.ClusterDBSize(t, cc), "keys written by the checks")
+}

@@ -7,9 +7,28 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// fullAtRedis returns PoP "a"'s Machine, ticked at t0 (50 ms into window
+// 77), and t0, once PoP "b" has spent identity k's limit of 10 at Redis:
+// neither has free credit, so Redis decides every unit.
+func fullAtRedis(t *testing.T, rdb *redis.Client) (*Machine, int64) {
+	t.Helper()
+	ctx := context.Background()
+	m := leaseMachine(t, "a", 1, -1, 2)
+	b := leaseMachine(t, "b", 2, -1, 2)
+	t0 := int64(77)*testWindow + 50
+	m.Tick(t0)
+	b.Tick(t0)
+	exec := func(m *Machine, c *Call) (*Result, error) { return Exec(ctx, rdb, m, c, c.Now) }
+	for i := range 10 {
+		require.True(t, decideAt(t, b, "k", t0+1+int64(i), exec).Allowed, "unit %d of 10", i+1)
+	}
+	return m, t0
+}
 
 // TestStampedAheadDenialKeepsOthersWaiting: an identity filled at Redis
 // (limit 10, by PoP B's requests), then one request of it at PoP A
@@ -24,16 +43,7 @@ import (
 func TestStampedAheadDenialKeepsOthersWaiting(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	ctx := context.Background()
-	m := leaseMachine(t, "a", 1, -1, 2) // no free credit: Redis decides every unit
-	b := leaseMachine(t, "b", 2, -1, 2)
-	x := int64(77)
-	t0 := x*testWindow + 50
-	m.Tick(t0)
-	b.Tick(t0)
-	exec := func(m *Machine, c *Call) (*Result, error) { return Exec(ctx, rdb, m, c, c.Now) }
-	for i := range 10 {
-		require.True(t, decideAt(t, b, "k", t0+1+int64(i), exec).Allowed, "unit %d of 10", i+1)
-	}
+	m, t0 := fullAtRedis(t, rdb)
 
 	stamp := t0 + 5*testWindow
 	d, c := m.Request(stamp, "k", 1)
@@ -163,16 +173,7 @@ func TestLateTickDenyCacheRetryAfter(t *testing.T) {
 func TestClockKeepsOnTimeWaits(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	ctx := context.Background()
-	m := leaseMachine(t, "a", 1, -1, 2) // no free credit: Redis decides every unit
-	b := leaseMachine(t, "b", 2, -1, 2)
-	x := int64(77)
-	t0 := x*testWindow + 50
-	m.Tick(t0)
-	b.Tick(t0)
-	exec := func(m *Machine, c *Call) (*Result, error) { return Exec(ctx, rdb, m, c, c.Now) }
-	for i := range 10 {
-		require.True(t, decideAt(t, b, "k", t0+1+int64(i), exec).Allowed, "unit %d of 10", i+1)
-	}
+	m, t0 := fullAtRedis(t, rdb)
 	now := t0 + 5000 // on time; the last Tick five seconds back
 	m.Clock(now)
 	d, c := m.Request(now, "k", 1)
