@@ -330,6 +330,7 @@ func (s *budgetSim) reply(ev event) error {
 		return nil // its process crashed: crash answered its request
 	}
 	if ev.req < 0 {
+		f.m.Clock(s.clock(ev.pop, ev.at)) // the reply's arrival, as Limiter's Sync reads it
 		f.m.Finish(f.c, f.res, f.err)
 		if s.syncOut[ev.pop]--; s.syncOut[ev.pop] == 0 {
 			return s.synced(ev.pop, ev.at)

@@ -37,9 +37,12 @@ import "math"
 
 // Clock records that this PoP's clock reads now (ms): the anchor of the
 // waits of a request stamped ahead of it (see sentAt). Readings never move
-// it back. Drivers call it with their own clock before each request
-// (Limiter does); Tick records its time too. Calling it is optional: a
-// Machine never told anchors on its Ticks' times alone.
+// it back. Drivers call it with their own clock before each request and
+// as a Sync's replies arrive, before Finish (Limiter does): it is also
+// when a batch's reply landed (landedAt). Tick records its time too.
+// Calling it is optional: a Machine never told anchors on its Ticks'
+// times alone, and starts the grace after an outage at a batch's send
+// time.
 func (m *Machine) Clock(now int64) { m.clockAt = max(m.clockAt, now) }
 
 // sentAt is the time on this PoP's clock a call planned at now counts its

@@ -192,3 +192,41 @@ func TestClockKeepsOnTimeWaits(t *testing.T) {
 		m.view["k"].denyUntil, m.view["k"].fullUntil, now+wait)
 	assert.False(t, d.Allowed)
 }
+
+// TestHungBatchRecoveryKeepsTheGrace: a Sync batch sent just before Redis
+// stalls (a fork, a paused failover) waits through the outage while the
+// PoP's decision Calls fail and it decides contested identities on the
+// fallback; then the stalled Redis runs the batch and its reply is the one
+// that finds Redis back. The grace after the outage must count from that
+// reply's arrival, which the driver reads into Clock before Finish (as
+// Limiter's Sync and pop-sim do): a contested identity's request just
+// after it stays on the fallback while the other PoPs' reports of their
+// outage admissions land. Caught mutation: Finish starting the grace at
+// the batch's send time (Call.Now), which ended it seconds before the
+// reply came, so the request went to Redis at once.
+func TestHungBatchRecoveryKeepsTheGrace(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
+	x := int64(w0 / testWindow)
+	m.Tick(w0 + 50)
+	_, c := m.Request(w0+100, "k", 1)
+	require.NotNil(t, c)
+	m.Complete(w0+110, c, &Result{Now: w0 + 105, Window: x, Items: []ItemResult{{Allowed: 1, CW: 9, Headroom: 1}}}, nil)
+	require.True(t, m.contested(m.view["k"]), "k has little headroom")
+
+	m.Clock(w0 + 150)
+	batches := m.Tick(w0 + 150) // reports k's unit
+	require.Len(t, batches, 1)
+	_, cj := m.Request(w0+300, "j", 1)
+	require.NotNil(t, cj)
+	m.Complete(w0+1300, cj, nil, errors.New("no reply"))
+	require.True(t, m.Down())
+
+	arrival := int64(w0 + 5000) // the stalled batch's reply, seconds later
+	m.Clock(arrival)
+	m.Finish(batches[0], &Result{Now: arrival - 10, Window: x, Items: []ItemResult{{Allowed: -1, CW: 9, Headroom: 1}}}, nil)
+	require.False(t, m.Down(), "the batch's reply says Redis is back")
+
+	d, ck := m.Request(arrival+30, "k", 1)
+	assert.Nil(t, ck, "within the grace after the reply at %d, k stays on the fallback (grace until %d)", arrival, m.graceUntil)
+	assert.Equal(t, SrcFallback, d.Source)
+}

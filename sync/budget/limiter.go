@@ -303,7 +303,9 @@ func (l *Limiter) Sync(ctx context.Context) error {
 	var first error
 	if len(calls) > 0 {
 		res, errs := ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))
+		landed := core.Millis(l.clock.Now())
 		l.mu.Lock()
+		l.m.Clock(landed) // the replies' arrival: a batch that waited through an outage starts the grace then
 		for i, c := range calls {
 			l.m.Finish(c, res[i], errs[i]) // a failed batch is kept for the next Sync
 			if errs[i] != nil && first == nil {

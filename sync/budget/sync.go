@@ -228,7 +228,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 			m.down = m.down || !misrouted(err) // a redirection is no outage
 			return
 		}
-		m.recovered(c.Now)
+		m.recovered(m.landedAt(c))
 		m.acknowledged(c, r) // it carried the original's announcement
 		if e := m.view[c.Items[0].Key]; e != nil {
 			m.unapplied(e, c.Items[0].Claims, r) // claims past Redis' window + 2 go again (unapplied.go)
@@ -245,7 +245,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		gs.retry = c
 		return
 	}
-	m.recovered(c.Now)
+	m.recovered(m.landedAt(c))
 	m.acknowledged(c, r)
 	x := m.window(r.Now)
 	if r.Window > gs.hotWin || (r.Window == gs.hotWin && r.HotCursor > gs.hotCur) {
@@ -278,6 +278,14 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		m.absorb(e, c.Now, r, r.Items[i])
 	}
 }
+
+// landedAt is when batch c's reply came on this PoP's clock: the latest
+// of its send time and the driver's reading of its clock (Clock), which
+// Limiter's Sync and pop-sim take as the replies arrive. A batch can wait
+// through an outage (a stalled Redis runs it when it resumes): from its
+// send time the grace after the outage had ended before its reply came
+// (TestHungBatchRecoveryKeepsTheGrace).
+func (m *Machine) landedAt(c *Call) int64 { return max(c.Now, m.clockAt) }
 
 // recovered notes a successful call at now (this PoP's clock). After an
 // outage, contested identities stay on the fallback (their share of the
