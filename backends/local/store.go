@@ -89,8 +89,22 @@ type shard[V any] struct {
 	inserts uint64 // keys added since New, guarded by mu
 	gap     uint32 // inserts between two moves of one key to the front
 	evicted atomic.Uint64
-	work    V // scratch for a key not held, guarded by mu
+	work    V     // scratch for a key not held, guarded by mu
+	mono    int64 // the latest monotonic reading a caller brought under mu (latest)
 	_       [128]byte
+}
+
+// latest returns the latest monotonic reading brought under sh.mu, mono
+// included: callers read the clock before they take the lock, so one
+// stalled between the two (preempted on a loaded machine) arrives with a
+// reading older than the writer before it. Its decision runs at the time
+// the lock was taken, as a Redis script runs at the time Redis executes
+// it: it never moves a state's expiry back, and never finds alive a state
+// an earlier caller found expired (TestStalledWriterKeepsTheExpiry).
+// Called with sh.mu held.
+func (sh *shard[V]) latest(mono int64) int64 {
+	sh.mono = max(sh.mono, mono)
+	return sh.mono
 }
 
 func newStore[V any](cfg config, l core.Limit, f decideFunc[V]) (*store[V], error) {
@@ -123,13 +137,15 @@ func (st *store[V]) shardOf(key string) *shard[V] {
 // milliseconds mono; a key not held, or whose state expired by mono (it is
 // then dropped), starts from the zero state and is stored only when units
 // were counted. A decision that counts units sets the state's expiry.
-// Callers read mono before taking the shard lock, so a goroutine that read
-// it a little earlier than the last writer may set an expiry that much
-// sooner: the expiry slack covers that, as it covers requests reaching the
-// lock in another order than their stamps.
+// Callers read mono before taking the shard lock; the decision takes the
+// latest reading brought under the lock (shard.latest), so a goroutine
+// stalled between the two never sets an expiry sooner than the writer
+// before it. The expiry slack covers requests reaching the lock in another
+// order than their stamps.
 func (st *store[V]) decide(key string, now, mono, n int64, commit bool) core.Decision {
 	sh := st.shardOf(key)
 	sh.mu.Lock()
+	mono = sh.latest(mono)
 	s, ok := sh.lru.Peek(key)
 	if ok && expired(s, mono) {
 		sh.lru.Remove(key) // as Redis' key would have expired: not an eviction
@@ -207,6 +223,7 @@ func (st *store[V]) snapshot(key string, mono int64, out *State) bool {
 	sh := st.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	mono = sh.latest(mono)
 	s, ok := sh.lru.Peek(key)
 	if ok && !expired(s, mono) {
 		out.set(&s.v)
