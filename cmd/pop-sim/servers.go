@@ -100,6 +100,10 @@ func (o *options) startServers() (*servers, error) {
 			return nil, err
 		}
 		s.proc, s.redisAddr = p, p.Addr
+		if err := quietServer(context.Background(), p.Addr); err != nil {
+			s.stop()
+			return nil, err
+		}
 	}
 	if s.natsURL == "" && o.needsNATS() {
 		n, err := natsembed.Start()
