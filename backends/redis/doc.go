@@ -149,11 +149,13 @@
 // at one node of a cluster) is a configuration error, returned as a
 // *RedirectError (errors.Is core.ErrInvalid and ErrNotClusterClient) with no
 // decision, whatever the fail mode: fail-open would otherwise admit, without
-// limit, every identity whose slot another node serves. CheckClient finds
-// that misconfiguration at startup (New sends nothing to Redis) by what the
-// client does, not its type: it reads, through the client, keys of every
-// master's slots, and refuses a client a node redirected; so a type of the
-// user's wrapping a *goredis.ClusterClient passes it (see RedirectError for
+// limit, every identity whose slot another node serves. The Limiter's
+// CheckClient finds that misconfiguration at startup (New sends nothing to
+// Redis) by what the client does, not its type: it reads, through the
+// client, keys of its own prefix and layout in every master's slots (an
+// ACL user granted the limiter's keys may read them), and refuses a client
+// a node redirected; so a type of the user's wrapping a
+// *goredis.ClusterClient passes it (see RedirectError for
 // how such a wrapper's calls are told apart).
 //
 // # Many decisions at once

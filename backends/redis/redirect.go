@@ -1,8 +1,6 @@
 package redis
 
 import (
-	"context"
-
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/clustercheck"
 	goredis "github.com/redis/go-redis/v9"
@@ -63,28 +61,4 @@ func (l *Limiter) storeError(op string, err error) error {
 		return &RedirectError{Op: op, Err: err}
 	}
 	return &core.UnavailableError{Op: op, Err: err}
-}
-
-// CheckClient tells whether client reaches every key of the Redis behind
-// it, by what client does, whatever its Go type. It sends CLUSTER SLOTS
-// through client; a server not in cluster mode has nothing to redirect:
-// nil. On a Redis Cluster it sends, in one pipeline through client (one
-// round trip per master for a cluster client, one in all for a plain one),
-// EXISTS of three keys hashing to the slots of each master (keys
-// "el:clientcheck:<n>", read, never written). A MOVED or ASK reply means
-// client does not follow redirections (a *goredis.Client, a Sentinel
-// client or a *goredis.Ring on the cluster's nodes) and the calls of its
-// identities that other nodes serve would fail: a *RedirectError (Op
-// "redis check client") matching ErrNotClusterClient and core.ErrInvalid.
-// None: nil, for a *goredis.ClusterClient, a type of the user's wrapping
-// one, or a plain client of a cluster whose one master owns every slot.
-// client nil: an error matching core.ErrInvalid. Redis unreachable, or any
-// other error reply (CLUSTERDOWN; NOPERM when the client's ACL user may
-// not run CLUSTER SLOTS or read the el:* keys): a *core.UnavailableError.
-// New sends nothing to Redis; call CheckClient at startup to refuse the
-// misconfiguration before the first request meets it. ctx bounds the call.
-func CheckClient(ctx context.Context, client goredis.UniversalClient) error {
-	return clustercheck.Check(ctx, client, clustercheck.PlainKey, "redis check client", func(reply error) error {
-		return &RedirectError{Op: "redis check client", Err: reply}
-	})
 }

@@ -55,11 +55,19 @@ type limiter struct {
 }
 
 // newLimiter builds and starts o's budget limiter on rdb, gossiping over
-// NATS with -nats; closing it closes what it opened.
-func newLimiter(o popOptions, rdb goredis.UniversalClient) (*limiter, error) {
+// NATS with -nats; closing it closes what it opened. A client the limiter
+// cannot use is refused first.
+func newLimiter(ctx context.Context, o popOptions, rdb goredis.UniversalClient) (*limiter, error) {
 	b, err := budget.New(budget.Config{PoP: o.name, Limit: core.PerWindow(o.limit, o.window), PoPs: o.pops, Namespace: "multipop"}, rdb, nil)
 	if err != nil {
 		return nil, err
+	}
+	// A plain client on a Redis Cluster node never follows the cluster's
+	// redirections: every identity whose budget group another node serves
+	// would be refused (budget.RedirectError). Refuse it now, reading keys
+	// of the limiter's own Namespace (all an ACL user of it may read).
+	if err := b.CheckClient(ctx); err != nil {
+		return nil, fmt.Errorf("redis at %s: %w", o.redisAddr, err)
 	}
 	var nc *nats.Conn
 	if o.natsURL != "" {
@@ -100,13 +108,7 @@ func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
 	if err := waitRedis(ctx, rdb); err != nil {
 		return err
 	}
-	// A plain client on a Redis Cluster node never follows the cluster's
-	// redirections: every identity whose budget group another node serves
-	// would be refused (budget.RedirectError). Refuse it now.
-	if err := budget.CheckClient(ctx, rdb); err != nil {
-		return fmt.Errorf("redis at %s: %w", o.redisAddr, err)
-	}
-	lim, err := newLimiter(o, rdb)
+	lim, err := newLimiter(ctx, o, rdb)
 	if err != nil {
 		return err
 	}

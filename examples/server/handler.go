@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -18,8 +19,10 @@ import (
 const dailyMax = 1000
 
 // newHandler builds the routes: "/" behind two Redis-backed limits (o.max
-// per o.window, and dailyMax per day) and "/metrics", not limited.
-func newHandler(rdb *goredis.Client, o options) (http.Handler, error) {
+// per o.window, and dailyMax per day) and "/metrics", not limited. A
+// client of a Redis Cluster node that would redirect it is refused
+// (checkRedis).
+func newHandler(ctx context.Context, rdb *goredis.Client, o options) (http.Handler, error) {
 	col := metrics.New()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(col)
@@ -30,6 +33,10 @@ func newHandler(rdb *goredis.Client, o options) (http.Handler, error) {
 	short, err := redisbackend.New(rdb, core.PerWindow(o.max, o.window), redisbackend.WithPrefix("example"))
 	if err != nil {
 		return nil, err
+	}
+	// Both limits share a prefix and a layout: one check covers their keys.
+	if err := checkRedis(ctx, short); err != nil {
+		return nil, fmt.Errorf("redis at %s: %w", rdb.Options().Addr, err)
 	}
 	daily, err := redisbackend.New(rdb, core.PerWindow(dailyMax, 24*time.Hour), redisbackend.WithPrefix("example"))
 	if err != nil {

@@ -35,10 +35,7 @@ func run(ctx context.Context, o options, ready chan<- string) error {
 	defer stop()
 	rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr})
 	defer rdb.Close()
-	if err := checkRedis(ctx, rdb); err != nil {
-		return fmt.Errorf("redis at %s: %w", redisAddr, err)
-	}
-	handler, err := newHandler(rdb, o)
+	handler, err := newHandler(ctx, rdb, o)
 	if err != nil {
 		return err
 	}
@@ -57,13 +54,14 @@ func run(ctx context.Context, o options, ready chan<- string) error {
 
 // checkRedis refuses a Redis Cluster node: the example's plain client
 // never follows the cluster's redirections, so every client IP of another
-// node's slots would be refused (redis.CheckClient; its error matches
-// redis.ErrNotClusterClient). A Redis that does not answer within 5 s is
-// no reason not to start: the middleware's fail mode decides until it does.
-func checkRedis(ctx context.Context, rdb *goredis.Client) error {
+// node's slots would be refused (l.CheckClient, which reads keys of l's
+// prefix; its error matches redis.ErrNotClusterClient). A Redis that does
+// not answer within 5 s is no reason not to start: the middleware's fail
+// mode decides until it does.
+func checkRedis(ctx context.Context, l *redisbackend.Limiter) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := redisbackend.CheckClient(ctx, rdb); errors.Is(err, redisbackend.ErrNotClusterClient) {
+	if err := l.CheckClient(ctx); errors.Is(err, redisbackend.ErrNotClusterClient) {
 		return err
 	}
 	return nil

@@ -13,7 +13,9 @@ import (
 
 // ProbePrefix begins every key Check asks about with PlainKey: it lies in
 // the backends/redis limiter's default "el" prefix, so a user whose ACL
-// grants its keys (~el:*) may read them. Check writes none of them.
+// grants its keys (~el:*) may read them. Check writes none of them. A
+// limiter of another prefix probes keys of its own (its CheckClient
+// method).
 const ProbePrefix = "el:clientcheck:"
 
 // PlainKey returns probe key n of the backends/redis limiter's key shape:
@@ -45,10 +47,12 @@ const maxSearch = 1 << 22
 // (its reply "cluster support disabled") has nothing to redirect, and
 // Check returns nil. Otherwise it sends, in one pipeline through client
 // (one round trip per node the client talks to), EXISTS of
-// ProbesPerMaster keys (key(0), key(1), ...: PlainKey or TaggedKey, the
-// calling limiter's key shape) hashing to the slots of each master
-// CLUSTER SLOTS lists. A MOVED or ASK reply means client does
-// not follow redirections: Check returns redirected(reply). No redirection
+// ProbesPerMaster keys (key(0), key(1), ...: the calling limiter's key
+// shape and prefix, so that an ACL user granted only the limiter's keys
+// may read them; PlainKey or TaggedKey for the default prefix) hashing to
+// the slots of each master CLUSTER SLOTS lists. A MOVED or ASK reply means
+// client does not follow redirections: Check returns redirected(reply).
+// No redirection
 // (a *goredis.ClusterClient, a user's type wrapping one, a plain client of
 // a cluster whose one master owns every slot) is nil. client nil (or a nil
 // pointer): an error matching core.ErrInvalid. Any other failure (Redis

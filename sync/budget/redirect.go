@@ -1,8 +1,6 @@
 package budget
 
 import (
-	"context"
-
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/clustercheck"
 	"github.com/redis/go-redis/v9"
@@ -61,30 +59,4 @@ func storeError(rdb any, err error) error {
 		return &RedirectError{Op: "budget script", Err: err}
 	}
 	return &core.UnavailableError{Op: "budget script", Err: err}
-}
-
-// CheckClient tells whether rdb reaches every key of the Redis behind it,
-// by what rdb does, whatever its Go type; call it at startup, before New's
-// Limiter meets a misconfiguration on its first requests (New sends
-// nothing). It sends CLUSTER SLOTS through rdb; a server not in cluster
-// mode has nothing to redirect: nil. On a Redis Cluster it sends, in one
-// pipeline through rdb (one round trip per master for a cluster client,
-// one in all for a plain one), EXISTS of three keys hashing to the slots
-// of each master (keys "{el:clientcheck:<n>}", of this package's key
-// shape, a hash tag of the default Namespace: read, never written). A MOVED
-// or ASK reply means rdb does not follow redirections (a *redis.Client, a
-// Sentinel client or a *redis.Ring on the cluster's nodes), so every
-// group another node serves would be refused: a *RedirectError (Op
-// "budget check client") matching ErrNotClusterClient and core.ErrInvalid.
-// None: nil, for a *redis.ClusterClient, a type of the user's wrapping one,
-// or a plain client of a cluster whose one master owns every slot. rdb
-// nil: an error matching core.ErrInvalid. Redis unreachable, or any other
-// error reply (CLUSTERDOWN; NOPERM when rdb's ACL user may not run CLUSTER
-// SLOTS or read the {el:* keys): a *core.UnavailableError. ctx bounds the
-// call. It judges a client as backends/redis' CheckClient does, with this
-// package's error type.
-func CheckClient(ctx context.Context, rdb redis.UniversalClient) error {
-	return clustercheck.Check(ctx, rdb, clustercheck.TaggedKey, "budget check client", func(reply error) error {
-		return &RedirectError{Op: "budget check client", Err: reply}
-	})
 }
