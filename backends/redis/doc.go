@@ -145,7 +145,7 @@
 // core.SourceFailOpen under WithFailOpen. Scripts are sent by
 // EVALSHA; a NOSCRIPT reply (SCRIPT FLUSH, restart) costs one EVAL retry.
 // One error reply is no outage: a Redis Cluster node answering MOVED or ASK
-// to a client that is not a *goredis.ClusterClient (a plain client pointed
+// to a client that is not a Redis Cluster client (a plain client pointed
 // at one node of a cluster) is a configuration error, returned as a
 // *RedirectError (errors.Is core.ErrInvalid and ErrNotClusterClient) with no
 // decision, whatever the fail mode: fail-open would otherwise admit, without

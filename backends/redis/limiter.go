@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/clientkind"
 	"github.com/edgelimit/edgelimit/internal/topology"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -35,8 +36,8 @@ var _ core.Limiter = (*Limiter)(nil)
 
 // New returns a Limiter enforcing limit through client (a *goredis.Client,
 // a Sentinel failover client or, for a Redis Cluster, a
-// *goredis.ClusterClient: any other client's calls that a cluster node
-// redirects fail with a *RedirectError). An invalid limit
+// *goredis.ClusterClient or a type embedding one: any other client's calls
+// that a cluster node redirects fail with a *RedirectError). An invalid limit
 // returns limit.Validate's error; a nil client or a bad option returns an
 // error matching core.ErrInvalid. New sends nothing to Redis.
 func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Limiter, error) {
@@ -60,7 +61,10 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 	}
 	if cfg.pipe {
 		l.batch = &batcher{exec: l.runPipeline, window: cfg.pipeWindow, maxBatch: cfg.pipeMax, timeout: cfg.timeout}
-		if honoursContext(client) {
+		// a client whose calls end by their context's deadline
+		// (ContextTimeoutEnabled, also of a client a wrapper embeds) runs a
+		// lone call in its caller's goroutine, ended by the limiter's timeout
+		if clientkind.ContextTimeout(client) {
 			l.batch.lone = l.runLone
 		}
 	}
@@ -91,7 +95,7 @@ func (l *Limiter) Key(id string) string { return EncodeKey(l.cfg.prefix, id, l.s
 // WithServerTime) and counts them when allowed. Bad key or weight: a core
 // error matching core.ErrInvalid, nothing sent. Redis unreachable: the
 // fail-mode decision and a *core.UnavailableError. A Redis Cluster node
-// redirecting a client that is not a *goredis.ClusterClient: no decision
+// redirecting a client that is not a Redis Cluster client: no decision
 // and a *RedirectError (matching core.ErrInvalid).
 func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {

@@ -56,7 +56,8 @@ func WithFailOpen() Option { return func(c *config) { c.failOpen = true } }
 
 // WithTimeout bounds every call to Redis to d (default DefaultTimeout). The
 // bound reaches a Redis that accepts connections but does not answer only
-// when the go-redis client has ContextTimeoutEnabled, or with
+// when the go-redis client (or the one a type of yours embeds) has
+// ContextTimeoutEnabled, or with
 // WithPipelining; otherwise such a call lasts the client's ReadTimeout (5 s
 // by default). A refused connection fails within d either way. d must be
 // positive.

@@ -267,16 +267,3 @@ func expire(calls []*call) []*call {
 func (l *Limiter) runLone(ctx context.Context, c *call) {
 	c.val, c.err = l.runTimed(ctx, c.req)
 }
-
-// honoursContext reports whether client bounds socket reads and writes by
-// the context's deadline (go-redis' ContextTimeoutEnabled), so that a call
-// run in the caller's goroutine ends by the limiter's timeout.
-func honoursContext(client goredis.UniversalClient) bool {
-	switch c := client.(type) {
-	case *goredis.Client:
-		return c.Options().ContextTimeoutEnabled
-	case *goredis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled
-	}
-	return false
-}

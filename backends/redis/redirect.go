@@ -2,8 +2,8 @@ package redis
 
 import (
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/clientkind"
 	"github.com/edgelimit/edgelimit/internal/clustercheck"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // ErrNotClusterClient is matched (errors.Is) by every RedirectError and by
@@ -15,7 +15,7 @@ var ErrNotClusterClient = core.ErrNotClusterClient
 
 // RedirectError is returned, with no decision (the zero core.Decision,
 // denied), by a call a Redis Cluster node answered MOVED or ASK while the
-// limiter's client is not a *goredis.ClusterClient: a *goredis.Client (or
+// limiter's client is not a Redis Cluster client: a *goredis.Client (or
 // a Sentinel failover client) pointed at one node of a cluster, which never
 // follows redirections, so every identity whose slot another node serves
 // is refused. That is a configuration error, not an outage: the fail mode
@@ -26,14 +26,14 @@ var ErrNotClusterClient = core.ErrNotClusterClient
 // cluster's nodes). CheckClient returns one too, for the probe a node
 // redirected.
 //
-// A call's error is told by the client's Go type: a *goredis.ClusterClient
+// A call's error is told by the client's method set, not its Go type: a
+// Redis Cluster client, a *goredis.ClusterClient or a type of the user's
+// embedding one (instrumentation, a circuit breaker: any client with the
+// ForEachMaster and ReloadState methods of a *goredis.ClusterClient),
 // follows redirections itself, so one it still returns (its MaxRedirects
-// spent on a slot moving again and again) is a *core.UnavailableError; any
-// other client's MOVED or ASK is a RedirectError. A type of the user's
-// wrapping a *goredis.ClusterClient (instrumentation, a circuit breaker)
-// follows redirections too and passes CheckClient, but in that rare case,
-// a slot still moving after the wrapped client's redirections, its call
-// fails with a RedirectError (no decision) rather than the fail mode's.
+// spent on a slot moving again and again) is a *core.UnavailableError
+// with the fail mode's decision; any other client's MOVED or ASK is a
+// RedirectError.
 type RedirectError struct {
 	Op  string // what was being done, e.g. "redis evalsha"
 	Err error  // the MOVED or ASK reply
@@ -55,9 +55,10 @@ func (e *RedirectError) Unwrap() error { return e.Err }
 
 // storeError turns the error of a call to Redis into what the caller gets:
 // a *RedirectError for a redirection the client cannot follow (see
-// RedirectError: told by the client's type), else a *core.UnavailableError.
+// RedirectError: told by the client's method set), else a
+// *core.UnavailableError.
 func (l *Limiter) storeError(op string, err error) error {
-	if _, cluster := l.client.(*goredis.ClusterClient); !cluster && clustercheck.IsRedirect(err) {
+	if _, cluster := clientkind.AsCluster(l.client); !cluster && clustercheck.IsRedirect(err) {
 		return &RedirectError{Op: op, Err: err}
 	}
 	return &core.UnavailableError{Op: op, Err: err}

@@ -15,9 +15,11 @@ import (
 
 // TestClusterClientMovedIsOutage: a *goredis.ClusterClient that returns a
 // MOVED it did not follow (no redirects allowed, a slot map that names one
-// master for every slot) is an outage, not a configuration error: the
-// fail-open decision and a *core.UnavailableError. And a plain client
-// whose server is gone still fails open.
+// master for every slot), and a type embedding one, are an outage, not a
+// configuration error: the fail-open decision and a
+// *core.UnavailableError. And a plain client whose server is gone still
+// fails open. Caught mutation: telling a cluster client by its concrete
+// type (the wrapper's MOVED refused with no decision).
 func TestClusterClientMovedIsOutage(t *testing.T) {
 	cc, cl := redistest.Cluster(t)
 	ctx := context.Background()
@@ -41,19 +43,22 @@ func TestClusterClientMovedIsOutage(t *testing.T) {
 			away = id
 		}
 	}
-	l := newLimiter(t, wrong, lim, WithFailOpen())
-	d, err := l.AllowN(ctx, away, time.Now(), 1)
-	require.Error(t, err)
-	t.Logf("cluster client MOVED: %v, %+v", err, d)
-	assert.ErrorIs(t, err, core.ErrUnavailable)
-	assert.NotErrorIs(t, err, core.ErrInvalid)
-	assert.True(t, d.Allowed, "fail open: %+v", d)
-	assert.Equal(t, core.SourceFailOpen, d.Source)
+	for name, c := range map[string]goredis.UniversalClient{"cluster client": wrong,
+		"wrapped cluster client": struct{ *goredis.ClusterClient }{wrong}} {
+		l := newLimiter(t, c, lim, WithFailOpen())
+		d, err := l.AllowN(ctx, away, time.Now(), 1)
+		require.Error(t, err, name)
+		t.Logf("%s MOVED: %v, %+v", name, err, d)
+		assert.ErrorIs(t, err, core.ErrUnavailable, name)
+		assert.NotErrorIs(t, err, core.ErrInvalid, name)
+		assert.True(t, d.Allowed, "%s: fail open: %+v", name, d)
+		assert.Equal(t, core.SourceFailOpen, d.Source, name)
+	}
 
 	c, p := redistest.Client(t)
 	pl := newLimiter(t, c, lim, WithFailOpen(), WithTimeout(500*time.Millisecond))
 	require.NoError(t, p.Kill())
-	d, err = pl.AllowN(ctx, "x", time.Now(), 1)
+	d, err := pl.AllowN(ctx, "x", time.Now(), 1)
 	assert.ErrorIs(t, err, core.ErrUnavailable)
 	assert.NotErrorIs(t, err, core.ErrInvalid)
 	assert.True(t, d.Allowed, "a real outage fails open: %+v", d)

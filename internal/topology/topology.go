@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgelimit/edgelimit/internal/clientkind"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -26,17 +27,18 @@ const MinInterval = 200 * time.Millisecond
 type Reloader struct {
 	last atomic.Int64 // unix ns of the last reload requested
 	// reload is the request itself; nil means the client's ReloadState.
-	reload func(*goredis.ClusterClient)
+	reload func(clientkind.Cluster)
 	// now is the clock in unix ns; nil means time.Now.
 	now func() int64
 }
 
-// AfterError requests a background reload of c's slot map when c is a
-// *goredis.ClusterClient and no reload was requested in the last
-// MinInterval; it reports whether it requested one. Other clients are left
-// alone.
+// AfterError requests a background reload of c's slot map (its
+// ReloadState) when c is a Redis Cluster client (clientkind.Cluster: a
+// *goredis.ClusterClient or a type embedding one) and no reload was
+// requested in the last MinInterval; it reports whether it requested one.
+// Other clients are left alone.
 func (r *Reloader) AfterError(c goredis.UniversalClient) bool {
-	cc, ok := c.(*goredis.ClusterClient)
+	cc, ok := clientkind.AsCluster(c)
 	if !ok {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgelimit/edgelimit/internal/clientkind"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ func TestAfterErrorThrottles(t *testing.T) {
 	var reloads atomic.Int32
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	r := &Reloader{reload: func(*goredis.ClusterClient) { reloads.Add(1) }, now: clock.Load}
+	r := &Reloader{reload: func(clientkind.Cluster) { reloads.Add(1) }, now: clock.Load}
 	cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 	defer cc.Close()
 	var wg sync.WaitGroup

@@ -73,7 +73,7 @@ type Config struct {
 	// its compact encoding. Every PoP must use the same. 0 means 1024; at
 	// most math.MaxInt32 (ErrConfig).
 	Buckets    int
-	Groups     int  // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client (New)
+	Groups     int  // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client or a type embedding one (New)
 	FailClosed bool // deny what the budget cannot cover while Redis is down
 	// NoWait is the one policy choice: false (the zero value, accuracy
 	// first) sends a request no grant or free credit covers to Redis

@@ -14,8 +14,10 @@ import (
 )
 
 // TestDeadlineBound: a Limiter is DeadlineBound exactly when its go-redis
-// client has ContextTimeoutEnabled (a plain client and a cluster client of
-// each kind).
+// client has ContextTimeoutEnabled (a plain client, a cluster client and
+// a Ring of each kind, and a type of the user's embedding one). Caught
+// mutation: telling the client by its concrete type (a wrapper never
+// bound).
 func TestDeadlineBound(t *testing.T) {
 	_, p := redistest.Client(t)
 	for _, c := range []struct {
@@ -27,6 +29,11 @@ func TestDeadlineBound(t *testing.T) {
 		{"client, ContextTimeoutEnabled", redis.NewClient(&redis.Options{Addr: p.Addr, ContextTimeoutEnabled: true}), true},
 		{"cluster client", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}}), false},
 		{"cluster client, ContextTimeoutEnabled", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}, ContextTimeoutEnabled: true}), true},
+		{"wrapped client, ContextTimeoutEnabled", struct{ *redis.Client }{redis.NewClient(&redis.Options{Addr: p.Addr, ContextTimeoutEnabled: true})}, true},
+		{"wrapped cluster client", tracedCluster{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}})}, false},
+		{"wrapped cluster client, ContextTimeoutEnabled", tracedCluster{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}, ContextTimeoutEnabled: true})}, true},
+		{"ring, ContextTimeoutEnabled", redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": p.Addr}, ContextTimeoutEnabled: true}), true},
+		{"wrapped ring, ContextTimeoutEnabled", struct{ *redis.Ring }{redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": p.Addr}, ContextTimeoutEnabled: true})}, true},
 	} {
 		t.Cleanup(func() { c.rdb.Close() })
 		l, err := New(Config{PoP: "p", Limit: core.PerWindow(10, time.Minute), PoPs: 1}, c.rdb, nil)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/clientkind"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
@@ -52,9 +53,11 @@ type Limiter struct {
 }
 
 // New returns a Limiter for cfg on rdb, with a random incarnation when
-// cfg.Incarnation is 0, 16 groups when cfg.Groups is 0 and rdb is a
-// *redis.ClusterClient (one Sync call per group and round trip; on one
-// Redis a single group costs the fewest calls), reading time from clock:
+// cfg.Incarnation is 0, 16 groups when cfg.Groups is 0 and rdb is a Redis
+// Cluster client, a *redis.ClusterClient or a type embedding one (any
+// client with its ForEachMaster and ReloadState methods), so the groups'
+// keys spread over the masters (one Sync call per group and round trip; on
+// one Redis a single group costs the fewest calls), reading time from clock:
 // nil, for production, is the system clock here and Redis' own clock
 // (TIME) for every call at Redis; a clock given is also the time the calls
 // carry (a test's core.ManualClock, a replay's; a core.CoarseClock too,
@@ -71,7 +74,7 @@ func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, err
 		}
 		cfg.Incarnation = binary.LittleEndian.Uint64(b[:]) | 1
 	}
-	if _, cluster := rdb.(*redis.ClusterClient); cluster && cfg.Groups == 0 {
+	if _, cluster := clientkind.AsCluster(rdb); cluster && cfg.Groups == 0 {
 		cfg.Groups = 16 // a group is one hash tag: spread them over the masters
 	}
 	m, err := NewMachine(cfg)
@@ -107,7 +110,7 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // beside the Decision; so is a decision made on the view without a call
 // while Redis is down (Machine.Down). Machine.Describe says what the Decision's
 // Remaining, RetryAfter, ResetAfter and Staleness hold. A call a Redis
-// Cluster node redirected (the client is not a *redis.ClusterClient)
+// Cluster node redirected (the client is not a Redis Cluster client)
 // returns the zero Decision, denied, and a *RedirectError matching
 // core.ErrInvalid, whatever FailClosed says, and leaves Redis up for every
 // other identity. After Close it returns ErrClosed. A bad key (core.ValidateKey) or a weight outside
@@ -428,18 +431,11 @@ func (l *Limiter) Stats() Stats {
 
 // DeadlineBound reports whether every wait of the Limiter's decisions
 // ends by their context's deadline: true when its go-redis client (a
-// Client, ClusterClient or Ring) has ContextTimeoutEnabled, since a
+// Client, ClusterClient or Ring, or a type embedding one) has
+// ContextTimeoutEnabled, since a
 // decision waits only on its one script call; a decision from the view
 // waits for nothing. The middleware then calls it on the request's
 // goroutine (see package middleware, DeadlineBound).
 func (l *Limiter) DeadlineBound() bool {
-	switch c := l.rdb.(type) {
-	case *redis.Client:
-		return c.Options().ContextTimeoutEnabled
-	case *redis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled
-	case *redis.Ring:
-		return c.Options().ContextTimeoutEnabled
-	}
-	return false
+	return clientkind.ContextTimeout(l.rdb)
 }

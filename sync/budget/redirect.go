@@ -2,8 +2,8 @@ package budget
 
 import (
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/clientkind"
 	"github.com/edgelimit/edgelimit/internal/clustercheck"
-	"github.com/redis/go-redis/v9"
 )
 
 // ErrNotClusterClient is matched (errors.Is) by every RedirectError and by
@@ -13,7 +13,7 @@ import (
 var ErrNotClusterClient = core.ErrNotClusterClient
 
 // RedirectError is returned by a call a Redis Cluster node answered MOVED
-// or ASK while the Limiter's client is not a *redis.ClusterClient: a
+// or ASK while the Limiter's client is not a Redis Cluster client: a
 // *redis.Client (or a Sentinel failover client, or a Ring) pointed at
 // nodes of a cluster, which never follows redirections, so every group
 // whose hash tag another node serves is refused. That is a configuration
@@ -24,14 +24,13 @@ var ErrNotClusterClient = core.ErrNotClusterClient
 // the call. Build the client with redis.NewClusterClient; at startup,
 // CheckClient refuses such a client at once, and returns one too.
 //
-// A call's error is told by the client's Go type: a *redis.ClusterClient
+// A call's error is told by the client's method set, not its Go type: a
+// Redis Cluster client, a *redis.ClusterClient or a type of the user's
+// embedding one (instrumentation, a circuit breaker: any client with the
+// ForEachMaster and ReloadState methods of a *redis.ClusterClient),
 // follows redirections itself, so one it still returns (its MaxRedirects
-// spent on a slot moving again and again) is a *core.UnavailableError; any
-// other client's MOVED or ASK is a RedirectError. A type of the user's
-// wrapping a *redis.ClusterClient follows redirections too and passes
-// CheckClient, but in that rare case, a slot still moving after the
-// wrapped client's redirections, its call fails with a RedirectError
-// (no decision, the Limiter not down) rather than as an outage.
+// spent on a slot moving again and again) is a *core.UnavailableError, an
+// outage; any other client's MOVED or ASK is a RedirectError.
 type RedirectError struct {
 	Op  string // what was being done: "budget script", "budget check client"
 	Err error  // the MOVED or ASK reply
@@ -53,9 +52,9 @@ func (e *RedirectError) Unwrap() error { return e.Err }
 
 // storeError turns the error of a script call on rdb into what the caller
 // gets: a *RedirectError for a redirection rdb cannot follow (see
-// RedirectError: told by rdb's type), else a *core.UnavailableError.
+// RedirectError: told by rdb's method set), else a *core.UnavailableError.
 func storeError(rdb any, err error) error {
-	if _, cluster := rdb.(*redis.ClusterClient); !cluster && clustercheck.IsRedirect(err) {
+	if _, cluster := clientkind.AsCluster(rdb); !cluster && clustercheck.IsRedirect(err) {
 		return &RedirectError{Op: "budget script", Err: err}
 	}
 	return &core.UnavailableError{Op: "budget script", Err: err}
