@@ -48,7 +48,12 @@ type BudgetOptions struct {
 // no grant covers is decided at Redis. One budget.Limiter per distinct
 // limit. The sliding window only. The zero value is not usable; build one
 // with NewBudget.
-type BudgetBackend struct{ p pool }
+type BudgetBackend struct {
+	p pool
+	// newLimiter builds the limiter of a limit, not started, and its
+	// Namespace, for the pool and CheckClient.
+	newLimiter func(core.Limit) (*budget.Limiter, string, error)
+}
 
 // NewBudget returns a BudgetBackend. Its limiters start their Sync loops
 // when built; Close runs a last Sync of each. The caller closes the Redis
@@ -60,13 +65,17 @@ func NewBudget(o BudgetOptions) *BudgetBackend {
 		ns = "el"
 	}
 	b := &BudgetBackend{}
-	b.p.build = func(l core.Limit) (core.Limiter, error) {
+	b.newLimiter = func(l core.Limit) (*budget.Limiter, string, error) {
 		if l.Algorithm != core.SlidingWindow {
-			return nil, fmt.Errorf("%w: the budget backend counts the sliding window only, not %s", core.ErrBadAlgorithm, l.Algorithm)
+			return nil, "", fmt.Errorf("%w: the budget backend counts the sliding window only, not %s", core.ErrBadAlgorithm, l.Algorithm)
 		}
 		name := fmt.Sprintf("%s-%d-%d", ns, l.Max, l.WindowMillis())
 		lim, err := budget.New(budget.Config{PoP: o.PoP, Limit: l, PoPs: o.PoPs, Namespace: name,
 			FailClosed: o.FailClosed, NoWait: o.NoWait, SyncInterval: o.Sync}, o.Redis, o.Clock)
+		return lim, name, err
+	}
+	b.p.build = func(l core.Limit) (core.Limiter, error) {
+		lim, name, err := b.newLimiter(l)
 		if err != nil {
 			return nil, err
 		}

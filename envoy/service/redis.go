@@ -28,6 +28,8 @@ type RedisOptions struct {
 type RedisBackend struct {
 	p      pool
 	client goredis.UniversalClient
+	// newLimiter builds the limiter of a limit, for the pool and CheckClient.
+	newLimiter func(core.Limit) (*redis.Limiter, error)
 }
 
 // NewRedis returns a RedisBackend over client, which the caller closes after
@@ -35,7 +37,7 @@ type RedisBackend struct {
 // core.ErrInvalid.
 func NewRedis(client goredis.UniversalClient, o RedisOptions) *RedisBackend {
 	b := &RedisBackend{client: client}
-	b.p.build = func(l core.Limit) (core.Limiter, error) {
+	b.newLimiter = func(l core.Limit) (*redis.Limiter, error) {
 		opts := []redis.Option{}
 		if o.Prefix != "" {
 			opts = append(opts, redis.WithPrefix(o.Prefix))
@@ -54,6 +56,7 @@ func NewRedis(client goredis.UniversalClient, o RedisOptions) *RedisBackend {
 		}
 		return redis.New(client, l, opts...)
 	}
+	b.p.build = func(l core.Limit) (core.Limiter, error) { return b.newLimiter(l) }
 	return b
 }
 

@@ -6,26 +6,31 @@ import (
 	"fmt"
 	"log/slog"
 
-	redisbackend "github.com/edgelimit/edgelimit/backends/redis"
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/edgelimit/edgelimit/core"
 )
 
-// checkRedis refuses, at startup, a client that cannot reach every key of
-// the Redis behind it: a single -redis-addr of a Redis Cluster node
-// without -redis-cluster, a plain client that never follows the cluster's
-// redirections (redis.CheckClient), whose every identity of another node's
-// slots would be refused. The error names the fix. A Redis that does not
-// answer within -redis-timeout is no reason not to start, since the fail
-// mode decides while it is away: that is logged, and nil returned.
-func checkRedis(ctx context.Context, rdb goredis.UniversalClient, o *options, log *slog.Logger) error {
+// checkRedis refuses, at startup, a backend whose Redis client cannot
+// reach every key of the Redis behind it: a single -redis-addr of a Redis
+// Cluster node without -redis-cluster, a plain client that never follows
+// the cluster's redirections (the backend's CheckClient, which reads keys
+// of -redis-prefix in the backend's layout, so an ACL user granted only
+// those may run it), whose every identity of another node's slots would
+// be refused. The error names the fix; so does one for options the
+// backend refuses (a -redis-prefix with a brace). A Redis that does not
+// answer within -redis-timeout, or refuses the reads, is no reason not to
+// start, since the fail mode decides while it is away: that is logged,
+// and nil returned.
+func checkRedis(ctx context.Context, b interface{ CheckClient(context.Context) error }, o *options, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, o.redisTimeout)
 	defer cancel()
-	err := redisbackend.CheckClient(ctx, rdb)
+	err := b.CheckClient(ctx)
 	switch {
-	case errors.Is(err, redisbackend.ErrNotClusterClient):
+	case errors.Is(err, core.ErrNotClusterClient):
 		return fmt.Errorf("-redis-addr %s is a node of a Redis Cluster, which redirected the startup check's reads: pass -redis-cluster (EDGELIMIT_REDIS_CLUSTER), or every node's address, comma-separated", o.redisAddr)
-	case err != nil:
+	case errors.Is(err, core.ErrUnavailable):
 		log.Warn("redis did not answer the startup check; the fail mode decides until it does", "err", err)
+	case err != nil:
+		return fmt.Errorf("the %s backend refuses its options: %w", o.backend, err)
 	}
 	return nil
 }

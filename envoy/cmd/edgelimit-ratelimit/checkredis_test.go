@@ -57,3 +57,23 @@ func TestStartsWithRedisAway(t *testing.T) {
 	assert.Equal(t, exitOK, s.stop())
 	assert.Contains(t, s.stderr.String(), "redis did not answer the startup check", "the log: %s", s.stderr.String())
 }
+
+// TestPrefixWithBraceRefused: a -redis-prefix the redis backend refuses
+// (a brace, which would move every key's hash tag) stops the command at
+// the startup check (exit 2, one line naming the backend and the brace).
+// Caught mutation: the check's refusal of the options logged as an
+// unanswered Redis (a warning line before the rules' load refuses the
+// same prefix).
+func TestPrefixWithBraceRefused(t *testing.T) {
+	rs, err := redisharness.Start()
+	require.NoError(t, err)
+	t.Cleanup(rs.Stop)
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"-config", writeConfig(t, oneAnHour), "-backend", "redis",
+		"-redis-addr", rs.Addr, "-redis-prefix", "a{b", "-grpc-addr", "127.0.0.1:0", "-http-addr", ""},
+		noEnv, &stderr, nil, func(string, string) { t.Error("must not serve with a prefix the backend refuses") })
+	assert.Equal(t, exitUsage, code, "exit code; stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "the redis backend refuses its options", "stderr")
+	assert.Contains(t, stderr.String(), "braces", "stderr")
+	assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+}

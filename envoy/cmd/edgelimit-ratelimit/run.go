@@ -135,16 +135,16 @@ func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkRedis(ctx, rdb, o, log); err != nil {
-		rdb.Close()
-		return nil, nil, err
-	}
 	rdb.AddHook(col.RedisHook("main"))
 	if o.backend == "redis" {
 		b := service.NewRedis(rdb, service.RedisOptions{
 			Prefix: o.redisPrefix, Timeout: o.redisTimeout, FailOpen: o.failMode == "open",
 			PipelineWindow: o.pipelineWindow, PipelineBatch: o.pipelineBatch,
 		})
+		if err := checkRedis(ctx, b, o, log); err != nil {
+			rdb.Close()
+			return nil, nil, err
+		}
 		return b, func() { rdb.Close() }, nil
 	}
 	// budget (parse refuses any other backend)
@@ -171,6 +171,10 @@ func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *
 			log.Warn("limit decided without gossip", "limit", name, "err", err)
 		},
 	})
+	if err := checkRedis(ctx, b, o, log); err != nil {
+		closeConns()
+		return nil, nil, err
+	}
 	return b, closeConns, nil
 }
 
