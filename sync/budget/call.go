@@ -117,7 +117,7 @@ func mustSource(name string) string {
 // EVAL on NOSCRIPT) at Redis time now (ms; now < 0 reads Redis' clock)
 // and parses the reply. A failed or unparsable call returns an error
 // wrapping core.ErrUnavailable, except a Redis Cluster node's redirection
-// of a client that is not a *redis.ClusterClient: a *RedirectError
+// of a client that is not a Redis Cluster client: a *RedirectError
 // (matching core.ErrInvalid and ErrNotClusterClient), a configuration
 // error, for which Limiter neither decides on the view nor counts Redis
 // down.

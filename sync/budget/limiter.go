@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/clientkind"
+	"github.com/edgelimit/edgelimit/internal/topology"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
@@ -50,6 +51,21 @@ type Limiter struct {
 	abandon context.CancelFunc // ends the Sync loop's context (a Close whose own ended)
 	tr      *gossip.Transport  // UseNATS's, or nil
 	sub     *nats.Subscription // its subscription
+	reload  topology.Reloader  // slot-map reloads after failed calls (Redis Cluster clients only: failed)
+}
+
+// failed requests a reload of a Redis Cluster client's slot map after a
+// call failed with err (topology.Reloader, at most one per
+// topology.MinInterval): go-redis reloads it by itself only on a MOVED or
+// ASK reply or every ClusterStateReloadInterval (60 s by default), and a
+// dead master sends neither, so without it, once a replica took over, the
+// dead master's groups kept failing for up to that interval. A
+// redirection (a client that is no cluster client) and a caller that left
+// say nothing of the topology.
+func (l *Limiter) failed(err error) {
+	if err != nil && !misrouted(err) && !errors.Is(err, context.Canceled) {
+		l.reload.AfterError(l.rdb)
+	}
 }
 
 // New returns a Limiter for cfg on rdb, with a random incarnation when
@@ -157,6 +173,7 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	} else {
 		r, err = Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
 		gone = errors.Is(err, context.Canceled)
+		l.failed(err)
 	}
 	// the reply's arrival on the request's timeline: a failed call is
 	// decided on the view as it is then (Machine.Complete)
@@ -196,6 +213,7 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 		return d, nil
 	}
 	r, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
+	l.failed(err)
 	if misrouted(err) {
 		return core.Decision{}, err // a configuration error: no decision
 	}
@@ -225,6 +243,7 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	c := l.m.Reset(core.Millis(l.clock.Now()), key)
 	l.mu.Unlock()
 	_, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
+	l.failed(err)
 	return err
 }
 
@@ -316,6 +335,9 @@ func (l *Limiter) Sync(ctx context.Context) error {
 			}
 		}
 		l.mu.Unlock()
+		for _, err := range errs {
+			l.failed(err) // outside the lock: a wrapper's ReloadState is the user's code
+		}
 	}
 	l.publish()
 	return first
