@@ -5,10 +5,23 @@ import "strings"
 // forwardedFor returns the "for" value of every element of RFC 7239
 // Forwarded header lines, in order, unquoted. An element without a "for"
 // parameter gives "", which holds no address.
+//
+// A line whose last quoted-string never closes is split at every comma,
+// quotes or not. Only a client can have left a quote open: a proxy appends
+// whole elements, their quotes paired, after a comma. Read with quotes
+// honoured to the end of the line, the client's open quote would swallow
+// the elements the proxies appended to it, and a "for" the client wrote
+// before that quote (for=192.0.2.1;x=") would pass for the last proxy's,
+// letting the client choose its key; split at every comma, the proxies'
+// elements (addresses and tokens, which hold no comma) stand whole.
 func forwardedFor(lines []string) []string {
 	var out []string
 	for _, line := range lines {
-		for _, elem := range splitOutsideQuotes(line, ',') {
+		elems, open := splitOutsideQuotes(line, ',')
+		if open {
+			elems = strings.Split(line, ",")
+		}
+		for _, elem := range elems {
 			out = append(out, forParam(elem))
 		}
 	}
@@ -17,7 +30,8 @@ func forwardedFor(lines []string) []string {
 
 // forParam returns the unquoted value of the "for" pair of one element.
 func forParam(elem string) string {
-	for _, pair := range splitOutsideQuotes(elem, ';') {
+	pairs, _ := splitOutsideQuotes(elem, ';')
+	for _, pair := range pairs {
 		k, v, ok := strings.Cut(pair, "=")
 		if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
 			return unquote(strings.TrimSpace(v))
@@ -27,9 +41,9 @@ func forParam(elem string) string {
 }
 
 // splitOutsideQuotes splits s at every sep that is not inside a
-// quoted-string, honouring backslash escapes within quotes.
-func splitOutsideQuotes(s string, sep byte) []string {
-	var parts []string
+// quoted-string, honouring backslash escapes within quotes; open reports
+// that s ends inside a quoted-string.
+func splitOutsideQuotes(s string, sep byte) (parts []string, open bool) {
 	start, quoted := 0, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -42,7 +56,7 @@ func splitOutsideQuotes(s string, sep byte) []string {
 			start = i + 1
 		}
 	}
-	return append(parts, s[start:])
+	return append(parts, s[start:]), quoted
 }
 
 // unquote removes the quotes and escapes of a quoted-string; a token is

@@ -14,6 +14,7 @@ func FuzzTrustedClientIP(f *testing.F) {
 	f.Add("10.0.0.1:1", "1.1.1.1, 198.51.100.1", `for="[2001:db8::1]:80";proto=http, for=10.0.0.2`)
 	f.Add("10.0.0.1:1", `"`, `for="\`)
 	f.Add("[::1]:1", ",,,", ";;;for=")
+	f.Add("10.0.0.1:1", "", `for=1.1.1.1;x=", for=198.51.100.7`)
 	xff, _ := middleware.TrustedClientIP(middleware.XForwardedFor, "10.0.0.0/8", "::1")
 	fwd, _ := middleware.TrustedClientIP(middleware.Forwarded, "10.0.0.0/8", "::1")
 	f.Fuzz(func(t *testing.T, peer, xffValue, fwdValue string) {

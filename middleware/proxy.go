@@ -34,7 +34,10 @@ const (
 // proxy saw. With a direct peer that is not trusted the header is ignored.
 // When every address is trusted, the leftmost one is the key. An entry that
 // holds no IP address (Forwarded's "unknown" or an obfuscated "_name") where
-// the walk needs one gives "", a bad key.
+// the walk needs one gives "", a bad key. A Forwarded line that ends inside
+// a quoted-string is read as split at every comma, so a quote a client
+// opens and never closes cannot swallow the elements the proxies append to
+// its line (which would let the client's own "for" pass for theirs).
 //
 // Only the header h is read: configure the one your proxies write, since a
 // client can send the other one untouched through them. Several header
