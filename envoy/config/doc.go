@@ -27,7 +27,8 @@
 // Fields of rate_limit: unit (second, minute, hour, day, week, month = 30
 // days, year = 365 days; any case), requests_per_unit (1 .. 2^32−1), unlimited,
 // name, and, beyond envoyproxy/ratelimit's format, unit_multiplier (the
-// window is that many units; default 1) and algorithm ("sliding", the
+// window is that many units; default 1; a window past core.MaxWindow, 100
+// years, is ErrBadValue) and algorithm ("sliding", the
 // default unless Options.DefaultAlgorithm says otherwise; "fixed", the fixed
 // window envoyproxy/ratelimit counts; "bucket", a token bucket; "log", the
 // exact sliding log). Fields of a descriptor: key (required), value,

@@ -368,11 +368,14 @@ func (p *parser) rateLimit(n *yaml.Node, path string) (*RateLimit, error) {
 	if rl.Multiplier == 0 {
 		rl.Multiplier = 1
 	}
+	lim := rl.Limit()
 	if rl.RequestsPerUnit == 0 {
-		return rl, nil // denies every request, as envoyproxy/ratelimit does
+		// denies every request, as envoyproxy/ratelimit does; its window
+		// is its denials' wait, so it is checked as for a limit of 1
+		lim.Max = 1
 	}
-	if err := rl.Limit().Validate(); err != nil {
-		return nil, p.fail(n, path, ErrBadValue, "%d per %s cannot be enforced: %v", rl.RequestsPerUnit, rl.Limit().Window, err)
+	if err := lim.Validate(); err != nil {
+		return nil, p.fail(n, path, ErrBadValue, "%d per %d %s cannot be enforced: %v", rl.RequestsPerUnit, rl.Multiplier, rl.Unit, err)
 	}
 	return rl, nil
 }

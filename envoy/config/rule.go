@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -69,13 +70,26 @@ type RateLimit struct {
 }
 
 // Limit is the core.Limit the rule enforces: RequestsPerUnit per
-// Multiplier × Unit. Meaningless for an unlimited rule.
+// Multiplier × Unit. A Multiplier × Unit past the largest time.Duration
+// (292 years) gives that largest Duration, which core.Limit.Validate
+// refuses with core.ErrBadWindow like any window over core.MaxWindow,
+// rather than the product wrapped around. Meaningless for an unlimited
+// rule.
 func (r RateLimit) Limit() core.Limit {
 	return core.Limit{
 		Max:       int64(r.RequestsPerUnit),
-		Window:    time.Duration(r.Multiplier) * r.Unit.Duration(),
+		Window:    window(r.Multiplier, r.Unit),
 		Algorithm: r.Algorithm,
 	}
+}
+
+// window is m units, or the largest time.Duration if that is longer.
+func window(m uint32, u Unit) time.Duration {
+	d := u.Duration()
+	if d > 0 && int64(m) > math.MaxInt64/int64(d) {
+		return math.MaxInt64
+	}
+	return time.Duration(m) * d
 }
 
 // Rule is one descriptor rule of a domain. The zero value matches nothing.

@@ -37,7 +37,9 @@
 // count nothing: an empty domain, no descriptors, a descriptor without
 // entries or with an empty key, a descriptor whose domain, keys, values and
 // window together exceed core.MaxKeyLen bytes, is_negative_hits (refilling is
-// not supported), or more than MaxDescriptors descriptors.
+// not supported), a limit override that cannot be enforced (its unit, or
+// its window past core.MaxWindow, 100 years), or more than MaxDescriptors
+// descriptors.
 //
 // Store failure: a backend that cannot reach Redis decides by its fail mode
 // (RedisOptions.FailOpen, BudgetOptions.FailClosed); that decision is

@@ -310,10 +310,12 @@ func (s *Service) override(o *commonv3.RateLimitDescriptor_RateLimitOverride, ru
 	if rule != nil {
 		rl.Name, rl.Algorithm = rule.Name, rule.Algorithm
 	}
-	if rl.RequestsPerUnit > 0 {
-		if err := rl.Limit().Validate(); err != nil {
-			return nil, fmt.Errorf("limit override cannot be enforced: %w", err)
-		}
+	lim := rl.Limit()
+	if rl.RequestsPerUnit == 0 {
+		lim.Max = 1 // denies every request; its window is the denials' wait
+	}
+	if err := lim.Validate(); err != nil {
+		return nil, fmt.Errorf("limit override cannot be enforced: %w", err)
 	}
 	return rl, nil
 }
