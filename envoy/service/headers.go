@@ -14,6 +14,7 @@ type headed struct {
 	remaining int64
 	reset     time.Duration // until more quota comes back (allowed) or until it passes (denied)
 	denied    bool
+	blind     bool // a fail-mode decision (store down, nothing counted): says nothing of the quota
 }
 
 // policyField is RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers):
@@ -33,8 +34,11 @@ func policyField(hs []headed) string {
 
 // rateLimitField is RateLimit, naming the most restrictive descriptor as the
 // middleware does: when denied, the denying one with the longest wait (r=0,
-// t=its wait, at least 1 s), with retryAfter set; else the one with the
-// fewest remaining (ties: the longest reset).
+// t=its wait, at least 1 s); else the one with the fewest remaining (ties:
+// the longest reset). A blind (fail-mode) decision is never named, as it
+// says nothing of the quota: field is "" when only blind ones are there to
+// name. retryAfter, set when one is denied, is the longest wait of the
+// denying ones, blind ones included, at least 1 s.
 func rateLimitField(hs []headed) (field string, retryAfter int64) {
 	best := -1
 	anyDenied := false
@@ -43,6 +47,12 @@ func rateLimitField(hs []headed) (field string, retryAfter int64) {
 	}
 	for i, h := range hs {
 		if anyDenied != h.denied {
+			continue
+		}
+		if anyDenied {
+			retryAfter = max(retryAfter, 1, ceilSeconds(h.reset))
+		}
+		if h.blind {
 			continue
 		}
 		if best < 0 {
@@ -55,11 +65,13 @@ func rateLimitField(hs []headed) (field string, retryAfter int64) {
 			best = i
 		}
 	}
+	if best < 0 {
+		return "", retryAfter
+	}
 	h := hs[best]
 	r, t := h.remaining, ceilSeconds(h.reset)
 	if anyDenied {
 		r, t = 0, max(1, t)
-		retryAfter = t
 	}
 	return sfString(h.name) + ";r=" + strconv.FormatInt(r, 10) + ";t=" + strconv.FormatInt(t, 10), retryAfter
 }

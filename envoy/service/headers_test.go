@@ -44,3 +44,36 @@ func TestRateLimitFieldPicksMostRestrictive(t *testing.T) {
 	assert.Equal(t, `"z";r=0;t=1`, f, "a denial never says retry at once")
 	assert.Equal(t, int64(1), retry)
 }
+
+// TestRateLimitFieldNamesNoBlindDecision: a fail-mode decision (blind: the
+// store was down, nothing counted) is never the one RateLimit names, so it
+// cannot hide a counted descriptor's quota; with only blind ones there is
+// no field, while a blind denial still sets Retry-After. It catches a
+// fail-open "r=0" winning the fewest-remaining pick and a fail-closed
+// denial reported as quota spent.
+func TestRateLimitFieldNamesNoBlindDecision(t *testing.T) {
+	f, retry := rateLimitField([]headed{
+		{name: "open", remaining: 0, reset: 50 * time.Second, blind: true},
+		{name: "counted", remaining: 4, reset: 50 * time.Second},
+	})
+	assert.Equal(t, `"counted";r=4;t=50`, f, "the counted descriptor is named, not the fail-open one")
+	assert.Zero(t, retry)
+
+	f, retry = rateLimitField([]headed{{name: "open", remaining: 0, reset: 50 * time.Second, blind: true}})
+	assert.Empty(t, f, "a fail-open decision alone: no field")
+	assert.Zero(t, retry)
+
+	f, retry = rateLimitField([]headed{
+		{name: "closed", reset: 1500 * time.Millisecond, denied: true, blind: true},
+		{name: "counted", remaining: 4, reset: 50 * time.Second},
+	})
+	assert.Empty(t, f, "a fail-closed denial alone among the denials: no field")
+	assert.Equal(t, int64(2), retry, "its wait, rounded up, is the Retry-After")
+
+	f, retry = rateLimitField([]headed{
+		{name: "closed", reset: 5 * time.Second, denied: true, blind: true},
+		{name: "over", reset: 2 * time.Second, denied: true},
+	})
+	assert.Equal(t, `"over";r=0;t=2`, f, "the counted denial is named")
+	assert.Equal(t, int64(5), retry, "Retry-After waits for every denial")
+}

@@ -37,7 +37,11 @@ type Options struct {
 	// mode), still counting and reporting.
 	ShadowMode bool
 	// Headers adds RateLimit-Policy and RateLimit (and Retry-After when
-	// over the limit) to response_headers_to_add.
+	// over the limit) to response_headers_to_add. RateLimit never names a
+	// fail-mode decision (core.SourceFailOpen, core.SourceFailClosed),
+	// which counted nothing and says nothing of the quota: with no other
+	// descriptor to name it is left out, while a fail-closed denial still
+	// sets Retry-After.
 	Headers bool
 	// DefaultAlgorithm counts a descriptor's limit override (which has no
 	// algorithm field). Zero value: the sliding window.
@@ -156,8 +160,11 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	if s.o.Headers && len(hs) > 0 {
 		field, retry := rateLimitField(hs)
 		resp.ResponseHeadersToAdd = append(resp.ResponseHeadersToAdd,
-			&corev3.HeaderValue{Key: "RateLimit-Policy", Value: policyField(hs)},
-			&corev3.HeaderValue{Key: "RateLimit", Value: field})
+			&corev3.HeaderValue{Key: "RateLimit-Policy", Value: policyField(hs)})
+		if field != "" {
+			resp.ResponseHeadersToAdd = append(resp.ResponseHeadersToAdd,
+				&corev3.HeaderValue{Key: "RateLimit", Value: field})
+		}
 		if retry > 0 {
 			resp.ResponseHeadersToAdd = append(resp.ResponseHeadersToAdd,
 				&corev3.HeaderValue{Key: "Retry-After", Value: strconv.FormatInt(retry, 10)})
@@ -375,6 +382,7 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		if d.Allowed {
 			h.reset = untilMore(d, lim, now)
 		}
+		h.blind = d.Source == core.SourceFailOpen || d.Source == core.SourceFailClosed
 	}
 	st.LimitRemaining = uint32(min(d.Remaining, math.MaxUint32))
 	if d.Allowed {
