@@ -32,10 +32,11 @@ func (s *Set) Domain(name string) *Domain {
 }
 
 // Load reads path: one YAML file, or a directory whose *.yaml and *.yml
-// files (not its subdirectories) are each one domain, as envoyproxy/ratelimit
-// reads its runtime directory. Errors: *Error (see the package doc), ErrNoFiles
-// for a directory without such files, ErrDuplicate for a domain in two files,
-// or the os error reading path.
+// files (see Files; symlinks to files too, not its subdirectories) are each
+// one domain, as envoyproxy/ratelimit reads its runtime directory. Errors:
+// *Error (see the package doc), ErrNoFiles for a directory without such
+// files, ErrDuplicate for a domain in two files, or the os error reading
+// path.
 func Load(path string, opts Options) (*Set, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -68,8 +69,11 @@ func Load(path string, opts Options) (*Set, error) {
 }
 
 // Files lists the configuration files of directory dir, sorted: its *.yaml
-// and *.yml files. Errors: ErrNoFiles (an *Error) when there are none, or the
-// os error reading dir.
+// and *.yml files not starting with '.', regular files or symlinks to
+// regular files (a mounted Kubernetes ConfigMap holds only symlinks).
+// Errors: ErrNoFiles (an *Error) when there are none, or the os error
+// reading dir or following a symlink (a dangling one: its file is
+// missing, not left out).
 func Files(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -78,7 +82,18 @@ func Files(dir string) ([]string, error) {
 	var files []string
 	for _, e := range entries {
 		n := e.Name()
-		if e.Type().IsRegular() && (strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) && !strings.HasPrefix(n, ".") {
+		if !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) || strings.HasPrefix(n, ".") {
+			continue
+		}
+		regular := e.Type().IsRegular()
+		if e.Type()&os.ModeSymlink != 0 {
+			st, err := os.Stat(filepath.Join(dir, n))
+			if err != nil {
+				return nil, fmt.Errorf("config: %w", err)
+			}
+			regular = st.Mode().IsRegular()
+		}
+		if regular {
 			files = append(files, filepath.Join(dir, n))
 		}
 	}
