@@ -120,8 +120,19 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // fingerprint hashes the names and contents of the configuration's files, so
 // any change (edit, new file, removed file, a symlink swapped as Kubernetes
-// does for a ConfigMap) is seen.
-func fingerprint(path string) (string, error) {
+// does for a ConfigMap) is seen. A configuration that cannot be read is
+// fingerprinted by its error, so the same failure (a missing file) counts
+// as one change, reported once, as an unchanged bad file is.
+func fingerprint(path string) string {
+	fp, err := hashFiles(path)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return fp
+}
+
+// hashFiles is fingerprint's hash of the files under path.
+func hashFiles(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", err
@@ -145,10 +156,7 @@ func fingerprint(path string) (string, error) {
 }
 
 func (s *Server) load() (*config.Set, string, error) {
-	fp, err := fingerprint(s.o.ConfigPath)
-	if err != nil {
-		fp = ""
-	}
+	fp := fingerprint(s.o.ConfigPath)
 	set, err := s.loadSet()
 	return set, fp, err
 }
@@ -173,12 +181,14 @@ func (s *Server) loadSet() (*config.Set, error) {
 
 // Reload reads the configuration again and puts it in force if it changed
 // and loads; on error the configuration in force stays. It reports whether a
-// change was seen, and the load's error.
+// change was seen, and the load's error. A configuration that stays
+// unloadable (the same bad file, the same missing file) is one change,
+// reported once: later calls see no change until it changes again.
 func (s *Server) Reload() (changed bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fp, err := fingerprint(s.o.ConfigPath)
-	if err == nil && fp == s.lastFiles {
+	fp := fingerprint(s.o.ConfigPath)
+	if fp == s.lastFiles {
 		return false, nil
 	}
 	set, err := s.loadSet()
