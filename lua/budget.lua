@@ -71,6 +71,8 @@
 -- identities bursts lost 1.8% of their quota.)
 
 local tonumber, floor, ceil, mmax, mmin = tonumber, math.floor, math.ceil, math.max, math.min
+local rcall, unpack, sf = redis.call, unpack, string.format
+local mpack, munpack = cmsgpack.pack, cmsgpack.unpack
 
 -- chunked runs cmd on key with the values of list, at most 1,000 at a time
 -- (an even number, so HSET's field-value pairs stay whole), and returns
@@ -78,9 +80,13 @@ local tonumber, floor, ceil, mmax, mmin = tonumber, math.floor, math.ceil, math.
 -- batch of one group reaches with thousands of identities in one bucket or
 -- leaving the hot set at once.
 local function chunked(cmd, key, list)
+  local nl = #list
+  if nl <= 1000 then
+    return rcall(cmd, key, unpack(list))
+  end
   local out = {}
-  for i = 1, #list, 1000 do
-    local part = redis.call(cmd, key, unpack(list, i, mmin(i + 999, #list)))
+  for i = 1, nl, 1000 do
+    local part = rcall(cmd, key, unpack(list, i, mmin(i + 999, nl)))
     if type(part) == 'table' then
       for j = 1, #part do
         out[i + j - 1] = part[j]
@@ -89,33 +95,34 @@ local function chunked(cmd, key, list)
   end
   return out
 end
-local mpack, munpack = cmsgpack.pack, cmsgpack.unpack
 
-local now = tonumber(ARGV[1])
+local now = ARGV[1] + 0
 if ARGV[2] == '1' then
-  local t = redis.call('TIME')
+  local t = rcall('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
-local W = tonumber(ARGV[3])
-local max = tonumber(ARGV[4])
-local P = tonumber(ARGV[5])
-local c = tonumber(ARGV[6])
-local slack = tonumber(ARGV[7])
+local W = ARGV[3] + 0
+local max = ARGV[4] + 0
+local P = ARGV[5] + 0
+local c = ARGV[6] + 0
+local slack = ARGV[7] + 0
 local prefix = ARGV[8]
-local seq = tonumber(ARGV[9])
-local nitems = tonumber(ARGV[14])
+local seq = ARGV[9] + 0
+local hotWin = ARGV[10] + 0
+local nitems = ARGV[14] + 0
 
 local w = floor(now / W)
 local elapsed = now - w * W
+local batch = seq > 0 and hotWin >= 0
 
 local retried = 0
-if seq > 0 and tonumber(ARGV[10]) >= 0 then
+if batch then
   -- a batch: one in flight per group, so a high-water mark
-  local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+  local last = tonumber(rcall('GET', KEYS[1]) or '0')
   if seq <= last then
     retried = 1
   else
-    redis.call('SET', KEYS[1], seq, 'PX', 4 * W + slack)
+    rcall('SET', KEYS[1], ARGV[9], 'PX', sf('%d', 4 * W + slack)) -- seq's decimal digits
   end
 elseif seq > 0 then
   -- a decision's report (or a Reset): up to 32 outstanding, in any
@@ -123,7 +130,7 @@ elseif seq > 0 then
   -- mask of the 32 numbers up to it (bit d: number hw - d applied); a
   -- number below the window is refused as applied
   local hw, mask = 0, 0
-  local v = redis.call('GET', KEYS[1])
+  local v = rcall('GET', KEYS[1])
   if v then
     local a, b = string.match(v, '^(%d+):(%d+)$')
     hw, mask = tonumber(a), tonumber(b)
@@ -145,7 +152,7 @@ elseif seq > 0 then
     end
   end
   if retried == 0 then
-    redis.call('SET', KEYS[1], string.format('%.0f:%.0f', hw, mask), 'PX', 4 * W + slack)
+    rcall('SET', KEYS[1], string.format('%.0f:%.0f', hw, mask), 'PX', 4 * W + slack)
   end
 end
 
@@ -181,11 +188,11 @@ end
 -- (Machine.leaseTo).
 local through, from = -1, -1
 local fk = prefix .. ':fc'
-local ann = tonumber(ARGV[13])
+local ann = ARGV[13] + 0
 if ann > 0 and c > 0 then
   local ik = prefix .. ':fa:' .. ARGV[12]
   local have = -1
-  local hv = redis.call('GET', ik)
+  local hv = rcall('GET', ik)
   if hv then
     local a, b = string.match(hv, '^(-?%d+):(-?%d+)$')
     if a then
@@ -201,7 +208,7 @@ if ann > 0 and c > 0 then
       from = lo -- a new lease, or one that lapsed
     end
     for x = lo, ann do
-      local fv = redis.call('HMGET', fk, x, 'm' .. x)
+      local fv = rcall('HMGET', fk, x, 'm' .. x)
       local v = tonumber(fv[1] or '0')
       local n, cx = floor(v / 4294967296), v % 4294967296
       if fv[2] then
@@ -210,14 +217,14 @@ if ann > 0 and c > 0 then
           from = mmax(from, x + 1)
         end
       end
-      redis.call('HSET', fk, x, string.format('%.0f', (n + 1) * 4294967296 + mmax(cx, cc)))
+      rcall('HSET', fk, x, string.format('%.0f', (n + 1) * 4294967296 + mmax(cx, cc)))
     end
     -- w - 2: a call planned a window earlier may still read it
-    redis.call('HDEL', fk, w - 3, w - 4, w - 5, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
+    rcall('HDEL', fk, w - 3, w - 4, w - 5, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
     local ttl = (ann + 2) * W - now + slack -- R_ann weighs until window ann + 1 ends
-    redis.call('SET', ik, string.format('%.0f:%.0f', ann, from), 'PX', ttl)
-    if redis.call('PTTL', fk) < ttl then
-      redis.call('PEXPIRE', fk, ttl)
+    rcall('SET', ik, string.format('%.0f:%.0f', ann, from), 'PX', ttl)
+    if rcall('PTTL', fk) < ttl then
+      rcall('PEXPIRE', fk, ttl)
     end
     have = ann
   end
@@ -228,19 +235,24 @@ end
 -- C, G, K of window 2e, followed by C, G, K of window 2e + 1 when that is
 -- not all zero, as MessagePack integers (cmsgpack: one byte each below
 -- 128). The hash expires as a whole three windows plus the slack
--- after window 2e + 1 starts. An item's five windows lie in three epochs.
+-- after window 2e + 1 starts. An item's five windows lie in three epochs,
+-- e0 = floor((w - 2) / 2), e0 + 1 and e0 + 2.
 --
 -- Items are read first, each bucket's epoch hashes once for all the
--- identities the call names (HMGET), applied in order on those states,
--- and written last, each hash once (HSET of its changed fields, PEXPIRE);
--- an identity named twice sees its first item's changes. Hot set changes
--- are applied at the end too, the last one of each identity counting.
+-- identities the call names (HMGET; HGET for a bucket of one), applied in
+-- order on those states, and written last, each hash once (HSET of its
+-- changed fields, PEXPIRE); an identity named twice sees its first item's
+-- changes. Hot set changes are applied at the end too, the last one of
+-- each identity counting.
 --
 -- An identity's state is one flat array: C, G, K of window w + d at
 -- 3(d + 3) + 1, + 2, + 3 (d in -3..3: the epochs' other windows are kept
 -- to be written back), at 25 + d whether window w + d changed, then its
 -- hot set member 'bucket|field' and its field.
-local ids = {}      -- 'bucket|field' -> state
+--
+-- Cost (docs/budget.md, "Script time"): numbers reach redis.call as '%d'
+-- strings, each argument is converted once ('+ 0'), R once per item.
+local ids = {}      -- 'bucket|field' -> state (a call of one item keeps none)
 local bl = {}       -- buckets in order of first mention
 local bf = {}       -- bucket -> its states in order of first mention
 local itS, itArg = {}, {} -- per item: its state, its ARGV index
@@ -253,7 +265,9 @@ for n = 1, nitems do
   if not s then
     s = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
       false, false, false, false, false, false, false, id, f}
-    ids[id] = s
+    if nitems > 1 then
+      ids[id] = s
+    end
     local fl = bf[b]
     if not fl then
       fl = {}
@@ -263,9 +277,11 @@ for n = 1, nitems do
     fl[#fl + 1] = s
   end
   itS[n], itArg[n] = s, i
-  checks = checks or tonumber(ARGV[i + 2]) > 0 or tonumber(ARGV[i + 3]) > 0
-  i = i + 6 + tonumber(ARGV[i + 5])
-  i = i + 1 + 3 * tonumber(ARGV[i])
+  if not checks then
+    checks = ARGV[i + 2] + 0 > 0 or ARGV[i + 3] + 0 > 0
+  end
+  i = i + 6 + ARGV[i + 5]
+  i = i + 1 + 3 * ARGV[i]
 end
 
 -- the announced spenders of windows w - 1 .. w + 2 (nN) and their largest
@@ -278,12 +294,13 @@ end
 local nP, cP, n0, c0, n1, c1, n2, c2 = 0, 0, 0, 0, 0, 0, 0, 0
 local anyN = false
 do
-  local record = checks and tonumber(ARGV[15]) ~= w + 2
+  local record = checks and ARGV[15] + 0 ~= w + 2
+  local x1, x2, x3, x4 = sf('%d', w - 1), sf('%d', w), sf('%d', w + 1), sf('%d', w + 2) -- the windows' fields
   local fv
   if record then
-    fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2, 'm' .. (w - 1), 'm' .. w, 'm' .. (w + 1), 'm' .. (w + 2))
+    fv = rcall('HMGET', fk, x1, x2, x3, x4, 'm' .. x1, 'm' .. x2, 'm' .. x3, 'm' .. x4)
   else
-    fv = redis.call('HMGET', fk, w - 1, w, w + 1, w + 2)
+    fv = rcall('HMGET', fk, x1, x2, x3, x4)
   end
   if fv[1] or fv[2] or fv[3] or fv[4] then
     anyN = true
@@ -298,6 +315,7 @@ do
   end
   if record then
     local mp, mc = mmin(P, 2097151), mmin(c, 4294967295)
+    local xs = {x1, x2, x3, x4}
     local set = {}
     for d = 0, 3 do
       local m = mp * 4294967296 + mc
@@ -306,55 +324,58 @@ do
         m = mmin(floor(mv / 4294967296), mp) * 4294967296 + mmin(mv % 4294967296, mc)
       end
       if m ~= mv then
-        set[#set + 1] = 'm' .. (w - 1 + d)
+        set[#set + 1] = 'm' .. xs[1 + d]
         set[#set + 1] = string.format('%.0f', m)
       end
     end
     if #set > 0 then
-      redis.call('HSET', fk, unpack(set))
-      redis.call('HDEL', fk, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
+      rcall('HSET', fk, unpack(set))
+      rcall('HDEL', fk, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
       local ttl = (w + 4) * W - now + slack -- m<w+2> is read until window w + 3 ends
-      if redis.call('PTTL', fk) < ttl then
-        redis.call('PEXPIRE', fk, ttl)
+      if rcall('PTTL', fk) < ttl then
+        rcall('PEXPIRE', fk, ttl)
       end
     end
   end
 end
 
-local e0, e1 = floor((w - 2) / 2), floor((w + 2) / 2)
-local es = {}
-for e = e0, e1 do
-  es[e] = ':e' .. e
-end
-
-local kb = {} -- bucket -> its keys' common part
-for _, b in ipairs(bl) do
+-- bk[3j - 2 + k]: the key of epoch e0 + k of bucket bl[j], whose window
+-- 2(e0 + k) is w + d0 + 2k, its C, G, K at o0 + 6k + 1 ..
+local e0 = floor((w - 2) / 2)
+local d0 = 2 * e0 - w
+local o0 = 3 * (d0 + 3)
+local bk = {}
+for j = 1, #bl do
+  local b = bl[j]
   local fl = bf[b]
   local pb = prefix .. ':b' .. b
-  kb[b] = pb
-  if #fl == 1 then
-    local s = fl[1]
-    for e = e0, e1 do
-      local v = redis.call('HGET', pb .. es[e], s[30])
+  local nf = #fl
+  local names
+  if nf > 1 then
+    names = {}
+    for x = 1, nf do
+      names[x] = fl[x][30]
+    end
+  end
+  for k = 0, 2 do
+    local key = sf('%s:e%d', pb, e0 + k)
+    bk[3 * j - 2 + k] = key
+    local o = o0 + 6 * k
+    if nf == 1 then
+      local v = rcall('HGET', key, fl[1][30])
       if v then
-        local o = 3 * (2 * e - w + 3)
-        local a, g, k, a1, g1, k1 = munpack(v)
-        s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, k, a1 or 0, g1 or 0, k1 or 0
+        local s = fl[1]
+        local a, g, kk, a1, g1, k1 = munpack(v)
+        s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, kk, a1 or 0, g1 or 0, k1 or 0
       end
-    end
-  else
-    local names = {}
-    for j, s in ipairs(fl) do
-      names[j] = s[30]
-    end
-    for e = e0, e1 do
-      local vs = chunked('HMGET', pb .. es[e], names)
-      local o = 3 * (2 * e - w + 3)
-      for j, s in ipairs(fl) do
-        local v = vs[j]
+    else
+      local vs = chunked('HMGET', key, names)
+      for x = 1, nf do
+        local v = vs[x]
         if v then
-          local a, g, k, a1, g1, k1 = munpack(v)
-          s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, k, a1 or 0, g1 or 0, k1 or 0
+          local s = fl[x]
+          local a, g, kk, a1, g1, k1 = munpack(v)
+          s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, kk, a1 or 0, g1 or 0, k1 or 0
         end
       end
     end
@@ -367,38 +388,40 @@ end
 -- and, when that is under need, the ms until need units fit if nothing
 -- changes: when E binds, the time the sliding estimate takes to fall to
 -- max − need (core.SlidingRetryMillis); when E1 or E2 binds (budget
--- reserved for the next windows), at least the next window.
--- R_{w+d} is the larger of c * max(0, P - K) and the announced spenders'
--- (above); with unreserved, R is left out (what was admitted and granted
--- alone). Inline, not a function per window: this runs for every item.
-local function headroom(s, need, dec, unreserved)
-  local rw, r1, rp, r2 = 0, 0, 0, 0
-  if not unreserved then
-    local kp, k0, k1, k2 = s[9], s[12], s[15], s[18]
-    rp, rw, r1, r2 = c * mmax(0, P - kp), c * mmax(0, P - k0), c * mmax(0, P - k1), c * mmax(0, P - k2)
-    if anyN then
-      rp, rw = mmax(rp, cP * mmax(0, nP - kp)), mmax(rw, c0 * mmax(0, n0 - k0))
-      r1, r2 = mmax(r1, c1 * mmax(0, n1 - k1)), mmax(r2, c2 * mmax(0, n2 - k2))
-    end
-  end
+-- reserved for the next windows), at least the next window. rp, rw, r1,
+-- r2 are R of w - 1, w, w + 1, w + 2: the free credit PoPs may still
+-- spend unseen (computed per item below), or all 0 for what was admitted
+-- and granted alone.
+local Wl = W - elapsed
+local function headroom(s, need, dec, rp, rw, r1, r2)
   local cur = s[10] + s[11] + s[8] + rw
   local prev = s[7] + rp + s[5]
   local est
   if prev == 0 then
     est = cur
   else
-    est = cur + prev * (W - elapsed) / W
+    est = cur + prev * Wl / W
   end
   local h = ceil(max + 1 - est) - 1
   while h > 0 and not (est < max - h + 1) do
     h = h - 1
   end
   local e1 = cur + r1
-  local e2 = s[11] + r1 + r2
-  if dec then
-    e2 = 0 -- E2 is of the window after next, which no unit counted in w weighs in
+  local e2 = 0 -- E2 is of the window after next, which no unit counted in w weighs in
+  if not dec then
+    e2 = s[11] + r1 + r2
   end
-  h = mmax(0, mmin(h, max - e1, max - e2))
+  local m = max - e1
+  if m < h then
+    h = m
+  end
+  m = max - e2
+  if m < h then
+    h = m
+  end
+  if h < 0 then
+    h = 0
+  end
   if h >= need then
     return h, 0
   end
@@ -417,18 +440,26 @@ local function headroom(s, need, dec, unreserved)
   return h, retry
 end
 
-local hotOps, hotOrder = {}, {} -- member -> true (add) / false (remove)
-local out = {now, w, retried, 0, through, from}
+-- hot set changes: member -> true (add) / false (remove), members in
+-- order of first mention; a call of one item keeps its one in hm, hop
+local hotOps, hotOrder, hm, hop
+local out
+if nitems == 1 then
+  out = {now, w, retried, 0, through, from, 0, 0, 0, 0, 0, 0} -- no growth
+else
+  out = {now, w, retried, 0, through, from}
+end
 local q = 6
 for n = 1, nitems do
   local s, a = itS[n], itArg[n]
-  local nn, want, gmin, nclaims = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+  local nn, want, nclaims = ARGV[a + 2] + 0, ARGV[a + 3] + 0, ARGV[a + 5] + 0
+  local nops = ARGV[a + 6 + nclaims] + 0
   local allowed, grant = -1, 0
-  local h, retry
+  local h, hr, retry
   if retried == 0 then
     local o = a + 7 + nclaims
-    for _ = 1, tonumber(ARGV[o - 1]) do
-      local x, gwa, u = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
+    for _ = 1, nops do
+      local x, gwa, u = ARGV[o] + 0, ARGV[o + 1] + 0, ARGV[o + 2] + 0
       o = o + 3
       local gw = gwa - w
       if gwa == -3 then
@@ -441,11 +472,19 @@ for n = 1, nitems do
         end
       elseif gwa >= 0 and gw >= -2 and gw <= 0 then
         local j = 3 * (gw + 3) + 2
-        s[j] = mmax(0, s[j] - u)
+        local v = s[j] - u
+        if v > 0 then
+          s[j] = v
+        else
+          s[j] = 0
+        end
         s[25 + gw] = true
       end
       if x >= 0 then
-        local d = mmin(x - w, 0)
+        local d = x - w
+        if d > 0 then
+          d = 0
+        end
         if d >= -1 then
           local j = 3 * (d + 3) + 1
           s[j] = s[j] + u
@@ -460,31 +499,58 @@ for n = 1, nitems do
       end
     end
     for j = a + 6, a + 5 + nclaims do
-      local d = tonumber(ARGV[j]) - w
+      local d = ARGV[j] - w
       if d >= -1 and d <= 2 then
         local k = 3 * (d + 3) + 3
         s[k] = s[k] + 1
         s[25 + d] = true
       end
     end
+  end
+  -- R of w - 1 .. w + 2: the larger of c * max(0, P - K) and the
+  -- announced spenders' (above)
+  local rp, rw, r1, r2 = 0, 0, 0, 0
+  do
+    local kp, k0, k1, k2 = s[9], s[12], s[15], s[18]
+    local t = P - kp
+    if t > 0 then rp = c * t end
+    t = P - k0
+    if t > 0 then rw = c * t end
+    t = P - k1
+    if t > 0 then r1 = c * t end
+    t = P - k2
+    if t > 0 then r2 = c * t end
+    if anyN then
+      t = nP - kp
+      if t > 0 and cP * t > rp then rp = cP * t end
+      t = n0 - k0
+      if t > 0 and c0 * t > rw then rw = c0 * t end
+      t = n1 - k1
+      if t > 0 and c1 * t > r1 then r1 = c1 * t end
+      t = n2 - k2
+      if t > 0 and c2 * t > r2 then r2 = c2 * t end
+    end
+  end
+  if retried == 0 then
     if nn > 0 then
-      if nn <= headroom(s, 1, true) then
+      local hd, rd = headroom(s, nn, true, rp, rw, r1, r2)
+      if nn <= hd then
         allowed = 1
         s[10] = s[10] + nn
         s[25] = true
       else
-        allowed = 0
+        allowed, retry = 0, rd
       end
     end
     if want > 0 then
-      h = h or headroom(s, 1)
+      h, hr = headroom(s, 1, false, rp, rw, r1, r2)
       -- a quarter of an equal share of the headroom per ask, and none
       -- below gmin: budget held where no request comes is what denies a
       -- request elsewhere, so the last units stay at Redis to be decided
       -- where the requests are
       if h >= 4 * P * want then
         grant = want
-      elseif h >= gmin then
+      elseif h >= ARGV[a + 4] + 0 then
         grant = mmin(want, ceil(h / (4 * P)))
       end
       if grant > 0 then
@@ -495,89 +561,120 @@ for n = 1, nitems do
     end
   end
   if allowed == 0 then
-    local _
-    _, retry = headroom(s, nn, true)
-    h = headroom(s, 1)
-  elseif not h or h == 0 then
-    h, retry = headroom(s, 1)
+    if grant > 0 then
+      -- the grant after the denial weighs in the wait
+      local _
+      _, retry = headroom(s, nn, true, rp, rw, r1, r2)
+    end
+    if not h then
+      h = headroom(s, 1, false, rp, rw, r1, r2)
+    end
+  elseif h then
+    retry = hr
   else
-    retry = 0
+    h, retry = headroom(s, 1, false, rp, rw, r1, r2)
   end
   out[q + 1], out[q + 2], out[q + 3], out[q + 4], out[q + 5], out[q + 6] = allowed, grant, s[10], s[7], h, retry
   q = q + 6
-  if retried == 0 and (nn > 0 or want > 0 or nclaims > 0 or tonumber(ARGV[a + 6 + nclaims]) > 0) then
+  if retried == 0 and (nn > 0 or want > 0 or nclaims > 0 or nops > 0) then
     local op
-    local r0, r1 = c * mmax(0, P - s[12]), c * mmax(0, P - s[15])
-    if anyN then
-      r0, r1 = mmax(r0, c0 * mmax(0, n0 - s[12])), mmax(r1, c1 * mmax(0, n1 - s[15]))
-    end
-    if (r0 > 0 or r1 > 0) and (h < max / 4 or headroom(s, 1, false, true) < max * 2 / 3) then
+    if (rw > 0 or r1 > 0) and (h < max / 4 or headroom(s, 1, false, 0, 0, 0, 0) < max * 2 / 3) then
       op = true
-    elseif r0 == 0 and r1 == 0 then
+    elseif rw == 0 and r1 == 0 then
       op = false
     end
     if op ~= nil then
       local m = s[29]
-      if hotOps[m] == nil then
-        hotOrder[#hotOrder + 1] = m
-      end
-      hotOps[m] = op
-    end
-  end
-end
-
-for _, b in ipairs(bl) do
-  local fl = bf[b]
-  for e = e0, e1 do
-    local args = {}
-    local d = 2 * e - w -- window 2e is w + d
-    local o = 3 * (d + 3)
-    for _, s in ipairs(fl) do
-      if s[25 + d] or s[26 + d] then
-        args[#args + 1] = s[30]
-        if s[o + 4] == 0 and s[o + 5] == 0 and s[o + 6] == 0 then
-          args[#args + 1] = mpack(s[o + 1], s[o + 2], s[o + 3])
-        else
-          args[#args + 1] = mpack(s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6])
+      if nitems == 1 then
+        hm, hop = m, op
+      else
+        if not hotOps then
+          hotOps, hotOrder = {}, {}
         end
+        if hotOps[m] == nil then
+          hotOrder[#hotOrder + 1] = m
+        end
+        hotOps[m] = op
       end
-    end
-    if #args > 0 then
-      local k = kb[b] .. es[e]
-      chunked('HSET', k, args)
-      redis.call('PEXPIRE', k, (2 * e + 4) * W - now + slack)
     end
   end
 end
 
-local hk = prefix .. ':hz:' .. w
-if #hotOrder > 0 then
-  local rem, added = {}, false
-  for _, m in ipairs(hotOrder) do
-    if not hotOps[m] then
-      rem[#rem + 1] = m
-    elseif not redis.call('ZSCORE', hk, m) then
-      redis.call('ZADD', hk, redis.call('INCR', hk .. ':n'), m)
+for j = 1, #bl do
+  local fl = bf[bl[j]]
+  local nf = #fl
+  for k = 0, 2 do
+    local d = d0 + 2 * k -- window 2(e0 + k) is w + d
+    local o = o0 + 6 * k
+    local args, na = nil, 0
+    for x = 1, nf do
+      local s = fl[x]
+      if s[25 + d] or s[26 + d] then
+        if not args then
+          args = {}
+        end
+        args[na + 1] = s[30]
+        if s[o + 4] == 0 and s[o + 5] == 0 and s[o + 6] == 0 then
+          args[na + 2] = mpack(s[o + 1], s[o + 2], s[o + 3])
+        else
+          args[na + 2] = mpack(s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6])
+        end
+        na = na + 2
+      end
+    end
+    if args then
+      local key = bk[3 * j - 2 + k]
+      chunked('HSET', key, args)
+      rcall('PEXPIRE', key, sf('%d', (2 * (e0 + k) + 4) * W - now + slack))
+    end
+  end
+end
+
+local cursor = 0
+if hotWin == w then
+  cursor = ARGV[11] + 0
+end
+if hm or hotOrder or batch then
+  local hk = sf('%s:hz:%d', prefix, w)
+  local added = false
+  if hm then
+    if not hop then
+      rcall('ZREM', hk, hm)
+    elseif not rcall('ZSCORE', hk, hm) then
+      rcall('ZADD', hk, rcall('INCR', hk .. ':n'), hm)
       added = true
     end
-  end
-  if #rem > 0 then
-    chunked('ZREM', hk, rem)
+  elseif hotOrder then
+    local rem = {}
+    for j = 1, #hotOrder do
+      local m = hotOrder[j]
+      if not hotOps[m] then
+        rem[#rem + 1] = m
+      elseif not rcall('ZSCORE', hk, m) then
+        rcall('ZADD', hk, rcall('INCR', hk .. ':n'), m)
+        added = true
+      end
+    end
+    if #rem > 0 then
+      chunked('ZREM', hk, rem)
+    end
   end
   if added then
-    redis.call('PEXPIRE', hk, 2 * W + slack)
-    redis.call('PEXPIRE', hk .. ':n', 2 * W + slack)
+    local ttl = sf('%d', 2 * W + slack)
+    rcall('PEXPIRE', hk, ttl)
+    rcall('PEXPIRE', hk .. ':n', ttl)
   end
-end
-local cursor = 0
-if tonumber(ARGV[10]) == w then
-  cursor = tonumber(ARGV[11])
-end
-if seq > 0 and tonumber(ARGV[10]) >= 0 then
-  local hot = redis.call('ZRANGEBYSCORE', hk, '(' .. cursor, '+inf', 'WITHSCORES', 'LIMIT', 0, 256)
-  for j = 1, #hot, 2 do
-    out[#out + 1] = hot[j]
-    cursor = tonumber(hot[j + 1])
+  if batch then
+    -- without scores: each would be formatted as a double
+    local hot = rcall('ZRANGEBYSCORE', hk, sf('(%d', cursor), '+inf', 'LIMIT', '0', '256')
+    local nh = #hot
+    if nh > 0 then
+      for x = 1, nh do
+        q = q + 1
+        out[q] = hot[x]
+      end
+      cursor = tonumber(rcall('ZSCORE', hk, hot[nh]))
+    end
   end
 end
 out[4] = cursor
