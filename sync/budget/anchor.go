@@ -41,8 +41,8 @@ import "math"
 // as a Sync's replies arrive, before Finish (Limiter does): it is also
 // when a batch's reply landed (landedAt). Tick records its time too.
 // Calling it is optional: a Machine never told anchors on its Ticks'
-// times alone, and starts the grace after an outage at a batch's send
-// time.
+// times alone, and starts the grace after an outage at the later of a
+// batch's send time and the last Tick's.
 func (m *Machine) Clock(now int64) { m.clockAt = max(m.clockAt, now) }
 
 // sentAt is the time on this PoP's clock a call planned at now counts its
