@@ -119,7 +119,7 @@ func TestHealthMetricsAndShutdown(t *testing.T) {
 	require.NoError(t, r.srv.Shutdown(context.Background()))
 	_, err = r.client.ShouldRateLimit(context.Background(), req("edge", desc("remote_address", "10.0.0.3")))
 	assert.Error(t, err, "a stopped server takes no calls")
-	_, err = o.Service.Backend.Limiter(core.PerWindow(1, 1e9))
+	_, _, err = o.Service.Backend.Acquire(core.PerWindow(1, 1e9))
 	assert.True(t, errors.Is(err, core.ErrClosed), "Shutdown closed the backend")
 	assert.True(t, strings.HasPrefix(r.httpURL, "http://"))
 }

@@ -74,6 +74,9 @@ func New(o Options) (*Server, error) {
 		s.reg = prometheus.NewRegistry()
 	}
 	s.metrics = service.NewMetrics(s.reg)
+	if b := o.Service.Backend; b != nil {
+		s.reg.MustRegister(service.PoolCollectors(b)...)
+	}
 	so := o.Service
 	if so.Metrics == nil {
 		so.Metrics = s.metrics
@@ -170,11 +173,19 @@ func (s *Server) loadSet() (*config.Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	// kept while built, so the bound on other limiters releases none of
+	// them; SetConfig keeps the new set's alone, a failed load the old's
+	b := s.o.Service.Backend
+	old := service.Limits(s.svc.Config())
+	b.Keep(append(service.Limits(set), old...))
 	for _, dr := range set.Rules() {
-		if _, err := s.o.Service.Backend.Limiter(dr.Rule.RateLimit.Limit()); err != nil {
+		_, done, err := b.Acquire(dr.Rule.RateLimit.Limit())
+		if err != nil {
+			b.Keep(old)
 			return nil, &config.Error{File: dr.Domain.File, Line: dr.Rule.Line, Path: dr.Rule.Path + ".rate_limit",
-				Kind: config.ErrBadValue, Problem: fmt.Sprintf("the %s backend cannot enforce it: %v", s.o.Service.Backend.Name(), err)}
+				Kind: config.ErrBadValue, Problem: fmt.Sprintf("the %s backend cannot enforce it: %v", b.Name(), err)}
 		}
+		done()
 	}
 	return set, nil
 }

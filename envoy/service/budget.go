@@ -36,6 +36,12 @@ type BudgetOptions struct {
 	NATS *nats.Conn
 	// OnLimiter, when set, is called with every limiter built (for its stats).
 	OnLimiter func(name string, l *budget.Limiter)
+	// OnRelease, when set, is called with every limiter the pool released
+	// (PoolOptions), before another of its limit is built: undo there
+	// what OnLimiter did. It must be quick: the pool's lock is held.
+	OnRelease func(name string, l *budget.Limiter)
+	// Pool bounds the limiters kept besides the configuration's.
+	Pool PoolOptions
 	// OnGossipError, when set, is called when a limiter built could not
 	// gossip over NATS (it decides without gossip).
 	OnGossipError func(name string, err error)
@@ -56,7 +62,7 @@ type BudgetBackend struct {
 }
 
 // NewBudget returns a BudgetBackend. Its limiters start their Sync loops
-// when built; Close runs a last Sync of each. The caller closes the Redis
+// when built; a release (PoolOptions) and Close run a last Sync of each. The caller closes the Redis
 // client after Close. A limit of another algorithm than the sliding window
 // fails Limiter with an error matching core.ErrInvalid.
 func NewBudget(o BudgetOptions) *BudgetBackend {
@@ -69,7 +75,7 @@ func NewBudget(o BudgetOptions) *BudgetBackend {
 		if l.Algorithm != core.SlidingWindow {
 			return nil, "", fmt.Errorf("%w: the budget backend counts the sliding window only, not %s", core.ErrBadAlgorithm, l.Algorithm)
 		}
-		name := fmt.Sprintf("%s-%d-%d", ns, l.Max, l.WindowMillis())
+		name := budgetName(ns, l)
 		lim, err := budget.New(budget.Config{PoP: o.PoP, Limit: l, PoPs: o.PoPs, Namespace: name,
 			FailClosed: o.FailClosed, NoWait: o.NoWait, SyncInterval: o.Sync}, o.Redis, o.Clock)
 		return lim, name, err
@@ -95,12 +101,29 @@ func NewBudget(o BudgetOptions) *BudgetBackend {
 	b.p.close = func(ctx context.Context, l core.Limiter) error {
 		return l.(*budget.Limiter).Close(ctx)
 	}
+	if o.OnRelease != nil {
+		b.p.released = func(l core.Limit, lim core.Limiter) {
+			o.OnRelease(budgetName(ns, l), lim.(*budget.Limiter))
+		}
+	}
+	b.p.clock, b.p.opts = o.Clock, o.Pool
 	return b
 }
 
-// Limiter implements Backend; a limit other than the sliding window fails
+// budgetName is the Namespace of l's limiter.
+func budgetName(ns string, l core.Limit) string {
+	return fmt.Sprintf("%s-%d-%d", ns, l.Max, l.WindowMillis())
+}
+
+// Acquire implements Backend; a limit other than the sliding window fails
 // with core.ErrBadAlgorithm (which matches core.ErrInvalid).
-func (b *BudgetBackend) Limiter(l core.Limit) (core.Limiter, error) { return b.p.get(l) }
+func (b *BudgetBackend) Acquire(l core.Limit) (core.Limiter, func(), error) { return b.p.get(l) }
+
+// Keep implements Backend.
+func (b *BudgetBackend) Keep(limits []core.Limit) { b.p.keep(limits) }
+
+// Pool implements Backend.
+func (b *BudgetBackend) Pool() PoolStats { return b.p.stats() }
 
 // Close implements Backend: every limiter stops and runs a last Sync.
 func (b *BudgetBackend) Close(ctx context.Context) error { return b.p.closeAll(ctx) }

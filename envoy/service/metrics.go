@@ -8,6 +8,8 @@ import "github.com/prometheus/client_golang/prometheus"
 //	edgelimit_envoy_rule_decisions_total{domain,rule,result}  result: ok, over_limit, shadow_over_limit, quota_over_limit, fail_open, fail_closed, unlimited, replaced, no_rule
 //	edgelimit_envoy_config_loads_total{result}                result: ok, error
 //	edgelimit_envoy_config_domains                            domains in force, gauge
+//	edgelimit_envoy_limiters{kept}                            limiters the backend holds, gauge (PoolCollectors); kept: true (the configuration's), false
+//	edgelimit_envoy_limiters_released_total                   limiters released (PoolOptions) (PoolCollectors)
 //
 // rule is the rate_limit's name, else the rule's YAML path ("(none)" for a
 // descriptor no rule matches, "(override)" for one limited by its own
@@ -63,4 +65,28 @@ func (m *Metrics) ConfigLoaded(ok bool, domains int) {
 		return
 	}
 	m.configLoads.WithLabelValues("error").Inc()
+}
+
+// PoolCollectors are b's limiter series (see Metrics), read from b.Pool
+// at every scrape, for the caller to register.
+func PoolCollectors(b Backend) []prometheus.Collector {
+	live := func(kept bool) func() float64 {
+		return func() float64 {
+			st := b.Pool()
+			if kept {
+				return float64(st.Kept)
+			}
+			return float64(st.Live - st.Kept)
+		}
+	}
+	opts := func(kept string) prometheus.GaugeOpts {
+		return prometheus.GaugeOpts{Namespace: "edgelimit", Subsystem: "envoy", Name: "limiters",
+			Help: "Limiters the backend holds; kept: those of the configuration in force.", ConstLabels: prometheus.Labels{"kept": kept}}
+	}
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(opts("true"), live(true)),
+		prometheus.NewGaugeFunc(opts("false"), live(false)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "edgelimit", Subsystem: "envoy", Name: "limiters_released_total",
+			Help: "Limiters released: idle, or past the bound, outside the configuration."}, func() float64 { return float64(b.Pool().Released) }),
+	}
 }

@@ -20,6 +20,8 @@ type RedisOptions struct {
 	PipelineWindow time.Duration
 	PipelineBatch  int
 	Clock          core.Clock // nil = the system clock
+	// Pool bounds the limiters kept besides the configuration's.
+	Pool PoolOptions
 }
 
 // RedisBackend decides every request atomically at Redis (backends/redis):
@@ -57,11 +59,18 @@ func NewRedis(client goredis.UniversalClient, o RedisOptions) *RedisBackend {
 		return redis.New(client, l, opts...)
 	}
 	b.p.build = func(l core.Limit) (core.Limiter, error) { return b.newLimiter(l) }
+	b.p.clock, b.p.opts = o.Clock, o.Pool
 	return b
 }
 
-// Limiter implements Backend.
-func (b *RedisBackend) Limiter(l core.Limit) (core.Limiter, error) { return b.p.get(l) }
+// Acquire implements Backend.
+func (b *RedisBackend) Acquire(l core.Limit) (core.Limiter, func(), error) { return b.p.get(l) }
+
+// Keep implements Backend.
+func (b *RedisBackend) Keep(limits []core.Limit) { b.p.keep(limits) }
+
+// Pool implements Backend.
+func (b *RedisBackend) Pool() PoolStats { return b.p.stats() }
 
 // Close implements Backend; every count is already at Redis.
 func (b *RedisBackend) Close(ctx context.Context) error { return b.p.closeAll(ctx) }

@@ -77,8 +77,26 @@ func New(o Options) (*Service, error) {
 }
 
 // SetConfig puts c in force for every later request; requests in flight
-// finish with the one they started with.
-func (s *Service) SetConfig(c *config.Set) { s.cfg.Store(c) }
+// finish with the one they started with. The backend keeps the limiters
+// of c's rules (Backend.Keep); those of the rules c dropped are released
+// once idle.
+func (s *Service) SetConfig(c *config.Set) {
+	s.o.Backend.Keep(Limits(c))
+	s.cfg.Store(c)
+}
+
+// Limits returns the limits of c's rules (config.Set.Rules), the ones
+// SetConfig has the backend keep; nil for a nil c.
+func Limits(c *config.Set) []core.Limit {
+	if c == nil {
+		return nil
+	}
+	var limits []core.Limit
+	for _, dr := range c.Rules() {
+		limits = append(limits, dr.Rule.RateLimit.Limit())
+	}
+	return limits
+}
 
 // Config returns the configuration in force (nil before SetConfig).
 func (s *Service) Config() *config.Set { return s.cfg.Load() }
@@ -367,12 +385,13 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		// Never passes: requests_per_unit 0, or more hits than the limit.
 		d = core.Decision{Limit: lim.Max, RetryAfter: lim.Window}
 	} else {
-		l, err := s.o.Backend.Limiter(lim)
+		l, done, err := s.o.Backend.Acquire(lim)
 		if err != nil {
 			return nil, nil, "", err
 		}
 		now := s.clock.Now()
 		d, err = l.AllowN(ctx, p.id, now, p.hits)
+		done()
 		if err != nil && !errors.Is(err, core.ErrUnavailable) {
 			return nil, nil, "", err
 		}

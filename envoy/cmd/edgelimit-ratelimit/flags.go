@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/edgelimit/edgelimit/envoy/service"
 )
 
 // options are the command's settings, from flags and the environment.
@@ -24,6 +26,8 @@ type options struct {
 	logFormat       string
 	logLevel        string
 	localCapacity   int
+	limiterIdle     time.Duration
+	maxLimiters     int
 
 	redisAddr      string
 	redisMaster    string
@@ -73,6 +77,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json, on stderr")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.localCapacity, "local-capacity", 0, "local backend: identities kept per distinct limit; 0 = 1,048,576")
+	fs.DurationVar(&o.limiterIdle, "limiter-idle", service.DefaultIdle, "a limiter outside the configuration (a limit override's, a dropped rule's) unused this long is released")
+	fs.IntVar(&o.maxLimiters, "max-limiters", service.DefaultMaxLimiters, "most limiters kept outside the configuration; past it the least recently used idle one is released")
 	fs.StringVar(&o.redisAddr, "redis-addr", "127.0.0.1:6379", "Redis address; comma-separated for a Cluster's nodes or Sentinels")
 	fs.StringVar(&o.redisMaster, "redis-master", "", "Sentinel: the master's name (redis-addr lists the sentinels)")
 	fs.BoolVar(&o.redisCluster, "redis-cluster", false, "Redis Cluster even with one address")
@@ -127,6 +133,12 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	}
 	if o.budgetSync <= 0 {
 		return nil, fmt.Errorf("-budget-sync %v: want a positive interval", o.budgetSync)
+	}
+	if o.limiterIdle <= 0 {
+		return nil, fmt.Errorf("-limiter-idle %v: want a positive duration", o.limiterIdle)
+	}
+	if o.maxLimiters < 1 {
+		return nil, fmt.Errorf("-max-limiters %d: want at least 1", o.maxLimiters)
 	}
 	switch o.failMode {
 	case "open", "closed":

@@ -124,8 +124,9 @@ func logger(o *options, w io.Writer) *slog.Logger {
 // closeConns closes them (after the backend's Close). A Redis client that
 // cannot reach every key is refused (checkRedis).
 func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *slog.Logger) (service.Backend, func(), error) {
+	pool := service.PoolOptions{Idle: o.limiterIdle, Max: o.maxLimiters}
 	if o.backend == "local" {
-		return service.NewLocal(nil, o.localCapacity), func() {}, nil
+		return service.NewLocalPool(nil, o.localCapacity, pool), func() {}, nil
 	}
 	rdb, err := service.NewRedisClient(service.RedisClientOptions{
 		Addrs: strings.Split(o.redisAddr, ","), MasterName: o.redisMaster, Cluster: o.redisCluster,
@@ -139,7 +140,7 @@ func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *
 	if o.backend == "redis" {
 		b := service.NewRedis(rdb, service.RedisOptions{
 			Prefix: o.redisPrefix, Timeout: o.redisTimeout, FailOpen: o.failMode == "open",
-			PipelineWindow: o.pipelineWindow, PipelineBatch: o.pipelineBatch,
+			PipelineWindow: o.pipelineWindow, PipelineBatch: o.pipelineBatch, Pool: pool,
 		})
 		if err := checkRedis(ctx, b, o, log); err != nil {
 			rdb.Close()
@@ -163,10 +164,11 @@ func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *
 	}
 	b := service.NewBudget(service.BudgetOptions{
 		PoP: o.pop, Redis: rdb, PoPs: o.budgetPoPs, Namespace: o.redisPrefix, NATS: nc,
-		FailClosed: o.failMode == "closed", NoWait: o.budgetNoWait, Sync: o.budgetSync,
+		FailClosed: o.failMode == "closed", NoWait: o.budgetNoWait, Sync: o.budgetSync, Pool: pool,
 		OnLimiter: func(name string, l *budget.Limiter) {
 			col.AddStats(name, func() map[string]float64 { return budgetFields(l.Stats()) })
 		},
+		OnRelease: func(name string, _ *budget.Limiter) { col.AddStats(name, nil) },
 		OnGossipError: func(name string, err error) {
 			log.Warn("limit decided without gossip", "limit", name, "err", err)
 		},
