@@ -55,7 +55,7 @@ func (c *Collector) initDecisionMetrics(cfg config) {
 	}, []string{"limiter", "result", "source"})
 	c.decisionErrs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: cfg.namespace, Name: "decision_errors_total", ConstLabels: cfg.labels,
-		Help: "Errors of rate-limit calls by limiter and type: unavailable (store down; a decision came with it), invalid (bad input), other.",
+		Help: "Errors of rate-limit calls by limiter and type: unavailable (store down; a decision came with it), invalid (bad input), other, canceled (the caller's context was cancelled: no outage).",
 	}, []string{"limiter", "type"})
 	c.decisionDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: cfg.namespace, Name: "decision_duration_seconds", ConstLabels: cfg.labels,
@@ -79,7 +79,7 @@ func (c *Collector) initRedisMetrics(cfg config) {
 	c.redisErrs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: cfg.namespace, Subsystem: "redis", Name: "errors_total", ConstLabels: cfg.labels,
 		Help: "Failed Redis round trips: type=reply for an error reply, type=transport for no answer, " +
-			"type=noscript for a script Redis had not cached (the caller then sends it).",
+			"type=noscript for a script Redis had not cached (the caller then sends it), type=canceled for a caller that left.",
 	}, []string{"client", "type"})
 }
 

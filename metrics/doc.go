@@ -27,12 +27,12 @@
 // With the default namespace "edgelimit":
 //
 //	edgelimit_decisions_total{limiter,result,source}          counter (result: allowed, denied)
-//	edgelimit_decision_errors_total{limiter,type}              counter (type: unavailable, invalid, other)
+//	edgelimit_decision_errors_total{limiter,type}              counter (type: unavailable, invalid, other, canceled)
 //	edgelimit_decision_duration_seconds{limiter}               histogram
 //	edgelimit_redis_roundtrips_total{client,kind}              counter (kind: command, pipeline)
 //	edgelimit_redis_roundtrip_duration_seconds{client,kind}    histogram
 //	edgelimit_redis_pipeline_commands{client}                  histogram
-//	edgelimit_redis_errors_total{client,type}                  counter (type: reply, transport, noscript)
+//	edgelimit_redis_errors_total{client,type}                  counter (type: reply, transport, noscript, canceled)
 //	edgelimit_node_stat{node,stat}                             gauge (WithNodeLabel renames or drops node)
 //
 // During a store outage a limiter still decides and returns its decision
@@ -42,7 +42,13 @@
 // limiter's fail
 // modes as allowed/fail-open or denied/fail-closed), and the error in
 // decision_errors_total{type="unavailable"}. A call that returned no
-// decision (bad input) counts only in decision_errors_total. Series are
+// decision (bad input) counts only in decision_errors_total. A caller
+// whose context was cancelled (an HTTP client that hung up) is no outage:
+// its error (matching context.Canceled) counts as type="canceled" in
+// decision_errors_total, and its go-redis calls cut short as
+// type="canceled" in redis_errors_total, so alerts on "unavailable" and
+// "transport" stay quiet; a deadline that passes while Redis does not
+// answer is still "unavailable" and "transport". Series are
 // created when they first move, except those Wrap is told (or a
 // SourceLister says) the limiter can produce, which start at 0; a series no
 // limiter can move (allowed/fail-closed, denied/fail-open,

@@ -106,7 +106,7 @@ func TestRedisRoundTripsOfAKnownRun(t *testing.T) {
 	// command, transport error
 	require.Error(t, rdb.Get(ctx, "a").Err(), "GET succeeded on a killed server")
 	want := `
-# HELP edgelimit_redis_errors_total Failed Redis round trips: type=reply for an error reply, type=transport for no answer, type=noscript for a script Redis had not cached (the caller then sends it).
+# HELP edgelimit_redis_errors_total Failed Redis round trips: type=reply for an error reply, type=transport for no answer, type=noscript for a script Redis had not cached (the caller then sends it), type=canceled for a caller that left.
 # TYPE edgelimit_redis_errors_total counter
 edgelimit_redis_errors_total{client="main",type="noscript"} 1
 edgelimit_redis_errors_total{client="main",type="reply"} 1

@@ -18,6 +18,7 @@ type redisHook struct {
 	pipeSize          prometheus.Observer
 	replyErr, netErrs prometheus.Counter
 	noScript          *lazyCounter
+	canceled          *lazyCounter
 }
 
 var _ redis.Hook = (*redisHook)(nil)
@@ -31,7 +32,10 @@ var _ redis.Hook = (*redisHook)(nil)
 // part of normal work are not errors: redis.Nil (a missing key); NOSCRIPT,
 // the first EVALSHA of a script Redis has not cached yet (after a start, a
 // restart or SCRIPT FLUSH), which the caller answers by sending the script,
-// is counted apart as type "noscript" (created at its first occurrence); and
+// is counted apart as type "noscript" (created at its first occurrence); a
+// call whose context was cancelled (the caller left, matching
+// context.Canceled) is counted apart as type "canceled" (created at its
+// first occurrence), while a deadline that passed is "transport"; and
 // a server refusing the CLIENT SETINFO and CLIENT MAINT_NOTIFICATIONS that
 // go-redis sends on every new connection (and ignores the refusal of: Redis
 // before 7.2 knows neither) is not counted at all. A pipeline counts one
@@ -49,6 +53,7 @@ func (c *Collector) RedisHook(name string) redis.Hook {
 		replyErr: c.redisErrs.WithLabelValues(name, "reply"),
 		netErrs:  c.redisErrs.WithLabelValues(name, "transport"),
 		noScript: &lazyCounter{vec: c.redisErrs, labels: []string{name, "noscript"}},
+		canceled: &lazyCounter{vec: c.redisErrs, labels: []string{name, "canceled"}},
 	}
 }
 
@@ -90,6 +95,8 @@ func (h *redisHook) countErr(err error, cmds ...redis.Cmder) {
 	var reply redis.Error
 	switch {
 	case err == nil || errors.Is(err, redis.Nil):
+	case errors.Is(err, context.Canceled):
+		h.canceled.get().Inc() // the caller left: no answer wanted
 	case !errors.As(err, &reply):
 		h.netErrs.Inc()
 	default:

@@ -18,9 +18,10 @@ const (
 	errUnavailable = iota // matches core.ErrUnavailable: a decision came with it
 	errInvalid            // matches core.ErrInvalid: no decision
 	errOther              // anything else: no decision
+	errCanceled           // matches context.Canceled: the caller left; a decision when it also matches core.ErrUnavailable
 )
 
-var errTypes = [...]string{"unavailable", "invalid", "other"}
+var errTypes = [...]string{"unavailable", "invalid", "other", "canceled"}
 
 // limiter is the decorator Wrap returns. Series are resolved once, at Wrap
 // or at their first use, so a decision costs two clock reads, one histogram
@@ -52,8 +53,12 @@ type SourceLister interface {
 // core.ErrUnavailable (a budget limiter's counted decision on its view is
 // allowed/local or denied/local, a Redis limiter's fail modes
 // allowed/fail-open or denied/fail-closed); every error is also counted in
-// decision_errors_total by type: "unavailable" (the store failed, a
-// decision came with it), "invalid" (bad input, no decision), "other".
+// decision_errors_total by type: "canceled" (matching context.Canceled:
+// the caller's context was cancelled, which says nothing of the store; a
+// decision is counted only when the error also matches
+// core.ErrUnavailable, as sync/budget's does), "unavailable" (the store
+// failed, a decision came with it), "invalid" (bad input, no decision),
+// "other".
 //
 // A series exists from the first decision that moves it. sources (or, when
 // none are given, l's Sources() if l is a SourceLister) names the Sources
@@ -137,6 +142,11 @@ func (w *limiter) count(start time.Time, d core.Decision, err error) {
 	if err != nil {
 		typ := errOther
 		switch {
+		case errors.Is(err, context.Canceled):
+			// the caller left (no outage): a budget limiter's decision on
+			// its view comes with it (its error matches core.ErrUnavailable
+			// too), a Redis limiter's none
+			typ, decided = errCanceled, errors.Is(err, core.ErrUnavailable)
 		case errors.Is(err, core.ErrUnavailable):
 			typ, decided = errUnavailable, true
 		case errors.Is(err, core.ErrInvalid):

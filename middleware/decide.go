@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -109,8 +110,19 @@ func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time
 			return res.o, res.err
 		default:
 		}
-		return outcome{}, &core.UnavailableError{Op: "middleware: rate-limit decision", Err: ctx.Err()}
+		return outcome{}, gaveUp(ctx)
 	}
+}
+
+// gaveUp is the error of a decision the middleware stopped waiting for
+// when ctx ended: the caller's context cancelled (the client hung up,
+// which says nothing of the store) matches context.Canceled and not
+// core.ErrUnavailable; the deadline passed is a *core.UnavailableError.
+func gaveUp(ctx context.Context) error {
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
+		return fmt.Errorf("middleware: rate-limit decision: caller gone: %w", err)
+	}
+	return &core.UnavailableError{Op: "middleware: rate-limit decision", Err: ctx.Err()}
 }
 
 // answerMargin is how long before the middleware stops waiting the
@@ -124,7 +136,7 @@ func answerMargin(timeout time.Duration) time.Duration {
 func (m *Middleware) decideInline(ctx context.Context, key string, now time.Time) (outcome, error) {
 	o, err := m.decide(ctx, key, now)
 	if err != nil && ctx.Err() != nil {
-		return o, &core.UnavailableError{Op: "middleware: rate-limit decision", Err: ctx.Err()}
+		return o, gaveUp(ctx)
 	}
 	return o, err
 }

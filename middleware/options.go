@@ -174,7 +174,12 @@ func WithDeniedHandler(h http.Handler) Option {
 // WithErrorHandler sets a function called with every limiter error and
 // timeout, once per request, before the response is written; use it to log.
 // A store failure matches core.ErrUnavailable (whether or not the limiter's
-// decision came with it, see FailMode); other errors are the limiter's own.
+// decision came with it, see FailMode); a client that hung up before its
+// decision (the request's context cancelled) gives an error matching
+// context.Canceled, which is no store failure (the middleware's and
+// backends/redis' do not match core.ErrUnavailable; sync/budget's, which
+// comes with its decision on its view, does); other errors are the
+// limiter's own.
 // Default: none. It runs on the request's goroutine and must not write the
 // response.
 func WithErrorHandler(f func(r *http.Request, err error)) Option {

@@ -30,7 +30,9 @@ type Ask struct {
 // sent (a core error matching core.ErrInvalid); a call Redis failed gets
 // the fail-mode decision, or no decision when a cluster node redirected it
 // (see RedirectError), and the first such failure is returned, as a
-// *core.UnavailableError or a *RedirectError.
+// *core.UnavailableError or a *RedirectError. ctx cancelled (the caller
+// left): nothing sent, or, for the calls Redis had not answered, no
+// decision, and a *CanceledError (see AllowN).
 func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision) error {
 	if len(out) < len(asks) {
 		return fmt.Errorf("%w: AllowEach: %d asks but room for %d decisions", core.ErrInvalid, len(asks), len(out))
@@ -45,11 +47,22 @@ func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision
 		}
 		reqs[i] = l.request(a.Key, core.Millis(a.Now), a.N, true)
 	}
+	if err := canceled(ctx, "redis evalsha"); err != nil {
+		return err // the caller left: nothing sent
+	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
 	defer cancel()
 	var first error
 	for i, cmd := range l.execAll(ctx, reqs) {
 		v, err := cmd.Result()
+		if err != nil && canceled(ctx, "redis evalsha") != nil {
+			// the caller left while Redis had the calls: no decision
+			out[i], err = core.Decision{}, canceled(ctx, "redis evalsha")
+			if first == nil {
+				first = err
+			}
+			continue
+		}
 		if err != nil {
 			l.reload.AfterError(l.client) // a dead master: find its promoted replica
 		} else {

@@ -96,7 +96,10 @@ func (l *Limiter) Key(id string) string { return EncodeKey(l.cfg.prefix, id, l.s
 // error matching core.ErrInvalid, nothing sent. Redis unreachable: the
 // fail-mode decision and a *core.UnavailableError. A Redis Cluster node
 // redirecting a client that is not a Redis Cluster client: no decision
-// and a *RedirectError (matching core.ErrInvalid).
+// and a *RedirectError (matching core.ErrInvalid). ctx cancelled (the
+// caller left) before Redis answered: no decision and a *CanceledError
+// (matching context.Canceled, not core.ErrUnavailable); nothing is sent
+// when it was cancelled before the call.
 func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
@@ -125,30 +128,48 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 // fields in its bucket's window hashes (one script call). Bad key: a core
 // error matching core.ErrInvalid; Redis unreachable: a
 // *core.UnavailableError; a cluster node redirecting a client that is not a
-// cluster client: a *RedirectError.
+// cluster client: a *RedirectError; ctx cancelled: a *CanceledError (see
+// AllowN).
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
 	}
+	if err := canceled(ctx, "redis reset"); err != nil {
+		return err // the caller left: nothing sent
+	}
+	// ctx's error is context.Canceled only when the caller's was cancelled
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
 	defer cancel()
 	if l.bucketed {
 		if err := l.resetBucketed(ctx, key); err != nil {
-			return l.storeError("redis reset", err)
+			return l.callError(ctx, "redis reset", err)
 		}
 		return nil
 	}
 	l.trips.Add(1)
 	if err := l.client.Del(ctx, l.Key(key)).Err(); err != nil {
-		return l.storeError("redis del", err)
+		return l.callError(ctx, "redis del", err)
 	}
 	return nil
+}
+
+// callError is what a call that failed with err returns: a *CanceledError
+// when the caller's context (ctx or the one it derives from) was
+// cancelled, else storeError's.
+func (l *Limiter) callError(ctx context.Context, op string, err error) error {
+	if cerr := canceled(ctx, op); cerr != nil {
+		return cerr
+	}
+	return l.storeError(op, err)
 }
 
 // decide runs the script for key, alone (bounded by the limiter's timeout
 // through a context) or in a shared pipeline (bounded by a timer per call,
 // see batcher.do).
 func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit bool) (core.Decision, error) {
+	if err := canceled(ctx, "redis evalsha"); err != nil {
+		return core.Decision{}, err // the caller left: nothing sent
+	}
 	req := l.request(key, now, n, commit)
 	var v any
 	var err error
@@ -158,6 +179,9 @@ func (l *Limiter) decide(ctx context.Context, key string, now, n int64, commit b
 		v, err = l.runTimed(ctx, req)
 	}
 	if err != nil {
+		if err := canceled(ctx, "redis evalsha"); err != nil {
+			return core.Decision{}, err // the caller left while Redis had the call
+		}
 		l.reload.AfterError(l.client) // a dead master: find its promoted replica
 		return l.failure("redis evalsha", err)
 	}
