@@ -45,4 +45,8 @@
 // (RedisOptions.FailOpen, BudgetOptions.FailClosed); that decision is
 // answered as any other (OK or OVER_LIMIT), so Envoy's failure_mode_deny,
 // which applies only when this service does not answer, is not involved.
+// A call Envoy gave up on (its context cancelled, as when its filter's
+// timeout passes) before the backend answered is no outage: gRPC Canceled,
+// counted as requests_total{code="canceled"} (the redis backend sends
+// nothing for it when the cancellation came first).
 package service

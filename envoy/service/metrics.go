@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // Metrics are the service's Prometheus series, in the project's naming:
 //
-//	edgelimit_envoy_requests_total{domain,code}               code: ok, over_limit, invalid, error
+//	edgelimit_envoy_requests_total{domain,code}               code: ok, over_limit, invalid, error, canceled (the caller gave up: no outage)
 //	edgelimit_envoy_rule_decisions_total{domain,rule,result}  result: ok, over_limit, shadow_over_limit, quota_over_limit, fail_open, fail_closed, unlimited, replaced, no_rule
 //	edgelimit_envoy_config_loads_total{result}                result: ok, error
 //	edgelimit_envoy_config_domains                            domains in force, gauge

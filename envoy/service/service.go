@@ -135,6 +135,12 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	var quota []*structpb.Value
 	for i, p := range plans {
 		st, h, result, err := s.decide(ctx, p)
+		if err != nil && errors.Is(err, context.Canceled) {
+			// the caller (Envoy) gave up on the call: no outage
+			s.countRequest(domLabel, "canceled")
+			s.o.Logger.Debug("caller gone", "domain", req.GetDomain(), "descriptor", i, "err", err)
+			return nil, status.Errorf(codes.Canceled, "descriptor %d: %v", i, err)
+		}
 		if err != nil {
 			s.countRequest(domLabel, "error")
 			s.o.Logger.Error("decision failed", "domain", req.GetDomain(), "descriptor", i, "err", err)
@@ -395,7 +401,11 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		if err != nil && !errors.Is(err, core.ErrUnavailable) {
 			return nil, nil, "", err
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, context.Canceled):
+			// the budget backend's decision on its view for a caller gone
+			s.o.Logger.Debug("caller gone; decided on the view", "source", d.Source.String(), "err", err)
+		case err != nil:
 			s.o.Logger.Warn("store unavailable; fail-mode decision", "source", d.Source.String(), "err", err)
 		}
 		if d.Allowed {
