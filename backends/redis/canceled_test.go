@@ -38,8 +38,8 @@ func (h *sentCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) gore
 // context.Canceled and not core.ErrUnavailable (a *CanceledError), no
 // decision (the zero Decision: nothing was counted, and no fail-mode
 // decision stands for a Redis that did not fail), and nothing is sent:
-// AllowN, Peek and Reset, with and without pipelining, failing open or
-// closed. It catches a cancelled caller classified as a Redis outage
+// AllowN, Peek, Reset and AllowEach, with and without pipelining, failing
+// open or closed. It catches a cancelled caller classified as a Redis outage
 // (alerts on decision_errors_total{type="unavailable"} fire when clients
 // hang up) and a call sent for a caller already gone.
 func TestCanceledCallerIsNoOutage(t *testing.T) {
@@ -70,6 +70,11 @@ func TestCanceledCallerIsNoOutage(t *testing.T) {
 		err = l.Reset(gone, "k")
 		assert.ErrorIs(t, err, context.Canceled, "%s: Reset", name)
 		assert.NotErrorIs(t, err, core.ErrUnavailable, "%s: Reset", name)
+		out := make([]core.Decision, 2)
+		err = l.AllowEach(gone, []Ask{{Key: "k", Now: now, N: 1}, {Key: "j", Now: now, N: 1}}, out)
+		assert.ErrorAs(t, err, &ce, "%s: AllowEach", name)
+		assert.NotErrorIs(t, err, core.ErrUnavailable, "%s: AllowEach", name)
+		assert.Equal(t, []core.Decision{{}, {}}, out, "%s: AllowEach: no decisions", name)
 		assert.Equal(t, before, sent.n.Load(), "%s: nothing sent for a caller already gone", name)
 	}
 }
