@@ -70,10 +70,7 @@ func (m *Machine) fresh(e *entry) {
 func (m *Machine) retire(e *entry) {
 	r := &m.ren
 	if i := r.renX + 1 - e.claimed; e.claimed > m.forgot && i >= 0 && i < int64(len(r.recs)) {
-		if r.recs[i] == nil {
-			r.recs[i] = map[string]int64{}
-		}
-		r.recs[i][e.key] = e.claimed
+		r.file(e.key, e.claimed, e.claimed)
 	}
 	m.drop(e)
 }

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -173,5 +174,71 @@ func TestPeekWithRenouncedRecord(t *testing.T) {
 		require.NotNil(t, c)
 		d := m.PeekDone(w0+150, c, &Result{Now: w0 + 120, Window: x, Items: []ItemResult{{Headroom: 0, CW: 5, Retry: 500}}}, nil)
 		assert.Equal(t, !named, d.Allowed, "named hot %v: its own slots count only when it holds them", named)
+	}
+}
+
+// TestRenouncedRecordCarried: a record Redis names hot again in each later
+// window is extended in the map it was filed in, not moved to a newer one
+// (a move leaves a deleted slot in the older map, which a Go map never
+// gives back), and when that map is dropped the record is filed again with
+// what it held: it still covers the windows it reaches, so a request there
+// gets no free credit, and the claims it sent stay sent. Caught mutations:
+// a record moved at each naming (its map follows the naming), no carry
+// when its map is dropped (x+3's slot not given up: no item, free credit),
+// a carry that loses how far its claims were sent (x+2 claimed again).
+func TestRenouncedRecordCarried(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	h := HotKey{Key: "hot", Bucket: m.bucket("hot")}
+	tick := func(now int64) []Item {
+		var items []Item
+		for _, c := range m.Tick(now) {
+			for _, it := range c.Items {
+				if it.Key == h.Key {
+					items = append(items, it)
+				}
+			}
+			m.Finish(c, &Result{Now: now, Window: m.window(now), Items: make([]ItemResult, len(c.Items))}, nil)
+		}
+		return items
+	}
+	tick(w0 + 100)
+	m.renounce(h, x)
+	filed, _, _, ok := m.ren.find(h.Key)
+	require.True(t, ok, "filed")
+	for k := int64(1); k <= 2; k++ {
+		require.Len(t, tick(w0+k*testWindow+100), 1, "window x+%d: the last naming's claims go", k)
+		m.renounce(h, x+k)
+		i, through, sent, ok := m.ren.find(h.Key)
+		require.True(t, ok)
+		assert.Equal(t, x+k+1, through, "given up through x+%d", k+1)
+		assert.Equal(t, x+k, sent, "claims through x+%d sent", k)
+		assert.Equal(t, filed+int(k), i, "extended in the map it was filed in, %d rolls on", k)
+	}
+	items := tick(w0 + 3*testWindow + 100) // the map it was filed in is dropped
+	require.Len(t, items, 1, "carried: its claim of x+3 goes")
+	assert.Equal(t, []int64{x + 3}, items[0].Claims, "x+2's claim was sent before the carry")
+	through, sent, ok := m.renouncedThrough(h.Key, x+3)
+	require.True(t, ok, "x+3 is still given up")
+	assert.Equal(t, []int64{x + 3, x + 3}, []int64{through, sent})
+	d, c := m.Request(w0+3*testWindow+200, h.Key, 1)
+	assert.NotNil(t, c, "its slot of x+3 is given up: Redis decides")
+	assert.NotEqual(t, SrcFree, d.Source)
+}
+
+// TestRecordPacking: a renounced record's two windows round-trip through
+// packRecord for negative and large windows, a sent more than three
+// windows behind is stored three behind, and a sent past through as
+// through.
+func TestRecordPacking(t *testing.T) {
+	for _, through := range []int64{-1 << 60, -5, -1, 0, 1, 7, 1 << 40, 1<<60 + 3} {
+		for d := int64(0); d <= 3; d++ {
+			gotT, gotS := unpackRecord(packRecord(through, through-d))
+			assert.Equal(t, []int64{through, through - d}, []int64{gotT, gotS}, "through %d, sent %d", through, through-d)
+		}
+		_, s := unpackRecord(packRecord(through, math.MinInt64))
+		assert.Equal(t, through-3, s, "a sent long before is three behind")
+		_, s = unpackRecord(packRecord(through, through+2))
+		assert.Equal(t, through, s, "a sent past through is through")
 	}
 }

@@ -49,12 +49,12 @@ func (m *Machine) unappliedRecord(key string, bucket int, claims []int64, r *Res
 	if r.Retried || len(claims) == 0 || claims[len(claims)-1] <= lim {
 		return
 	}
-	through, sent, ok := m.renouncedThrough(key, lim+1)
-	if !ok || sent != claims[len(claims)-1] {
+	rn := &m.ren
+	i, through, sent, ok := rn.find(key)
+	if !ok || lim+1 > through || sent != claims[len(claims)-1] {
 		return // dropped, promoted, or sent again since
 	}
-	rn := &m.ren
-	rn.recs[rn.renX+1-through][key] = max(lim, m.forgot)
+	rn.recs[i][key] = packRecord(through, max(lim, m.forgot))
 	rn.toClaim = append(rn.toClaim, HotKey{Key: key, Bucket: bucket})
 }
 
