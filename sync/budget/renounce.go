@@ -29,20 +29,40 @@ import "math"
 // deleted slot behind in the older map, which a Go map never gives back
 // (on pop-sim's mixed at 1,000,000 identities and 32 PoPs, 190,000 moves
 // left the records' maps at 67 bytes a record, the view at 100.7 bytes
-// an entry; 94 with maps that hold no deleted slots). When the window
-// moves on by d, the maps shift by d and those past recs[2] are dropped
-// whole, after the records in them that were extended since are filed
-// again in a live map (carry): a record whose slots reach only to x−2 or
-// before is gone with its map, since Machine.forgot covers those windows
-// (forget.go) and a request stamped late in one of them still spends no
-// free credit there. Their claims go in the next Tick's batch of their
-// group (toClaim), one item each, as a full entry's would. Each key is in
-// at most one map.
+// an entry; 92.6 without the moves). When the window moves on by d, the
+// maps shift by d and those past recs[2] leave: a record in them whose
+// slots reach only to x−2 or before is gone, since Machine.forgot covers
+// those windows (forget.go) and a request stamped late in one of them
+// still spends no free credit there; one extended since it was filed is
+// filed again in a live map (carried). Carrying is spread over the Ticks
+// (carryRecords), a bounded number at each, so a PoP that thousands of
+// identities stay hot at pays no pause when the window moves on (100,000
+// records carried at once took 39 ms); until then a record waits in
+// carry, where lookups find it too. A record that waits reaches the
+// window its map left at, at most (it was extended only while live), so
+// a map three windows out of recs holds nothing live and is dropped whole;
+// a waiting record named again moves to a live map at once. Carrying is
+// for memory: what waits is found where it waits, and the map it leaves
+// empty is dropped. Each key is in at most one map. The records' claims
+// go in the next Tick's batch of their group (toClaim), one item each, as
+// a full entry's would.
 type renounced struct {
 	recs    [3]map[string]int64 // key → its record, packed (packRecord)
 	renX    int64
-	toClaim []HotKey // records whose claims a Tick has yet to send
+	carry   []carrying // maps that left recs, oldest first
+	toClaim []HotKey   // records whose claims a Tick has yet to send
 }
+
+// carrying is a map that left recs at window x, whose records are carried
+// at most per at each Tick.
+type carrying struct {
+	recs map[string]int64
+	x    int64
+	per  int
+}
+
+// carryMin is the fewest records a Tick carries when some wait.
+const carryMin = 1024
 
 // packRecord packs a record: its slots are given up through window
 // through, its claims sent through window sent. A sent more than three
@@ -62,15 +82,23 @@ func unpackRecord(v int64) (through, sent int64) {
 	return through, through - v&3
 }
 
-// find returns key's record and the index of the map holding it.
-func (r *renounced) find(key string) (i int, through, sent int64, ok bool) {
-	for i := range r.recs {
-		if v, ok := r.recs[i][key]; ok {
+// find returns key's record and the map holding it: live, or waiting in
+// carry (waiting true). A record is changed in its map but for its
+// through, which only a live map's record may extend.
+func (r *renounced) find(key string) (in map[string]int64, through, sent int64, waiting, ok bool) {
+	for _, recs := range r.recs {
+		if v, ok := recs[key]; ok {
 			through, sent = unpackRecord(v)
-			return i, through, sent, true
+			return recs, through, sent, false, true
 		}
 	}
-	return 0, 0, 0, false
+	for _, c := range r.carry {
+		if v, ok := c.recs[key]; ok {
+			through, sent = unpackRecord(v)
+			return c.recs, through, sent, true, true
+		}
+	}
+	return nil, 0, 0, false, false
 }
 
 // file adds a record for key, which has none, to the map of the windows
@@ -84,18 +112,20 @@ func (r *renounced) file(key string, through, sent int64) {
 }
 
 // rollRenounced brings the records to window x (a clock behind them
-// changes nothing).
+// changes nothing): the maps that leave recs wait in carry, and those
+// that left it three or more windows ago are dropped (every record in
+// them reaches x−2 at most).
 func (m *Machine) rollRenounced(x int64) {
 	r := &m.ren
 	if x <= r.renX {
 		return
 	}
-	d := x - r.renX
-	if r.renX == math.MinInt64 || d >= int64(len(r.recs)) {
-		d = int64(len(r.recs))
-	}
 	n := int64(len(r.recs))
-	gone := r.recs // the maps shifted out are gone[n−d:]
+	d := x - r.renX
+	if r.renX == math.MinInt64 || d >= n {
+		d = n
+	}
+	left := r.recs // the maps that leave are left[n−d:]
 	for i := n - 1; i >= 0; i-- {
 		if j := i - d; j >= 0 {
 			r.recs[i] = r.recs[j]
@@ -103,18 +133,50 @@ func (m *Machine) rollRenounced(x int64) {
 			r.recs[i] = nil
 		}
 	}
-	r.renX = x
-	m.forget(x - 2) // the records dropped covered windows up to x−2 at most
-	// carry: records of the dropped maps extended past x−2 since they were
-	// filed are filed again (a record reaches renX+1 at most, so none is
-	// live when d covered every map)
-	for _, recs := range gone[n-d:] {
-		for key, v := range recs {
-			if through, sent := unpackRecord(v); through > x-2 {
-				r.file(key, through, sent)
+	kept := r.carry[:0]
+	for _, c := range r.carry {
+		if c.x > x-n {
+			kept = append(kept, c)
+		}
+	}
+	clear(r.carry[len(kept):])
+	r.carry = kept
+	if r.renX != math.MinInt64 && x-r.renX < n {
+		// spread over half a window's Ticks, at least carryMin a Tick
+		ticks := max(1, m.w/max(1, 2*m.cfg.SyncInterval.Milliseconds()))
+		for _, recs := range left[n-d:] {
+			if len(recs) > 0 {
+				r.carry = append(r.carry, carrying{recs: recs, x: x, per: max(carryMin, int((int64(len(recs))+ticks-1)/ticks))})
 			}
 		}
 	}
+	r.renX = x
+	m.forget(x - 2) // the records dropped covered windows up to x−2 at most
+}
+
+// carryRecords files again in a live map, or drops, at most per records
+// of the oldest map waiting in carry (more maps when it empties within
+// the count): records reaching past renX−2 are filed, the others are
+// gone (forgot covers their windows).
+func (m *Machine) carryRecords() {
+	r := &m.ren
+	for len(r.carry) > 0 {
+		c := &r.carry[0]
+		done := 0
+		for key, v := range c.recs {
+			if done == c.per {
+				return
+			}
+			delete(c.recs, key)
+			done++
+			if through, sent := unpackRecord(v); through > r.renX-2 {
+				r.file(key, through, sent)
+			}
+		}
+		r.carry[0] = carrying{}
+		r.carry = r.carry[1:]
+	}
+	r.carry = nil
 }
 
 // renounce gives up this PoP's free slots of h through window x+1, Redis
@@ -128,11 +190,18 @@ func (m *Machine) renounce(h HotKey, x int64) {
 	if r.renX-x >= int64(len(r.recs)) || x+1 <= m.forgot {
 		return // its windows are forgotten already: no free credit in them here
 	}
-	if i, through, sent, ok := r.find(h.Key); ok {
+	if in, through, sent, waiting, ok := r.find(h.Key); ok {
 		if through >= x+1 {
 			return // given up through x+1 or later already
 		}
-		r.recs[i][h.Key] = packRecord(x+1, max(sent, m.forgot))
+		if waiting {
+			// a map in carry is dropped three windows after it left recs,
+			// whatever its records reach: file it in a live map instead
+			delete(in, h.Key)
+			r.file(h.Key, x+1, max(sent, m.forgot))
+		} else {
+			in[h.Key] = packRecord(x+1, max(sent, m.forgot))
+		}
 	} else {
 		r.file(h.Key, x+1, m.forgot)
 	}
@@ -142,7 +211,7 @@ func (m *Machine) renounce(h HotKey, x int64) {
 // renouncedThrough reports the window key's slots are given up through
 // and how far its claims were sent, if a record covers window x.
 func (m *Machine) renouncedThrough(key string, x int64) (through, sent int64, ok bool) {
-	_, through, sent, found := m.ren.find(key)
+	_, through, sent, _, found := m.ren.find(key)
 	return through, sent, found && x <= through
 }
 
@@ -150,11 +219,11 @@ func (m *Machine) renouncedThrough(key string, x int64) (through, sent int64, ok
 // slots stay given up, its claims sent stay sent, and claims not sent
 // yet go with e's next item.
 func (m *Machine) unrenounce(e *entry) {
-	i, through, sent, ok := m.ren.find(e.key)
+	in, through, sent, _, ok := m.ren.find(e.key)
 	if !ok {
 		return
 	}
-	delete(m.ren.recs[i], e.key)
+	delete(in, e.key)
 	e.claimed, e.sentClaims = max(e.claimed, through), max(e.sentClaims, sent)
 	if sent < through {
 		e.renounce = true
@@ -167,10 +236,11 @@ func (m *Machine) unrenounce(e *entry) {
 // in flight or to be sent again); the others' wait for a later Tick.
 func (m *Machine) planClaims(batches []*Call, x, now int64) {
 	m.rollRenounced(x)
+	m.carryRecords()
 	r := &m.ren
 	left := r.toClaim[:0]
 	for _, h := range r.toClaim {
-		i, through, sent, ok := r.find(h.Key)
+		in, through, sent, _, ok := r.find(h.Key)
 		if !ok || x > through || sent >= through {
 			continue // promoted, dropped with its window, or sent
 		}
@@ -183,7 +253,7 @@ func (m *Machine) planClaims(batches []*Call, x, now int64) {
 		for y := max(sent+1, x-1, m.forgot+1); y <= through; y++ { // never a forgotten window (forget.go)
 			claims = append(claims, y)
 		}
-		r.recs[i][h.Key] = packRecord(through, through)
+		in[h.Key] = packRecord(through, through)
 		if batches[g] == nil {
 			batches[g] = &Call{Group: g, Now: now}
 		}
@@ -198,6 +268,9 @@ func (m *Machine) renouncedLen() int {
 	n := 0
 	for _, r := range m.ren.recs {
 		n += len(r)
+	}
+	for _, c := range m.ren.carry {
+		n += len(c.recs)
 	}
 	return n
 }

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -180,12 +181,13 @@ func TestPeekWithRenouncedRecord(t *testing.T) {
 // TestRenouncedRecordCarried: a record Redis names hot again in each later
 // window is extended in the map it was filed in, not moved to a newer one
 // (a move leaves a deleted slot in the older map, which a Go map never
-// gives back), and when that map is dropped the record is filed again with
-// what it held: it still covers the windows it reaches, so a request there
+// gives back), and when that map leaves the live ones the record is filed
+// again (carried, at the next Tick) with what it held: it still covers the windows it reaches, so a request there
 // gets no free credit, and the claims it sent stay sent. Caught mutations:
 // a record moved at each naming (its map follows the naming), no carry
-// when its map is dropped (x+3's slot not given up: no item, free credit),
-// a carry that loses how far its claims were sent (x+2 claimed again).
+// when its map leaves (x+3's slot not given up: no item, free credit),
+// Ticks that carry nothing (it waits), a carry that loses how far its
+// claims were sent (x+2 claimed again).
 func TestRenouncedRecordCarried(t *testing.T) {
 	m := newTestMachine(t, nil)
 	x := int64(w0 / testWindow)
@@ -204,22 +206,23 @@ func TestRenouncedRecordCarried(t *testing.T) {
 	}
 	tick(w0 + 100)
 	m.renounce(h, x)
-	filed, _, _, ok := m.ren.find(h.Key)
-	require.True(t, ok, "filed")
+	require.Contains(t, m.ren.recs[0], h.Key, "filed")
 	for k := int64(1); k <= 2; k++ {
 		require.Len(t, tick(w0+k*testWindow+100), 1, "window x+%d: the last naming's claims go", k)
 		m.renounce(h, x+k)
-		i, through, sent, ok := m.ren.find(h.Key)
+		_, through, sent, _, ok := m.ren.find(h.Key)
 		require.True(t, ok)
 		assert.Equal(t, x+k+1, through, "given up through x+%d", k+1)
 		assert.Equal(t, x+k, sent, "claims through x+%d sent", k)
-		assert.Equal(t, filed+int(k), i, "extended in the map it was filed in, %d rolls on", k)
+		assert.Contains(t, m.ren.recs[k], h.Key, "extended in the map it was filed in, %d rolls on", k)
 	}
 	items := tick(w0 + 3*testWindow + 100) // the map it was filed in is dropped
 	require.Len(t, items, 1, "carried: its claim of x+3 goes")
 	assert.Equal(t, []int64{x + 3}, items[0].Claims, "x+2's claim was sent before the carry")
 	through, sent, ok := m.renouncedThrough(h.Key, x+3)
 	require.True(t, ok, "x+3 is still given up")
+	_, _, _, waiting, _ := m.ren.find(h.Key)
+	assert.False(t, waiting, "carried into a live map by the Tick")
 	assert.Equal(t, []int64{x + 3, x + 3}, []int64{through, sent})
 	d, c := m.Request(w0+3*testWindow+200, h.Key, 1)
 	assert.NotNil(t, c, "its slot of x+3 is given up: Redis decides")
@@ -241,4 +244,54 @@ func TestRecordPacking(t *testing.T) {
 		_, s = unpackRecord(packRecord(through, through+2))
 		assert.Equal(t, through, s, "a sent past through is through")
 	}
+}
+
+// TestCarrySpreadOverTicks: the records a map held when it left the live
+// maps are carried a bounded number at a time (carryMin at the defaults
+// here), found by lookups while they wait, and those whose windows ended
+// are dropped as they come; a waiting record named again moves to a live
+// map at once (a waiting map is dropped three windows after it left,
+// whatever its records reach). Caught mutations: every record carried when
+// the window moves on (a pause as long as the records are many), waiting
+// records not looked up (a slot given up spent free), dead records carried
+// (Len over), a waiting record extended where it waits.
+func TestCarrySpreadOverTicks(t *testing.T) {
+	m := newTestMachine(t, nil)
+	x := int64(w0 / testWindow)
+	const live, dead = 3000, 500
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	m.rollRenounced(x)
+	for i := range live + dead {
+		m.ren.file(key(i), x+1, x+1)
+	}
+	m.rollRenounced(x + 2)
+	for i := range live { // named in x+1 and x+2: extended where they are
+		m.ren.recs[2][key(i)] = packRecord(x+3, x+3)
+	}
+	m.rollRenounced(x + 3)
+	require.Len(t, m.ren.carry, 1, "the map filed in x waits to be carried")
+	assert.Empty(t, m.ren.recs[1], "nothing carried when the window moved on")
+	for i := range live {
+		through, _, ok := m.renouncedThrough(key(i), x+3)
+		require.True(t, ok, "%s covers x+3 while it waits", key(i))
+		require.Equal(t, x+3, through)
+	}
+	m.renounce(HotKey{Key: key(0), Bucket: m.bucket(key(0))}, x+3)
+	assert.Contains(t, m.ren.recs[0], key(0), "named again while it waits: filed through x+4 in a live map")
+	_, through, _, waiting, _ := m.ren.find(key(0))
+	assert.Equal(t, []any{x + 4, false}, []any{through, waiting})
+
+	for carried := 0; len(m.ren.carry) > 0; {
+		before := len(m.ren.carry[0].recs)
+		m.carryRecords()
+		after := 0
+		if len(m.ren.carry) > 0 {
+			after = len(m.ren.carry[0].recs)
+		}
+		assert.LessOrEqual(t, before-after, carryMin, "at most carryMin records a Tick")
+		carried += before - after
+		require.LessOrEqual(t, carried, live+dead, "ends")
+	}
+	assert.Len(t, m.ren.recs[1], live-1, "the extended records are live, through x+3")
+	assert.Equal(t, live, m.renouncedLen(), "the dead are dropped")
 }

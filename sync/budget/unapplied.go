@@ -50,11 +50,11 @@ func (m *Machine) unappliedRecord(key string, bucket int, claims []int64, r *Res
 		return
 	}
 	rn := &m.ren
-	i, through, sent, ok := rn.find(key)
+	in, through, sent, _, ok := rn.find(key)
 	if !ok || lim+1 > through || sent != claims[len(claims)-1] {
 		return // dropped, promoted, or sent again since
 	}
-	rn.recs[i][key] = packRecord(through, max(lim, m.forgot))
+	in[key] = packRecord(through, max(lim, m.forgot))
 	rn.toClaim = append(rn.toClaim, HotKey{Key: key, Bucket: bucket})
 }
 
