@@ -55,7 +55,13 @@
 // nothing (TestScriptRetriedBatch). A decision Call carrying a report has
 // a number of a second sequence, one such Call in flight at a time, and
 // the report of one whose reply never came is sent again under its number
-// (TestDecisionReportAppliedOnce); a Reset has a third.
+// (TestDecisionReportAppliedOnce); a Reset has a third. A call whose
+// caller's context was cancelled (a *CanceledError) is no outage and no
+// decision: a decision Call's report goes again under its number, what
+// its request took goes back, and what Redis may have counted of a Call
+// it ran stays counted (Machine.Complete); a caller gone before its call
+// takes and sends nothing (TestCanceledBeforeCallCountsNothing,
+// TestCanceledInFlightKeepsReports).
 //
 // Gossip only denies: a count heard is a lower bound of what was
 // admitted, merged with this PoP's own by maximum, so a duplicated,

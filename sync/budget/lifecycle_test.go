@@ -22,9 +22,9 @@ import (
 // (one given NATS after Start), hammered by AllowN, Peek, Reset, Sync and
 // Stats from many goroutines, some with cancelled contexts, and closed
 // while the calls are in flight. The race detector judges the locking;
-// every call returns a decision, ErrClosed, or an error matching
-// core.ErrUnavailable/ErrInvalid; after Close no goroutine of the Limiters
-// is left.
+// every call returns a decision, ErrClosed, an error matching
+// core.ErrUnavailable/ErrInvalid, or (a cancelled context) a
+// *CanceledError; after Close no goroutine of the Limiters is left.
 func TestConcurrentLifecycle(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	srv := natstest.Start(t)
@@ -47,7 +47,8 @@ func TestConcurrentLifecycle(t *testing.T) {
 	var mu sync.Mutex
 	var bad []error
 	check := func(err error) {
-		if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, core.ErrUnavailable) || errors.Is(err, core.ErrInvalid) {
+		var gone *CanceledError
+		if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, core.ErrUnavailable) || errors.Is(err, core.ErrInvalid) || errors.As(err, &gone) {
 			return
 		}
 		mu.Lock()

@@ -129,9 +129,20 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // Cluster node redirected (the client is not a Redis Cluster client)
 // returns the zero Decision, denied, and a *RedirectError matching
 // core.ErrInvalid, whatever FailClosed says, and leaves Redis up for every
-// other identity. After Close it returns ErrClosed. A bad key (core.ValidateKey) or a weight outside
-// 1..Limit.Max returns an error matching core.ErrInvalid, and nothing is
-// counted, planned or sent.
+// other identity. ctx bounds the call only: a request the budget covers
+// is decided whatever ctx says. A request whose caller's ctx was
+// cancelled (it left) before Redis answered gets the zero Decision and a
+// *CanceledError (matching context.Canceled, not core.ErrUnavailable),
+// and the Limiter is not put down: what this PoP took for the request is
+// handed back and its report sent again (Machine.Complete); cancelled
+// before the call, nothing is sent and nothing of the request stays
+// counted; cancelled while Redis ran it, what Redis may have counted
+// stays counted. A ctx whose deadline passed before the call is decided
+// on the view, with a *core.UnavailableError wrapping the deadline, and
+// does not put the Limiter down; one that passes while Redis does not
+// answer is an outage. After Close it returns ErrClosed. A bad key
+// (core.ValidateKey) or a weight outside 1..Limit.Max returns an error
+// matching core.ErrInvalid, and nothing is counted, planned or sent.
 func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
@@ -159,32 +170,51 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 		return l.m.Describe(t, key, n, d), err
 	}
 	l.mu.Unlock()
-	// A caller that gave up (its context ended before the call went out,
-	// or was cancelled while it waited) says nothing of Redis' health: its
-	// Call fails (its report is sent again, its request decided on the
-	// view) without putting the Limiter down for every other caller. A
-	// deadline that passes while Redis does not answer still does.
+	// A caller that left (its context cancelled after the Call was planned,
+	// or while it ran) says nothing of Redis' health: a *CanceledError,
+	// which Machine.Complete takes as no outage and no decision (its
+	// report is sent again, what this PoP took for it handed back). A
+	// deadline that passed before the call went out fails the Call
+	// without putting the Limiter down for every other caller (decided on
+	// the view); one that passes while Redis does not answer is an outage.
 	var r *Result
-	err := ctx.Err()
-	gone := err != nil
 	sent := core.Millis(l.clock.Now())
-	if gone {
-		err = &core.UnavailableError{Op: "budget script", Err: err}
-	} else {
+	failed := true // a failure is Redis'
+	err := ctx.Err()
+	switch {
+	case errors.Is(err, context.Canceled):
+		err = &CanceledError{Op: "budget script", Err: err} // nothing sent
+	case err != nil:
+		err, failed = &core.UnavailableError{Op: "budget script", Err: err}, false
+	default:
 		r, err = Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
-		gone = errors.Is(err, context.Canceled)
-		l.failed(err)
+		err = l.callError(ctx, err)
 	}
 	// the reply's arrival on the request's timeline: a failed call is
 	// decided on the view as it is then (Machine.Complete)
 	arrived := t + max(0, core.Millis(l.clock.Now())-sent)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d = l.m.complete(arrived, c, r, err, !gone)
-	if misrouted(err) {
-		return core.Decision{}, err // a configuration error: no decision (Machine.Complete)
+	d = l.m.complete(arrived, c, r, err, failed)
+	if misrouted(err) || left(err) {
+		return core.Decision{}, err // no decision (Machine.Complete)
 	}
 	return l.m.Describe(arrived, key, n, d), err
+}
+
+// callError is what a call on ctx that failed with err returns: a
+// *CanceledError when ctx was cancelled (its caller left while Redis had
+// the call), else err, after which a Redis Cluster client's slot map is
+// reloaded (failed); nil for nil.
+func (l *Limiter) callError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ce := canceled(ctx, "budget script"); ce != nil {
+		return ce
+	}
+	l.failed(err)
+	return err
 }
 
 // Peek reports the decision one unit of key would get at now, counting
@@ -192,7 +222,10 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 // unless the deny cache already denies key. Remaining is Redis' headroom
 // plus what this PoP holds (Machine.PeekDone). A failed call returns the
 // view's answer and an error wrapping core.ErrUnavailable, a redirected
-// one the zero Decision and a *RedirectError (see AllowN); a bad key an
+// one the zero Decision and a *RedirectError (see AllowN); a caller whose
+// ctx was cancelled before Redis answered the zero Decision and a
+// *CanceledError, with nothing sent when it was cancelled first (a deny
+// cache's answer needs no call and comes whatever ctx says); a bad key an
 // error matching core.ErrInvalid, with nothing sent; after Close,
 // ErrClosed.
 func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
@@ -212,10 +245,13 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 	if c == nil {
 		return d, nil
 	}
+	if err := canceled(ctx, "budget peek"); err != nil {
+		return core.Decision{}, err // the caller left: nothing sent
+	}
 	r, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
-	l.failed(err)
-	if misrouted(err) {
-		return core.Decision{}, err // a configuration error: no decision
+	err = l.callError(ctx, err)
+	if misrouted(err) || left(err) {
+		return core.Decision{}, err // a configuration error, or the caller left: no decision
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -226,9 +262,11 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 // (Machine.Reset has what stays accounted), one round trip. Resets run
 // one at a time. A failed call returns an error wrapping
 // core.ErrUnavailable (Redis may or may not have applied it: Reset
-// again), a redirected one a *RedirectError (nothing applied); a bad key
-// an error matching core.ErrInvalid, with nothing sent; after Close,
-// ErrClosed.
+// again), a redirected one a *RedirectError (nothing applied); a caller
+// whose ctx was cancelled a *CanceledError: before the call, with nothing
+// forgotten or sent, while Redis had it, applied or not (Reset again); a
+// bad key an error matching core.ErrInvalid, with nothing sent; after
+// Close, ErrClosed.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
@@ -240,11 +278,14 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 		l.mu.Unlock()
 		return ErrClosed
 	}
+	if err := canceled(ctx, "budget reset"); err != nil {
+		l.mu.Unlock()
+		return err // the caller left (perhaps while an earlier Reset ran): nothing forgotten or sent
+	}
 	c := l.m.Reset(core.Millis(l.clock.Now()), key)
 	l.mu.Unlock()
 	_, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
-	l.failed(err)
-	return err
+	return l.callError(ctx, err)
 }
 
 // Limit returns the limit enforced.
@@ -318,7 +359,14 @@ func (l *Limiter) hear(payload []byte) {
 // It returns the first call's error, wrapping core.ErrUnavailable, or a
 // *RedirectError for a batch a Redis Cluster node redirected (which does
 // not count Redis down); failed batches are sent again by the next Sync.
+// When ctx was cancelled before, it returns a *CanceledError and plans,
+// sends and publishes nothing; cancelled while Redis had the batches, a
+// *CanceledError, the Limiter not put down and the batches sent again by
+// the next Sync.
 func (l *Limiter) Sync(ctx context.Context) error {
+	if err := canceled(ctx, "budget sync"); err != nil {
+		return err // the caller left: nothing planned or sent
+	}
 	l.mu.Lock()
 	calls := l.m.Tick(core.Millis(l.clock.Now()))
 	l.mu.Unlock()
@@ -326,6 +374,12 @@ func (l *Limiter) Sync(ctx context.Context) error {
 	if len(calls) > 0 {
 		res, errs := ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))
 		landed := core.Millis(l.clock.Now())
+		gone := canceled(ctx, "budget sync")
+		for i, err := range errs {
+			if err != nil && gone != nil {
+				errs[i] = gone // the caller left while Redis had the batch: no outage (Finish)
+			}
+		}
 		l.mu.Lock()
 		l.m.Clock(landed) // the replies' arrival: a batch that waited through an outage starts the grace then
 		for i, c := range calls {

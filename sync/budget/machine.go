@@ -228,15 +228,35 @@ func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 // Complete applies the outcome of decision Call c at now (the reply's
 // arrival) and returns the request's Decision: Redis' verdict, or, when
 // err is not nil, a verdict on the view as it is now (see decide), but
-// for a *RedirectError (a configuration error: the zero Decision, denied,
-// and Redis not counted down). A Call completed again changes nothing and
-// returns its first Decision.
+// for a *RedirectError (a configuration error) or a *CanceledError (the
+// request's caller left before Redis answered): then the zero Decision,
+// denied, nothing decided on the view and Redis not counted down. A Call
+// completed again changes nothing and returns its first Decision.
+//
+// A Call whose caller left keeps every invariant a failed one keeps. Its
+// report (this PoP's spends and slots given up, which other requests were
+// admitted against) goes to Redis again under its number, applied at
+// most once whether or not Redis ran the original. What Request took for
+// the request is handed back as for a denial (settle): its grant units
+// return to the balance while their grant lives (no op reports them
+// spent), and its free slot, if it took one, is given up with no units
+// (an op of 0 units claims it), so Redis decides those units again: the
+// identity's quota loses nothing, this PoP asks Redis for what the slot
+// would have covered. Nothing is counted on the view (no op, no own
+// count) for a request nobody served, and its units leave the demand the
+// next Sync sizes a grant by. When the Call was never sent, that
+// is all: nothing of the request stays counted. When Redis ran it, Redis
+// may have counted the units it decided (and granted a top-up this PoP
+// never hears of, which expires with its window): they stay counted, a
+// cost to the identity's quota and never to the limit, since handing back
+// units Redis may not have counted would free budget that is not free.
 func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 	return m.complete(now, c, r, err, true)
 }
 
 // complete is Complete; a failed call puts the Machine down only when
-// failed says the failure is Redis' (not its caller's context ending).
+// failed says the failure is Redis' (not a deadline that passed before
+// the call went out).
 func (m *Machine) complete(now int64, c *Call, r *Result, err error, failed bool) Decision {
 	if c.req.done {
 		return c.req.decided
@@ -254,9 +274,14 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 		m.reports.done(c, err != nil || r == nil)
 	}
 	if err != nil || r == nil {
-		refused := misrouted(err) // a configuration error, no outage (redirect.go)
+		// a configuration error (redirect.go) or a caller that left
+		// (canceled.go): no outage, and no decision on the view
+		refused := misrouted(err) || left(err)
 		m.down = m.down || (failed && !refused)
-		m.settle(c, false)
+		m.settle(c, false) // what the request took goes back (settle)
+		if left(err) {
+			c.req.e.demand = max(0, c.req.e.demand-c.req.n) // no grant for demand that left
+		}
 		if refused {
 			return Decision{} // nothing decided on the view: denied
 		}

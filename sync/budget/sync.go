@@ -218,14 +218,15 @@ func (m *Machine) idle(e *entry, now, x int64) bool {
 // and bounds; on error the batch is kept and sent again by the next Tick
 // (same sequence number, so Redis applies it at most once), and Redis
 // counts as down unless the error is a *RedirectError (a configuration
-// error: the other groups' calls still go).
+// error: the other groups' calls still go) or a *CanceledError (the
+// Sync's caller left).
 func (m *Machine) Finish(c *Call, r *Result, err error) {
 	if c.redo {
 		// a decision's report sent again: applied now, or found applied
 		ok := err == nil && r != nil
 		m.reports.resent(c, ok)
 		if !ok {
-			m.down = m.down || !misrouted(err) // a redirection is no outage
+			m.down = m.down || !(misrouted(err) || left(err)) // a redirection, a caller gone: no outage
 			return
 		}
 		m.recovered(m.landedAt(c))
@@ -241,7 +242,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 	}
 	gs.inflight = nil
 	if err != nil || r == nil {
-		m.down = m.down || !misrouted(err) // a redirection is no outage
+		m.down = m.down || !(misrouted(err) || left(err)) // a redirection, a caller gone: no outage
 		gs.retry = c
 		return
 	}
