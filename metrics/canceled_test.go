@@ -45,11 +45,12 @@ func TestCanceledCallerCountedApart(t *testing.T) {
 }
 
 // TestBudgetCanceledCallerCountedApart: a budget limiter's caller gone
-// before its call went out gets a decision on the view and an error
-// matching context.Canceled (and core.ErrUnavailable: sync/budget's
-// "gone"); the decision is counted, the error as type="canceled", as for
-// a Redis limiter, not as unavailable. It catches the two backends'
-// cancelled callers counted under different types.
+// before its call went out gets no decision and a *budget.CanceledError
+// (matching context.Canceled, not core.ErrUnavailable); the error is
+// counted as type="canceled", as for a Redis limiter, not as unavailable,
+// and no decision is counted. It catches the two backends' cancelled
+// callers counted under different types, and a decision on the view
+// counted for a caller that left.
 func TestBudgetCanceledCallerCountedApart(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	clk := core.NewManualClock(time.UnixMilli(1_800_000_000_500))
@@ -65,8 +66,10 @@ func TestBudgetCanceledCallerCountedApart(t *testing.T) {
 
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = w.AllowN(gone, "k", clk.Now(), 1) // decided at Redis: the caller is gone
+	_, err = w.AllowN(gone, "k", clk.Now(), 1) // past the free unit: the caller is gone
 	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, core.ErrUnavailable)
 
 	wantCounters(t, reg, "edgelimit_decision_errors_total", map[string]float64{"api/canceled": 1})
+	wantCounters(t, reg, "edgelimit_decisions_total", map[string]float64{"api/allowed/local": 1})
 }

@@ -54,11 +54,11 @@ type SourceLister interface {
 // allowed/local or denied/local, a Redis limiter's fail modes
 // allowed/fail-open or denied/fail-closed); every error is also counted in
 // decision_errors_total by type: "canceled" (matching context.Canceled:
-// the caller's context was cancelled, which says nothing of the store; a
-// decision is counted only when the error also matches
-// core.ErrUnavailable, as sync/budget's does), "unavailable" (the store
-// failed, a decision came with it), "invalid" (bad input, no decision),
-// "other".
+// the caller's context was cancelled, which says nothing of the store; no
+// decision is counted, as backends/redis and sync/budget return none with
+// it, unless the error also matches core.ErrUnavailable), "unavailable"
+// (the store failed, a decision came with it), "invalid" (bad input, no
+// decision), "other".
 //
 // A series exists from the first decision that moves it. sources (or, when
 // none are given, l's Sources() if l is a SourceLister) names the Sources
@@ -143,9 +143,8 @@ func (w *limiter) count(start time.Time, d core.Decision, err error) {
 		typ := errOther
 		switch {
 		case errors.Is(err, context.Canceled):
-			// the caller left (no outage): a budget limiter's decision on
-			// its view comes with it (its error matches core.ErrUnavailable
-			// too), a Redis limiter's none
+			// the caller left (no outage): no decision comes with it,
+			// unless the error matches core.ErrUnavailable too
 			typ, decided = errCanceled, errors.Is(err, core.ErrUnavailable)
 		case errors.Is(err, core.ErrUnavailable):
 			typ, decided = errUnavailable, true

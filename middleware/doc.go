@@ -89,10 +89,10 @@
 //
 // (*) the deadline passed first, or the error did not match
 // core.ErrUnavailable (such an error carries no decision): among them a
-// client that hung up before a Redis limiter answered (an error matching
-// context.Canceled, reported to WithErrorHandler as no store failure; the
-// response goes to nobody). Denials made with no error (a budget limiter's
-// deny cache with Redis up) are 429 in every mode.
+// client that hung up before a Redis or budget limiter answered (an error
+// matching context.Canceled, reported to WithErrorHandler as no store
+// failure; the response goes to nobody). Denials made with no error (a
+// budget limiter's deny cache with Redis up) are 429 in every mode.
 //
 // So a FailClosed budget limiter behind the default middleware enforces its
 // limit during an outage (503 with Retry-After, never more than the limit

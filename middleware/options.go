@@ -176,10 +176,9 @@ func WithDeniedHandler(h http.Handler) Option {
 // A store failure matches core.ErrUnavailable (whether or not the limiter's
 // decision came with it, see FailMode); a client that hung up before its
 // decision (the request's context cancelled) gives an error matching
-// context.Canceled, which is no store failure (the middleware's and
-// backends/redis' do not match core.ErrUnavailable; sync/budget's, which
-// comes with its decision on its view, does); other errors are the
-// limiter's own.
+// context.Canceled and not core.ErrUnavailable, which is no store failure
+// (the middleware's, backends/redis' and sync/budget's); other errors are
+// the limiter's own.
 // Default: none. It runs on the request's goroutine and must not write the
 // response.
 func WithErrorHandler(f func(r *http.Request, err error)) Option {

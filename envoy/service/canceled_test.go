@@ -45,6 +45,38 @@ func TestRedisCancelledRPCIsNoOutage(t *testing.T) {
 	assert.Equal(t, map[string]float64{"canceled": 1, "ok": 1}, requestsByCode(t, reg))
 }
 
+// TestBudgetCancelledRPCCountedCanceled: on the budget backend and a
+// healthy Redis, a ShouldRateLimit whose context was cancelled (Envoy gave
+// up on the call) is answered with gRPC Canceled and counted as
+// requests_total{code="canceled"}, as on the redis backend: the backend
+// returns no decision for it. It catches a budget decision on the view
+// answered (and counted "ok") for a caller that left.
+func TestBudgetCancelledRPCCountedCanceled(t *testing.T) {
+	rs, err := redisharness.Start()
+	require.NoError(t, err)
+	t.Cleanup(rs.Stop)
+	rdb, err := NewRedisClient(RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 2 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { rdb.Close() })
+	clk := core.NewManualClock(poolT0)
+	b := NewBudget(BudgetOptions{PoP: "a", Redis: rdb, PoPs: 1, Clock: clk, Sync: time.Hour})
+	t.Cleanup(func() { b.Close(context.Background()) })
+	reg := prometheus.NewRegistry()
+	s, err := New(Options{Backend: b, Clock: clk, Metrics: NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	s.SetConfig(loadRules(t, edgeRules))
+
+	_, err = s.ShouldRateLimit(context.Background(), plain("10.0.0.1")) // its free unit
+	require.NoError(t, err)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.ShouldRateLimit(gone, plain("10.0.0.1"))
+	assert.Equal(t, codes.Canceled, status.Code(err), "%v", err)
+	_, err = s.ShouldRateLimit(context.Background(), plain("10.0.0.1"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"canceled": 1, "ok": 2}, requestsByCode(t, reg))
+}
+
 // requestsByCode reads edgelimit_envoy_requests_total by code.
 func requestsByCode(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()

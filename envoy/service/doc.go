@@ -47,6 +47,7 @@
 // which applies only when this service does not answer, is not involved.
 // A call Envoy gave up on (its context cancelled, as when its filter's
 // timeout passes) before the backend answered is no outage: gRPC Canceled,
-// counted as requests_total{code="canceled"} (the redis backend sends
-// nothing for it when the cancellation came first).
+// counted as requests_total{code="canceled"} (the redis and budget
+// backends send nothing for it when the cancellation came first, and the
+// budget backend counts nothing of it).
 package service

@@ -399,13 +399,9 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		d, err = l.AllowN(ctx, p.id, now, p.hits)
 		done()
 		if err != nil && !errors.Is(err, core.ErrUnavailable) {
-			return nil, nil, "", err
+			return nil, nil, "", err // no decision: among them a caller gone (context.Canceled)
 		}
-		switch {
-		case errors.Is(err, context.Canceled):
-			// the budget backend's decision on its view for a caller gone
-			s.o.Logger.Debug("caller gone; decided on the view", "source", d.Source.String(), "err", err)
-		case err != nil:
+		if err != nil {
 			s.o.Logger.Warn("store unavailable; fail-mode decision", "source", d.Source.String(), "err", err)
 		}
 		if d.Allowed {
