@@ -70,7 +70,7 @@ func TestPerDescriptorStatusesInOrder(t *testing.T) {
 		assert.Equal(t, "per-ip", st.CurrentLimit.GetName())
 		assert.Equal(t, uint32(3), st.CurrentLimit.GetRequestsPerUnit())
 		assert.Equal(t, rlsv3.RateLimitResponse_RateLimit_MINUTE, st.CurrentLimit.GetUnit())
-		assert.Equal(t, 50*time.Second, st.DurationUntilReset.AsDuration(), "10 s into the minute, the window ends in 50 s")
+		assert.Equal(t, 50*time.Second+time.Millisecond, st.DurationUntilReset.AsDuration(), "10 s into the minute, the count fades 1 ms after the window ends in 50 s")
 	}
 	resp := r.ask(t, "edge", 0, desc("path", "/other"), ip, desc("remote_address", "10.0.0.2"))
 	assert.Equal(t, over, resp.OverallCode, "one descriptor over its limit makes the request OVER_LIMIT")
@@ -204,7 +204,7 @@ func TestResponseHeaders(t *testing.T) {
 	resp := r.ask(t, "edge", 0, desc("remote_address", "10.1.1.1"), desc("weighted", "h"))
 	h := headers(resp)
 	assert.Equal(t, `"per-ip";q=3;w=60, "descriptors[7]";q=10;w=60`, h["RateLimit-Policy"], "one policy item per limited descriptor")
-	assert.Equal(t, `"per-ip";r=2;t=50`, h["RateLimit"], "the fewest remaining, 50 s to the window's end")
+	assert.Equal(t, `"per-ip";r=2;t=51`, h["RateLimit"], "the fewest remaining, 50.001 s to 1 ms into the next window")
 	assert.NotContains(t, h, "Retry-After")
 	r.ask(t, "edge", 0, desc("remote_address", "10.1.1.1"))
 	r.ask(t, "edge", 0, desc("remote_address", "10.1.1.1"))

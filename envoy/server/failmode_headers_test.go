@@ -29,7 +29,7 @@ func TestFailModeDecisionsCarryNoRateLimitField(t *testing.T) {
 		o.Service.Backend = service.NewRedis(c, service.RedisOptions{Clock: clk, FailOpen: failOpen, Timeout: 200 * time.Millisecond})
 		r := start(t, rules, o)
 		h := headers(r.ask(t, "edge", 0, desc("remote_address", "10.0.0.1")))
-		require.Equal(t, `"per-ip";r=2;t=50`, h["RateLimit"], "Redis up: the counted decision's field")
+		require.Equal(t, `"per-ip";r=2;t=51`, h["RateLimit"], "Redis up: the counted decision's field")
 		rs.Stop()
 		resp := r.ask(t, "edge", 0, desc("remote_address", "10.0.0.1"))
 		h = headers(resp)

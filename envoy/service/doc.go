@@ -14,8 +14,11 @@
 //   - unlimited: OK, limit_remaining 2^32−1, nothing counted;
 //   - limited: OK or OVER_LIMIT, current_limit (name, requests_per_unit,
 //     unit, unit_multiplier when above 1), limit_remaining and
-//     duration_until_reset: when allowed, until the current window ends
-//     (quota starts to come back; a token bucket's: until it is full);
+//     duration_until_reset: when allowed, until quota starts to come
+//     back, the earliest a client that spent its last unit passes again
+//     (a fixed window's end; a sliding window's: 1 ms into the next
+//     window, when the current count starts to fade, at most the window,
+//     the middleware's RateLimit t; a token bucket's: until it is full);
 //     when over, until this descriptor would pass again if nothing else is
 //     spent;
 //   - a shadow_mode rule over its limit: OK with limit_remaining 0, counted

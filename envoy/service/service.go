@@ -433,14 +433,20 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 	return st, h, "over_limit", nil
 }
 
-// untilMore is how long after an allowed decision more quota comes back:
-// the end of the current window for the window algorithms (a sliding
-// window's count starts to fade then), ResetAfter for the others.
+// untilMore is how long after an allowed decision more quota comes back,
+// the earliest a client that spent its last unit is admitted again. For a
+// fixed window it is the window's end. A sliding window's count weighs in
+// full at the next window's start and begins to fade 1 ms into it, so it
+// is the time to that point, capped at the window (at the very start of a
+// window that millisecond would round the RateLimit field's t up past w),
+// the middleware's RateLimit t. ResetAfter for the other algorithms.
 func untilMore(d core.Decision, lim core.Limit, now time.Time) time.Duration {
+	w := lim.WindowMillis()
 	switch lim.Algorithm {
-	case core.SlidingWindow, core.FixedWindow:
-		w := lim.WindowMillis()
-		return time.Duration(w-core.Millis(now)%w) * time.Millisecond
+	case core.FixedWindow:
+		return core.MillisDuration(w - core.Millis(now)%w)
+	case core.SlidingWindow:
+		return core.MillisDuration(min(w-core.Millis(now)%w+1, w))
 	}
 	return d.ResetAfter
 }
