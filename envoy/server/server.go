@@ -22,6 +22,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
+// DefaultSweepInterval is Options.SweepInterval's zero value.
+const DefaultSweepInterval = time.Second
+
 // Options configures a Server. ConfigPath and Service.Backend are required.
 type Options struct {
 	// ConfigPath is a YAML file or a directory of them (config.Load).
@@ -31,6 +34,12 @@ type Options struct {
 	// ReloadInterval is how often ConfigPath is checked for a change;
 	// 0 = never (Reload still works).
 	ReloadInterval time.Duration
+	// SweepInterval is how often, while serving, the backend looks for
+	// limiters idle past their PoolOptions.Idle and releases them
+	// (Backend.Sweep), so a server that gets no requests releases them
+	// too; the backend looks at most every Idle/4 by its clock whatever
+	// the interval. 0 = DefaultSweepInterval; negative = only at requests.
+	SweepInterval time.Duration
 	// Service configures the RateLimitService; its Metrics and Logger are
 	// set by New when nil.
 	Service service.Options
@@ -219,7 +228,7 @@ func (s *Server) Reload() (changed bool, err error) {
 }
 
 // Serve serves gRPC on grpcLis and, when httpLis is not nil, /metrics and
-// /healthcheck on it, and runs the reload loop, until Shutdown. It returns
+// /healthcheck on it, and runs the reload and sweep loops, until Shutdown. It returns
 // the gRPC server's error, nil after Shutdown.
 func (s *Server) Serve(grpcLis, httpLis net.Listener) error {
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -237,6 +246,10 @@ func (s *Server) Serve(grpcLis, httpLis net.Listener) error {
 		s.done.Add(1)
 		go s.reloadLoop()
 	}
+	if every := s.sweepInterval(); every > 0 {
+		s.done.Add(1)
+		go s.sweepLoop(every)
+	}
 	s.log.Info("serving", "grpc", grpcLis.Addr().String(), "backend", s.o.Service.Backend.Name(), "domains", s.svc.Config().Domains())
 	return s.grpc.Serve(grpcLis)
 }
@@ -251,6 +264,29 @@ func (s *Server) reloadLoop() {
 			return
 		case <-t.C:
 			_, _ = s.Reload()
+		}
+	}
+}
+
+func (s *Server) sweepInterval() time.Duration {
+	if s.o.SweepInterval == 0 {
+		return DefaultSweepInterval
+	}
+	return s.o.SweepInterval
+}
+
+// sweepLoop has the backend release idle limiters every interval until
+// Shutdown.
+func (s *Server) sweepLoop(every time.Duration) {
+	defer s.done.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.o.Service.Backend.Sweep()
 		}
 	}
 }

@@ -22,6 +22,12 @@ type Backend interface {
 	// limiter (a descriptor's limit override, a limit a reload dropped) is
 	// released once idle or past the bound (PoolOptions).
 	Keep(limits []core.Limit)
+	// Sweep looks for limiters idle long enough (PoolOptions) and releases
+	// them, as a request does, whether requests come or not; a look
+	// less than a quarter of PoolOptions.Idle after the previous one (by
+	// the backend's clock) does nothing, so it may be called often.
+	// After Close it does nothing.
+	Sweep()
 	// Pool tells how many limiters the backend holds.
 	Pool() PoolStats
 	// Close stops every limiter, flushing what it has not written; later

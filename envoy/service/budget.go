@@ -122,6 +122,9 @@ func (b *BudgetBackend) Acquire(l core.Limit) (core.Limiter, func(), error) { re
 // Keep implements Backend.
 func (b *BudgetBackend) Keep(limits []core.Limit) { b.p.keep(limits) }
 
+// Sweep implements Backend.
+func (b *BudgetBackend) Sweep() { b.p.sweep() }
+
 // Pool implements Backend.
 func (b *BudgetBackend) Pool() PoolStats { return b.p.stats() }
 

@@ -46,6 +46,9 @@ func (b *LocalBackend) Acquire(l core.Limit) (core.Limiter, func(), error) { ret
 // Keep implements Backend.
 func (b *LocalBackend) Keep(limits []core.Limit) { b.p.keep(limits) }
 
+// Sweep implements Backend.
+func (b *LocalBackend) Sweep() { b.p.sweep() }
+
 // Pool implements Backend.
 func (b *LocalBackend) Pool() PoolStats { return b.p.stats() }
 

@@ -69,6 +69,9 @@ func (b *RedisBackend) Acquire(l core.Limit) (core.Limiter, func(), error) { ret
 // Keep implements Backend.
 func (b *RedisBackend) Keep(limits []core.Limit) { b.p.keep(limits) }
 
+// Sweep implements Backend.
+func (b *RedisBackend) Sweep() { b.p.sweep() }
+
 // Pool implements Backend.
 func (b *RedisBackend) Pool() PoolStats { return b.p.stats() }
 
