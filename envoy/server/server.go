@@ -67,8 +67,13 @@ type Server struct {
 	mu        sync.Mutex // serialises reloads
 	lastFiles string     // fingerprint of the configuration in force
 	stop      chan struct{}
-	done      sync.WaitGroup
-	stopOnce  sync.Once
+	// life orders Serve's start of its goroutines before Shutdown's wait
+	// for them; stopping is set under it by Shutdown, after which Serve
+	// starts nothing.
+	life     sync.Mutex
+	stopping bool
+	done     sync.WaitGroup
+	stopOnce sync.Once
 }
 
 // New loads the configuration and builds the server; it serves nothing yet.
@@ -228,9 +233,34 @@ func (s *Server) Reload() (changed bool, err error) {
 }
 
 // Serve serves gRPC on grpcLis and, when httpLis is not nil, /metrics and
-// /healthcheck on it, and runs the reload and sweep loops, until Shutdown. It returns
-// the gRPC server's error, nil after Shutdown.
+// /healthcheck on it, and runs the reload and sweep loops, until Shutdown.
+// It returns the gRPC server's error, nil after Shutdown, including a
+// Shutdown before or while Serve starts (a stop asked right at startup),
+// which leaves it nothing to serve: the listeners are closed.
 func (s *Server) Serve(grpcLis, httpLis net.Listener) error {
+	if !s.start(httpLis) {
+		grpcLis.Close()
+		if httpLis != nil {
+			httpLis.Close()
+		}
+		return nil
+	}
+	s.log.Info("serving", "grpc", grpcLis.Addr().String(), "backend", s.o.Service.Backend.Name(), "domains", s.svc.Config().Domains())
+	err := s.grpc.Serve(grpcLis)
+	if errors.Is(err, grpc.ErrServerStopped) && s.stopped() {
+		return nil // Shutdown came between start and grpc's Serve
+	}
+	return err
+}
+
+// start turns health SERVING and starts the HTTP server and the loops,
+// unless Shutdown has begun: then it starts nothing and returns false.
+func (s *Server) start(httpLis net.Listener) bool {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.stopping {
+		return false
+	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(rlsv3.RateLimitService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	if httpLis != nil {
@@ -250,8 +280,14 @@ func (s *Server) Serve(grpcLis, httpLis net.Listener) error {
 		s.done.Add(1)
 		go s.sweepLoop(every)
 	}
-	s.log.Info("serving", "grpc", grpcLis.Addr().String(), "backend", s.o.Service.Backend.Name(), "domains", s.svc.Config().Domains())
-	return s.grpc.Serve(grpcLis)
+	return true
+}
+
+// stopped tells whether Shutdown has begun.
+func (s *Server) stopped() bool {
+	s.life.Lock()
+	defer s.life.Unlock()
+	return s.stopping
 }
 
 func (s *Server) reloadLoop() {
@@ -298,6 +334,9 @@ func (s *Server) sweepLoop(every time.Duration) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
+		s.life.Lock()
+		s.stopping = true // Serve starts nothing more: done's count is final
+		s.life.Unlock()
 		s.health.Shutdown()
 		close(s.stop)
 		stopped := make(chan struct{})
