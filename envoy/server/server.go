@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/envoy/config"
 	"github.com/edgelimit/edgelimit/envoy/service"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -22,8 +23,13 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
-// DefaultSweepInterval is Options.SweepInterval's zero value.
-const DefaultSweepInterval = time.Second
+// Options' defaults (their zero values).
+const (
+	// DefaultSweepInterval is Options.SweepInterval's zero value.
+	DefaultSweepInterval = time.Second
+	// DefaultCloseTimeout is Options.CloseTimeout's zero value.
+	DefaultCloseTimeout = 5 * time.Second
+)
 
 // Options configures a Server. ConfigPath and Service.Backend are required.
 type Options struct {
@@ -40,6 +46,12 @@ type Options struct {
 	// too; the backend looks at most every Idle/4 by its clock whatever
 	// the interval. 0 = DefaultSweepInterval; negative = only at requests.
 	SweepInterval time.Duration
+	// CloseTimeout bounds the backend's Close at Shutdown (the budget
+	// backend's last Sync, which returns unused grants to Redis), a time
+	// of its own after the drain of calls in flight, so a slow drain that
+	// spends all of Shutdown's context cannot starve it. 0 =
+	// DefaultCloseTimeout; negative is refused by New (core.ErrInvalid).
+	CloseTimeout time.Duration
 	// Service configures the RateLimitService; its Metrics and Logger are
 	// set by New when nil.
 	Service service.Options
@@ -82,6 +94,12 @@ type Server struct {
 func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.CloseTimeout < 0 {
+		return nil, fmt.Errorf("%w: server CloseTimeout %v: want ≥ 0", core.ErrInvalid, o.CloseTimeout)
+	}
+	if o.CloseTimeout == 0 {
+		o.CloseTimeout = DefaultCloseTimeout
 	}
 	s := &Server{o: o, log: o.Logger, reg: o.Registry, stop: make(chan struct{})}
 	if s.reg == nil {
@@ -329,8 +347,10 @@ func (s *Server) sweepLoop(every time.Duration) {
 
 // Shutdown stops the server gracefully: health turns NOT_SERVING, the gRPC
 // server stops taking calls and waits for those in flight (until ctx ends,
-// then it cuts them), the HTTP server and the reload loop stop, and the
-// backend is closed (the budget backend's last Sync runs within ctx).
+// then it cuts them), the HTTP server and the loops stop, and the backend
+// is closed within Options.CloseTimeout of its own, whatever is left of
+// ctx (the budget backend's last Sync), keeping ctx's values. It returns
+// the HTTP server's and the backend's errors; later calls return nil.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
@@ -349,7 +369,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		herr := s.http.Shutdown(ctx)
 		s.done.Wait()
-		berr := s.o.Service.Backend.Close(ctx)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.CloseTimeout)
+		defer cancel()
+		berr := s.o.Service.Backend.Close(cctx)
 		err = errors.Join(herr, berr)
 		s.log.Info("stopped", "err", err)
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
 )
 
@@ -23,6 +24,7 @@ type options struct {
 	headers         bool
 	reloadInterval  time.Duration
 	shutdownTimeout time.Duration
+	closeTimeout    time.Duration
 	logFormat       string
 	logLevel        string
 	localCapacity   int
@@ -73,7 +75,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.BoolVar(&o.shadow, "shadow-mode", false, "answer OK whatever the limits say, still counting and reporting")
 	fs.BoolVar(&o.headers, "response-headers", true, "add RateLimit-Policy, RateLimit and Retry-After to responses")
 	fs.DurationVar(&o.reloadInterval, "reload-interval", time.Second, "how often the configuration is checked for a change; 0 = never")
-	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for calls in flight and the budget's last Sync")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for calls in flight before it cuts them")
+	fs.DurationVar(&o.closeTimeout, "close-timeout", server.DefaultCloseTimeout, "a graceful stop's bound on closing the backend (the budget's last Sync, returning unused grants), after the calls in flight")
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json, on stderr")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.localCapacity, "local-capacity", 0, "local backend: identities kept per distinct limit; 0 = 1,048,576")
@@ -133,6 +136,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	}
 	if o.budgetSync <= 0 {
 		return nil, fmt.Errorf("-budget-sync %v: want a positive interval", o.budgetSync)
+	}
+	if o.closeTimeout <= 0 {
+		return nil, fmt.Errorf("-close-timeout %v: want a positive duration", o.closeTimeout)
 	}
 	if o.limiterIdle <= 0 {
 		return nil, fmt.Errorf("-limiter-idle %v: want a positive duration", o.limiterIdle)

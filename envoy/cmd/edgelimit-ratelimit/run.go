@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	defer closeConns()
 	srv, err := server.New(server.Options{
 		ConfigPath: o.config, ConfigOptions: config.Options{DefaultAlgorithm: alg},
-		ReloadInterval: o.reloadInterval, Registry: reg, Logger: log,
+		ReloadInterval: o.reloadInterval, CloseTimeout: o.closeTimeout, Registry: reg, Logger: log,
 		Service: service.Options{Backend: backend, ShadowMode: o.shadow, Headers: o.headers, DefaultAlgorithm: alg},
 	})
 	if err != nil {
@@ -96,7 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		break
 	}
-	log.Info("stopping", "timeout", o.shutdownTimeout)
+	log.Info("stopping", "timeout", o.shutdownTimeout, "close_timeout", o.closeTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

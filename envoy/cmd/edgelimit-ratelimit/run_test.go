@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
+	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -45,6 +46,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad algorithm", []string{"-config", good, "-algorithm", "gcra"}, nil, `-algorithm "gcra"`},
 		{"budget without its PoPs", []string{"-config", good, "-backend", "budget"}, nil, "-budget-pops 0: -backend budget needs the number of instances"},
 		{"bad budget sync", []string{"-config", good, "-budget-sync", "0s"}, nil, "-budget-sync 0s: want a positive interval"},
+		{"bad close timeout", []string{"-config", good, "-close-timeout", "-1s"}, nil, "-close-timeout -1s: want a positive duration"},
 		{"bad limiter idle", []string{"-config", good, "-limiter-idle", "0s"}, nil, "-limiter-idle 0s: want a positive duration"},
 		{"bad max limiters", []string{"-config", good, "-max-limiters", "0"}, nil, "-max-limiters 0: want at least 1"},
 		{"config error", []string{"-config", bad, "-backend", "local"}, nil, bad + `:4: descriptors[0].rate_limit.algorithm: bad value: unknown algorithm "gcra"`},
@@ -70,6 +72,7 @@ func TestEnvironmentAndFlags(t *testing.T) {
 	assert.Equal(t, 3, o.budgetPoPs)
 	assert.Equal(t, service.DefaultIdle, o.limiterIdle, "-limiter-idle's default")
 	assert.Equal(t, service.DefaultMaxLimiters, o.maxLimiters, "-max-limiters' default")
+	assert.Equal(t, server.DefaultCloseTimeout, o.closeTimeout, "-close-timeout's default")
 	assert.Equal(t, "EDGELIMIT_REDIS_PIPELINE_BATCH", envName("redis-pipeline-batch"))
 }
 
