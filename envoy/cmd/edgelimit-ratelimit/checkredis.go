@@ -19,7 +19,8 @@ import (
 // backend refuses (a -redis-prefix with a brace). A Redis that does not
 // answer within -redis-timeout, or refuses the reads, is no reason not to
 // start, since the fail mode decides while it is away: that is logged,
-// and nil returned.
+// and nil returned. It runs before the client's metrics hook is added
+// (buildBackend), so the Redis series do not count it.
 func checkRedis(ctx context.Context, b interface{ CheckClient(context.Context) error }, o *options, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, o.redisTimeout)
 	defer cancel()

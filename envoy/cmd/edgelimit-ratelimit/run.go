@@ -136,7 +136,10 @@ func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *
 	if err != nil {
 		return nil, nil, err
 	}
-	rdb.AddHook(col.RedisHook("main"))
+	// the metrics hook goes on after the startup check (checkRedis), so
+	// the series count serving alone: not the check's probe, nor the
+	// error reply a Redis not in cluster mode gives its CLUSTER SLOTS
+	hook := func() { rdb.AddHook(col.RedisHook("main")) }
 	if o.backend == "redis" {
 		b := service.NewRedis(rdb, service.RedisOptions{
 			Prefix: o.redisPrefix, Timeout: o.redisTimeout, FailOpen: o.failMode == "open",
@@ -146,6 +149,7 @@ func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *
 			rdb.Close()
 			return nil, nil, err
 		}
+		hook()
 		return b, func() { rdb.Close() }, nil
 	}
 	// budget (parse refuses any other backend)
@@ -177,6 +181,7 @@ func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *
 		closeConns()
 		return nil, nil, err
 	}
+	hook()
 	return b, closeConns, nil
 }
 
