@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -94,4 +97,52 @@ func TestNegativeCloseTimeoutRefused(t *testing.T) {
 	o.CloseTimeout = -time.Second
 	_, err := server.New(o)
 	assert.ErrorIs(t, err, core.ErrInvalid)
+}
+
+// blockingCollector holds a /metrics scrape until release is closed,
+// telling entered when one is held.
+type blockingCollector struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (c *blockingCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (c *blockingCollector) Collect(chan<- prometheus.Metric) {
+	c.entered <- struct{}{}
+	<-c.release
+}
+
+// TestScrapeOutlastingTheDrainIsCut: a /metrics scrape still running when
+// the shutdown context ends is cut, as a gRPC call is, and the stop is
+// graceful (nil, exit 0), the backend closed. It catches Shutdown
+// reporting the HTTP server's wait for that scrape as a failure (context
+// canceled: exit 1).
+func TestScrapeOutlastingTheDrainIsCut(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	col := &blockingCollector{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	reg.MustRegister(col)
+	o := withConfig(t, localOpts(core.NewManualClock(t0)), slidingRules)
+	o.Registry = reg
+	srv, err := server.New(o)
+	require.NoError(t, err)
+	gl, hl := listen(t, nil), listen(t, nil)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(gl, hl) }()
+	scraped := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + hl.Addr().String() + "/metrics")
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		scraped <- err
+	}()
+	<-col.entered // the scrape is in flight
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the drain's time is spent
+	assert.NoError(t, srv.Shutdown(ctx), "a scrape cut at the end of the drain is no failure")
+	close(col.release) // a scrape not cut would now complete
+	assert.Error(t, <-scraped, "the scrape was cut")
+	assert.NoError(t, <-served)
 }

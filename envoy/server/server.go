@@ -345,12 +345,13 @@ func (s *Server) sweepLoop(every time.Duration) {
 	}
 }
 
-// Shutdown stops the server gracefully: health turns NOT_SERVING, the gRPC
-// server stops taking calls and waits for those in flight (until ctx ends,
-// then it cuts them), the HTTP server and the loops stop, and the backend
-// is closed within Options.CloseTimeout of its own, whatever is left of
-// ctx (the budget backend's last Sync), keeping ctx's values. It returns
-// the HTTP server's and the backend's errors; later calls return nil.
+// Shutdown stops the server gracefully: health turns NOT_SERVING, the
+// gRPC and HTTP servers stop taking calls and wait for those in flight
+// (until ctx ends, then they cut them, which is no error), the loops
+// stop, and the backend is closed within Options.CloseTimeout of its own,
+// whatever is left of ctx (the budget backend's last Sync), keeping ctx's
+// values. It returns the HTTP server's and the backend's errors; later
+// calls return nil.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
@@ -368,6 +369,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			<-stopped
 		}
 		herr := s.http.Shutdown(ctx)
+		if herr != nil && ctx.Err() != nil && errors.Is(herr, ctx.Err()) {
+			// the drain's time is up: cut what is left (a scrape), as
+			// grpc's Stop cut the calls
+			herr = s.http.Close()
+		}
 		s.done.Wait()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.CloseTimeout)
 		defer cancel()
