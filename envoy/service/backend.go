@@ -30,8 +30,10 @@ type Backend interface {
 	Sweep()
 	// Pool tells how many limiters the backend holds.
 	Pool() PoolStats
-	// Close stops every limiter, flushing what it has not written; later
-	// calls to Acquire fail with core.ErrClosed.
+	// Close stops every limiter, flushing what it has not written, within
+	// ctx: it waits for the closes of limiters released before it (each
+	// bounded by CloseTimeout) only while ctx lives. Later calls to
+	// Acquire fail with core.ErrClosed.
 	Close(ctx context.Context) error
 	// Name is "local", "redis" or "budget".
 	Name() string

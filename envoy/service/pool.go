@@ -309,7 +309,8 @@ func (p *pool) stats() PoolStats {
 	return s
 }
 
-// closeAll waits for the closes of released limiters, closes every
+// closeAll waits for the closes of released limiters while ctx lives
+// (each has CloseTimeout of its own and goes on after), closes every
 // limiter (p.close, when set) and refuses new ones.
 func (p *pool) closeAll(ctx context.Context) error {
 	p.mu.Lock()
@@ -318,7 +319,12 @@ func (p *pool) closeAll(ctx context.Context) error {
 	entries := p.entries
 	p.entries = nil
 	p.mu.Unlock()
-	p.closing.Wait()
+	released := make(chan struct{})
+	go func() { p.closing.Wait(); close(released) }()
+	select {
+	case <-released:
+	case <-ctx.Done():
+	}
 	var errs []error
 	if p.close != nil {
 		for _, e := range entries {
