@@ -155,20 +155,23 @@ func (m *Machine) rollRenounced(x int64) {
 }
 
 // carryRecords files again in a live map, or drops, at most per records
-// of the oldest map waiting in carry (more maps when it empties within
-// the count): records reaching past renX−2 are filed, the others are
-// gone (forgot covers their windows).
+// (the oldest waiting map's) of the maps waiting in carry, oldest first:
+// records reaching past renX−2 are filed, the others are gone (forgot
+// covers their windows).
 func (m *Machine) carryRecords() {
 	r := &m.ren
+	if len(r.carry) == 0 {
+		return
+	}
+	left := r.carry[0].per
 	for len(r.carry) > 0 {
 		c := &r.carry[0]
-		done := 0
 		for key, v := range c.recs {
-			if done == c.per {
+			if left == 0 {
 				return
 			}
 			delete(c.recs, key)
-			done++
+			left--
 			if through, sent := unpackRecord(v); through > r.renX-2 {
 				r.file(key, through, sent)
 			}

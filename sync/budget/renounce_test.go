@@ -254,7 +254,8 @@ func TestRecordPacking(t *testing.T) {
 // whatever its records reach). Caught mutations: every record carried when
 // the window moves on (a pause as long as the records are many), waiting
 // records not looked up (a slot given up spent free), dead records carried
-// (Len over), a waiting record extended where it waits.
+// (Len over), a waiting record extended where it waits, a count that
+// starts again at each waiting map.
 func TestCarrySpreadOverTicks(t *testing.T) {
 	m := newTestMachine(t, nil)
 	x := int64(w0 / testWindow)
@@ -281,17 +282,31 @@ func TestCarrySpreadOverTicks(t *testing.T) {
 	_, through, _, waiting, _ := m.ren.find(key(0))
 	assert.Equal(t, []any{x + 4, false}, []any{through, waiting})
 
-	for carried := 0; len(m.ren.carry) > 0; {
-		before := len(m.ren.carry[0].recs)
-		m.carryRecords()
-		after := 0
-		if len(m.ren.carry) > 0 {
-			after = len(m.ren.carry[0].recs)
+	held := func() int {
+		n := 0
+		for _, c := range m.ren.carry {
+			n += len(c.recs)
 		}
-		assert.LessOrEqual(t, before-after, carryMin, "at most carryMin records a Tick")
-		carried += before - after
+		return n
+	}
+	for carried := 0; len(m.ren.carry) > 0; {
+		before := held()
+		m.carryRecords()
+		assert.LessOrEqual(t, before-held(), carryMin, "at most carryMin records a Tick")
+		carried += before - held()
 		require.LessOrEqual(t, carried, live+dead, "ends")
 	}
 	assert.Len(t, m.ren.recs[1], live-1, "the extended records are live, through x+3")
 	assert.Equal(t, live, m.renouncedLen(), "the dead are dropped")
+
+	// two maps waiting: a Tick carries at most the oldest's count in all
+	for j := range 2 {
+		recs := map[string]int64{}
+		for i := range 800 {
+			recs[fmt.Sprint("w", j, "-", i)] = packRecord(x+3, x+3)
+		}
+		m.ren.carry = append(m.ren.carry, carrying{recs: recs, x: x + 3, per: carryMin})
+	}
+	m.carryRecords()
+	assert.Equal(t, 1600-carryMin, held(), "carryMin carried over both maps")
 }
