@@ -69,16 +69,19 @@ const carryMin = 1024
 // windows before through is stored as through−3, which means the same
 // (every store happens with Machine.forgot at least renX−2 and through
 // at most renX+1, and no claim goes for a window forgot covers), and a
-// sent past through as through. through must be within ±2⁶¹ windows
-// (times within about 73 million years of 1970 at 1 ms windows).
+// sent past through as through. Only through's low 62 bits are kept
+// (unpackRecord recovers the rest), so any window packs.
 func packRecord(through, sent int64) int64 {
 	d := through - min(max(sent, through-3), through)
 	return through<<2 | d
 }
 
-// unpackRecord is packRecord's inverse.
-func unpackRecord(v int64) (through, sent int64) {
-	through = v >> 2
+// unpackRecord is packRecord's inverse for a record whose through is at
+// most base and within 2⁶² of it: a live map's records reach from renX−1
+// to renX+1 (base renX+1), a waiting map's at most the window it left
+// the live maps at (base carrying.x).
+func unpackRecord(v, base int64) (through, sent int64) {
+	through = base - (base-v>>2)&(1<<62-1)
 	return through, through - v&3
 }
 
@@ -88,13 +91,13 @@ func unpackRecord(v int64) (through, sent int64) {
 func (r *renounced) find(key string) (in map[string]int64, through, sent int64, waiting, ok bool) {
 	for _, recs := range r.recs {
 		if v, ok := recs[key]; ok {
-			through, sent = unpackRecord(v)
+			through, sent = unpackRecord(v, r.renX+1)
 			return recs, through, sent, false, true
 		}
 	}
 	for _, c := range r.carry {
 		if v, ok := c.recs[key]; ok {
-			through, sent = unpackRecord(v)
+			through, sent = unpackRecord(v, c.x)
 			return c.recs, through, sent, true, true
 		}
 	}
@@ -172,7 +175,7 @@ func (m *Machine) carryRecords() {
 			}
 			delete(c.recs, key)
 			left--
-			if through, sent := unpackRecord(v); through > r.renX-2 {
+			if through, sent := unpackRecord(v, c.x); through > r.renX-2 {
 				r.file(key, through, sent)
 			}
 		}

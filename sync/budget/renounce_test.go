@@ -230,18 +230,22 @@ func TestRenouncedRecordCarried(t *testing.T) {
 }
 
 // TestRecordPacking: a renounced record's two windows round-trip through
-// packRecord for negative and large windows, a sent more than three
-// windows behind is stored three behind, and a sent past through as
-// through.
+// packRecord for negative and large windows, read back from any base up
+// to three windows past through, windows past ±2⁶¹ and near the ends of
+// int64 included; a sent more than three windows behind is stored three
+// behind, and a sent past through as through.
 func TestRecordPacking(t *testing.T) {
-	for _, through := range []int64{-1 << 60, -5, -1, 0, 1, 7, 1 << 40, 1<<60 + 3} {
-		for d := int64(0); d <= 3; d++ {
-			gotT, gotS := unpackRecord(packRecord(through, through-d))
-			assert.Equal(t, []int64{through, through - d}, []int64{gotT, gotS}, "through %d, sent %d", through, through-d)
+	for _, through := range []int64{-1 << 60, -5, -1, 0, 1, 7, 1 << 40, 1<<60 + 3, 1<<61 + 1, 1<<62 + 5, -(1 << 61) - 1, -(1 << 62), math.MinInt64 + 3, math.MaxInt64 - 3} {
+		for k := int64(0); k <= 3; k++ {
+			base := through + k
+			for d := int64(0); d <= 3; d++ {
+				gotT, gotS := unpackRecord(packRecord(through, through-d), base)
+				assert.Equal(t, []int64{through, through - d}, []int64{gotT, gotS}, "through %d, sent %d, base %d", through, through-d, base)
+			}
 		}
-		_, s := unpackRecord(packRecord(through, math.MinInt64))
+		_, s := unpackRecord(packRecord(through, math.MinInt64), through+1)
 		assert.Equal(t, through-3, s, "a sent long before is three behind")
-		_, s = unpackRecord(packRecord(through, through+2))
+		_, s = unpackRecord(packRecord(through, through+2), through)
 		assert.Equal(t, through, s, "a sent past through is through")
 	}
 }
