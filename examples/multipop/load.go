@@ -122,27 +122,30 @@ func runLoad(ctx context.Context, o loadOptions) (*tally, error) {
 	return tl, nil
 }
 
-// outcome is one request: when it was sent and the status it got (0: no
-// response).
+// outcome is one request: when it was sent, when its answer was read and
+// the status it got (0: no response). The PoP decided it between sent and
+// answered.
 type outcome struct {
-	sent   time.Time
-	status int
+	sent, answered time.Time
+	status         int
 }
 
 func send1(client *http.Client, target, key string) outcome {
 	req, err := http.NewRequest(http.MethodGet, target, nil)
 	if err != nil {
-		return outcome{sent: time.Now()}
+		now := time.Now()
+		return outcome{sent: now, answered: now}
 	}
 	req.Header.Set(keyHeader, key)
 	o := outcome{sent: time.Now()}
 	resp, err := client.Do(req)
 	if err != nil {
+		o.answered = time.Now()
 		return o
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	o.status = resp.StatusCode
+	o.answered, o.status = time.Now(), resp.StatusCode
 	return o
 }
 

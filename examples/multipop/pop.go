@@ -47,9 +47,17 @@ func popCmd(ctx context.Context, args []string, out io.Writer) error {
 	return runPoP(ctx, o, out)
 }
 
-// limiter is a PoP's limiter, its Close and a line of its stats.
+// limiter is a PoP's budget limiter, its close (which also closes the
+// NATS connection it gossips on) and a line of its stats. It embeds the
+// *budget.Limiter itself, not a core.Limiter, so the middleware sees its
+// DeadlineBound: true with newRedisClient's client, so the middleware
+// decides on the request's goroutine and keeps a decision made from the
+// PoP's view however late a loaded machine runs it. Behind an interface
+// that hides DeadlineBound, the middleware instead abandons any decision
+// not back by its deadline (100 ms) and answers 503, even for a calm
+// client far below the limit.
 type limiter struct {
-	core.Limiter
+	*budget.Limiter
 	close func(context.Context) error
 	stats func() string
 }
@@ -96,14 +104,20 @@ func newLimiter(ctx context.Context, o popOptions, rdb goredis.UniversalClient) 
 	}}, nil
 }
 
+// newRedisClient is a PoP's client of the Redis at addr. A limiter's
+// answer is worthless late: ContextTimeoutEnabled lets the middleware's
+// deadline reach a Redis that does not answer (and makes the budget
+// limiter DeadlineBound), and short dial settings keep a dead Redis from
+// costing seconds (see the README).
+func newRedisClient(addr string) *goredis.Client {
+	return goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true,
+		DialTimeout: 100 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, DialerRetries: 1})
+}
+
 // runPoP serves until ctx ends, then shuts down in order: stop serving,
 // close the limiter (its last Sync and gossip), close the connections.
 func runPoP(ctx context.Context, o popOptions, out io.Writer) error {
-	// A limiter's answer is worthless late: ContextTimeoutEnabled lets the
-	// middleware's deadline reach a Redis that does not answer, and short
-	// dial settings keep a dead Redis from costing seconds (see the README).
-	rdb := goredis.NewClient(&goredis.Options{Addr: o.redisAddr, ContextTimeoutEnabled: true,
-		DialTimeout: 100 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, DialerRetries: 1})
+	rdb := newRedisClient(o.redisAddr)
 	defer rdb.Close()
 	if err := waitRedis(ctx, rdb); err != nil {
 		return err

@@ -34,10 +34,11 @@ type tally struct {
 	mu         sync.Mutex
 	attacker   map[int64]*counts
 	calm       map[int64]*counts
+	limited    map[int64]bool // windows with an attacker 429 decided in their last tenth (see limitedAtEnd)
 }
 
 func newTally(window time.Duration) *tally {
-	return &tally{window: window, attacker: map[int64]*counts{}, calm: map[int64]*counts{}}
+	return &tally{window: window, attacker: map[int64]*counts{}, calm: map[int64]*counts{}, limited: map[int64]bool{}}
 }
 
 func (t *tally) index(at time.Time) int64 { return at.UnixMilli() / t.window.Milliseconds() }
@@ -54,6 +55,32 @@ func (t *tally) add(attacker bool, o outcome) {
 		m[i] = &counts{}
 	}
 	m[i].add(o.status)
+	if attacker && o.status == http.StatusTooManyRequests && t.inLastTenth(i, o.sent) && t.inLastTenth(i, o.answered) {
+		t.limited[i] = true
+	}
+}
+
+// inLastTenth reports whether at lies in the last tenth of window i.
+func (t *tally) inLastTenth(i int64, at time.Time) bool {
+	w := t.window.Milliseconds()
+	ms := at.UnixMilli()
+	return t.index(at) == i && ms-i*w >= w-w/10
+}
+
+// limitedAtEnd reports whether the PoPs refused the attacker (429) in the
+// last tenth of window i, the request sent and answered inside it, so
+// decided there: the limit was reached by then on the PoPs' own counts,
+// not merely short of demand. For the sliding window counter a refusal
+// at a fraction f ≥ 0.9 of a window whose previous window admitted P
+// means the window had admitted at least limit − 1 − P×(1−f) ≥
+// 0.875×limit − 1 with P ≤ 1.25×limit. A window without such a refusal
+// (a load generator starved of CPU that sent nothing late in it, or PoPs
+// that answered only after it ended) says nothing about how much the
+// limit admits.
+func (t *tally) limitedAtEnd(i int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.limited[i]
 }
 
 // full reports whether window i lies wholly inside the load.
