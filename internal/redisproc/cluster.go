@@ -13,10 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrNoRedisCLI is returned by StartCluster when redis-cli, which joins the
-// nodes, is not on PATH.
-var ErrNoRedisCLI = errors.New("redis-cli not found on PATH; install it with: apt-get update && apt-get install -y redis-tools (or redis-server)")
-
 // ClusterNodeTimeout is the default cluster-node-timeout of the nodes
 // StartCluster starts: how long a silent node takes to be marked failing.
 const ClusterNodeTimeout = 2 * time.Second
@@ -26,21 +22,17 @@ const ClusterNodeTimeout = 2 * time.Second
 // promoted 2 to 3 s after the kill.
 const FailoverNodeTimeout = time.Second
 
-// clusterReadyWait bounds how long StartCluster and Restart wait for
-// cluster_state:ok on every node.
-const clusterReadyWait = 20 * time.Second
-
 // ClusterConfig is the shape of a cluster StartClusterWith launches.
 type ClusterConfig struct {
-	Masters           int           // at least 3, as redis-cli requires
+	Masters           int           // at least 3, as redis-cli --cluster create requires
 	ReplicasPerMaster int           // 0 = masters only
 	NodeTimeout       time.Duration // cluster-node-timeout; 0 = ClusterNodeTimeout
 }
 
 // Cluster is a private Redis Cluster: one redis-server process per node on
-// free loopback ports, joined with redis-cli --cluster create, the 16,384
-// slots split evenly over the masters, each master with
-// ReplicasPerMaster replicas. Nodes run with no persistence and
+// free loopback ports, joined as redis-cli --cluster create joins them
+// (see join; redis-cli itself is not needed), the 16,384 slots split
+// evenly over the masters, each master with ReplicasPerMaster replicas. Nodes run with no persistence and
 // cluster-require-full-coverage no, so while one master is down the others
 // keep serving their own slots; a replica always fails over for a dead
 // master (cluster-replica-validity-factor 0). Its zero value is not
@@ -67,8 +59,10 @@ func StartClusterWithReplicas(masters, replicasPerMaster int) (*Cluster, error) 
 }
 
 // StartClusterWith launches cfg's cluster-enabled redis-server processes,
-// joins them, and waits until it is healthy (see WaitHealthy). It returns
-// ErrNoRedis or ErrNoRedisCLI when a binary is missing.
+// joins them (the first cfg.Masters nodes are the masters, node
+// Masters+k replicates master k mod Masters), and waits until the cluster
+// is healthy (see WaitHealthy). It returns ErrNoRedis when redis-server is
+// missing.
 func StartClusterWith(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Masters < 3 || cfg.ReplicasPerMaster < 0 {
 		return nil, fmt.Errorf("redisproc: a cluster needs at least 3 masters and no negative replica count, got %d and %d",
@@ -81,13 +75,9 @@ func StartClusterWith(cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, ErrNoRedis
 	}
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		return nil, ErrNoRedisCLI
-	}
 	var errs []error
 	for i := 0; i < launchAttempts; i++ { // fresh ports each time (see launchAttempts)
-		c, err := startClusterOnce(bin, cli, cfg)
+		c, err := startClusterOnce(bin, cfg)
 		if err == nil {
 			return c, nil
 		}
@@ -97,20 +87,17 @@ func StartClusterWith(cfg ClusterConfig) (*Cluster, error) {
 }
 
 // startClusterOnce launches, joins and waits for one cluster on free ports.
-func startClusterOnce(bin, cli string, cfg ClusterConfig) (*Cluster, error) {
+func startClusterOnce(bin string, cfg ClusterConfig) (*Cluster, error) {
 	c := &Cluster{masters: cfg.Masters}
 	if err := c.launch(bin, cfg.Masters*(1+cfg.ReplicasPerMaster), cfg.NodeTimeout); err != nil {
 		c.Stop()
 		return nil, err
 	}
-	args := append([]string{"--cluster", "create"}, c.Addrs()...)
-	args = append(args, "--cluster-replicas", strconv.Itoa(cfg.ReplicasPerMaster), "--cluster-yes")
-	cmd := exec.Command(cli, args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if err := c.join(cfg.Masters); err != nil {
 		c.Stop()
-		return nil, fmt.Errorf("redis-cli --cluster create: %w\n%s", err, out)
+		return nil, err
 	}
-	if err := c.WaitHealthy(clusterReadyWait); err != nil {
+	if err := c.WaitHealthy(); err != nil {
 		c.Stop()
 		return nil, err
 	}
@@ -159,7 +146,7 @@ func newClusterProc(timeout time.Duration) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proc{Addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, dir: dir}
+	p := &Proc{Addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, bus: bus, dir: dir}
 	p.args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
 		"--protected-mode", "no", "--loglevel", "warning",
@@ -172,8 +159,8 @@ func newClusterProc(timeout time.Duration) (*Proc, error) {
 }
 
 // Addrs returns the host:port of every node, masters and replicas, in
-// start order (which node is a master is up to redis-cli and failovers:
-// see MasterOf and Replica).
+// start order (the first Masters nodes start as masters; failovers change
+// that: see MasterOf and Replica).
 func (c *Cluster) Addrs() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -225,26 +212,26 @@ func (c *Cluster) Restart(i int) error {
 	if err != nil {
 		return err
 	}
-	return c.WaitHealthy(clusterReadyWait)
+	return c.WaitHealthy()
 }
 
-// WaitHealthy waits up to limit until every running node reports
-// cluster_state:ok, all 16,384 slots served, none by a failing node, and as
-// many known nodes as the cluster has; sees no slot served by a stopped
-// node; and, when it is a replica, is linked to its master. After killing
-// a master with replicas it returns once a replica is promoted.
-func (c *Cluster) WaitHealthy(limit time.Duration) error {
-	deadline := time.Now().Add(limit)
+// WaitHealthy waits until every running node reports cluster_state:ok,
+// all 16,384 slots served, none by a failing node, and as many known nodes
+// as the cluster has; sees no slot served by a stopped node; and, when it
+// is a replica, is linked to its master. After killing a master with
+// replicas it returns once a replica is promoted. It asks every running
+// node once a round, pollPause apart, and gives up with the last
+// unhealthy answer after pollRounds rounds (a bound in the nodes' answers,
+// which a loaded machine slows down with the cluster, not in wall time).
+func (c *Cluster) WaitHealthy() error {
 	var last error
-	for {
+	for range pollRounds {
 		if last = c.healthy(); last == nil {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redis cluster not healthy after %s: %w", limit, last)
-		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(pollPause)
 	}
+	return fmt.Errorf("redis cluster not healthy after %d rounds: %w", pollRounds, last)
 }
 
 func (c *Cluster) healthy() error {

@@ -28,6 +28,7 @@ var ErrNoRedis = errors.New("redis-server not found on PATH; install it with: ap
 type Proc struct {
 	Addr string // host:port it listens on
 	port int
+	bus  int // cluster-bus port of a cluster node; 0 otherwise
 	dir  string
 	cmd  *exec.Cmd
 	args []string

@@ -13,8 +13,8 @@ import (
 // Cluster starts a private three-master Redis Cluster (see
 // redisproc.StartCluster) for the test, stopped in t.Cleanup, and returns a
 // cluster client to it, closed in t.Cleanup, together with the cluster. It
-// calls t.Fatal with a clear message when redis-server or redis-cli is
-// missing or the cluster does not come up.
+// calls t.Fatal with a clear message when redis-server is missing or the
+// cluster does not come up.
 func Cluster(t testing.TB) (*redis.ClusterClient, *redisproc.Cluster) {
 	t.Helper()
 	return clusterOf(t, redisproc.ClusterConfig{Masters: 3})

@@ -33,7 +33,7 @@ func TestClusterFailover(t *testing.T) {
 	err = cl.Kill(victim)
 	require.NoError(t, err)
 	start = time.Now()
-	err = cl.WaitHealthy(15 * time.Second)
+	err = cl.WaitHealthy()
 	require.NoError(t, err)
 	t.Logf("master %d killed; replica promoted in %s", victim, time.Since(start))
 	now, err := cl.MasterOf("k0")
