@@ -43,9 +43,11 @@ import "math"
 // a map three windows out of recs holds nothing live and is dropped whole;
 // a waiting record named again moves to a live map at once. Carrying is
 // for memory: what waits is found where it waits, and the map it leaves
-// empty is dropped. Each key is in at most one map. The records' claims
-// go in the next Tick's batch of their group (toClaim), one item each, as
-// a full entry's would.
+// empty is dropped. Each key has at most one record that is not gone (a
+// waiting one reaching renX−2 at most is gone to lookups, and may stay
+// beside a newer one until carryRecords drops it). The records' claims go
+// in the next Tick's batch of their group (toClaim), one item each, as a
+// full entry's would.
 type renounced struct {
 	recs    [3]map[string]int64 // key → its record, packed (packRecord)
 	renX    int64
@@ -86,8 +88,9 @@ func unpackRecord(v, base int64) (through, sent int64) {
 }
 
 // find returns key's record and the map holding it: live, or waiting in
-// carry (waiting true). A record is changed in its map but for its
-// through, which only a live map's record may extend.
+// carry (waiting true); a waiting record reaching renX−2 at most is gone
+// (carryRecords would drop it), and not found. A record is changed in
+// its map but for its through, which only a live map's record may extend.
 func (r *renounced) find(key string) (in map[string]int64, through, sent int64, waiting, ok bool) {
 	for _, recs := range r.recs {
 		if v, ok := recs[key]; ok {
@@ -98,6 +101,9 @@ func (r *renounced) find(key string) (in map[string]int64, through, sent int64, 
 	for _, c := range r.carry {
 		if v, ok := c.recs[key]; ok {
 			through, sent = unpackRecord(v, c.x)
+			if through <= r.renX-2 {
+				continue // gone: forgot covers its windows (carryRecords drops it); a newer map may hold the key again
+			}
 			return c.recs, through, sent, true, true
 		}
 	}
