@@ -59,18 +59,24 @@ func TestBudgetCancelledRPCCountedCanceled(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { rdb.Close() })
 	clk := core.NewManualClock(poolT0)
-	b := NewBudget(BudgetOptions{PoP: "a", Redis: rdb, PoPs: 1, Clock: clk, Sync: time.Hour})
+	b := NewBudget(BudgetOptions{PoP: "a", Redis: rdb, PoPs: 6, Clock: clk, Sync: time.Hour})
 	t.Cleanup(func() { b.Close(context.Background()) })
 	reg := prometheus.NewRegistry()
 	s, err := New(Options{Backend: b, Clock: clk, Metrics: NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	s.SetConfig(loadRules(t, edgeRules))
 
-	_, err = s.ShouldRateLimit(context.Background(), plain("10.0.0.1")) // its free unit
+	// The first request builds the limiter, whose Sync loop takes its
+	// lease and may top up 10.0.0.1 at any moment after. The caller that
+	// left asks for an identity this PoP never saw: no grant can cover it,
+	// and 10 a minute over six PoPs leaves no free credit
+	// (budget.AutoFreeCredit: 2 × 6 > 10), so its request needs Redis
+	// whenever the loop's Sync lands.
+	_, err = s.ShouldRateLimit(context.Background(), plain("10.0.0.1"))
 	require.NoError(t, err)
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = s.ShouldRateLimit(gone, plain("10.0.0.1"))
+	_, err = s.ShouldRateLimit(gone, plain("10.0.0.2"))
 	assert.Equal(t, codes.Canceled, status.Code(err), "%v", err)
 	_, err = s.ShouldRateLimit(context.Background(), plain("10.0.0.1"))
 	require.NoError(t, err)
