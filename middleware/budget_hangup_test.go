@@ -11,7 +11,6 @@ import (
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/middleware"
 	"github.com/edgelimit/edgelimit/sync/budget"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,41 +50,13 @@ func TestBudgetClientHangUpIsNoOutage(t *testing.T) {
 // error matching core.ErrUnavailable, for a client that left.
 func TestBudgetHangUpIsNoStoreFailure(t *testing.T) {
 	rdb, _ := redistest.Client(t)
-	for _, c := range []struct {
-		mode   middleware.FailMode
-		inline bool
-		want   int
-	}{
-		{middleware.FailAsLimiter, false, http.StatusServiceUnavailable},
-		{middleware.FailAsLimiter, true, http.StatusServiceUnavailable},
-		{middleware.FailClosed, false, http.StatusServiceUnavailable},
-		{middleware.FailOpen, false, http.StatusOK},
-		{middleware.FailOpen, true, http.StatusOK},
-	} {
+	for _, c := range hangUpCases {
 		clk := core.NewManualClock(epoch)
 		l, err := budget.New(budget.Config{PoP: "mw", Limit: core.PerWindow(10, time.Minute), PoPs: 1,
 			FreeCredit: -1, FailClosed: true}, rdb, clk)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = l.Close(context.Background()) })
-		var errs []error
-		opts := []middleware.Option{middleware.WithLimit("budget", l), middleware.WithClock(clk), middleware.WithFailMode(c.mode),
-			middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) })}
-		if c.inline {
-			opts = append(opts, middleware.WithTrustedDeadline())
-		}
-		h := newHandler(t, opts...)
-		req := httptest.NewRequest(http.MethodGet, "/", nil)
-		req.RemoteAddr = "192.0.2.1:1000"
-		gone, cancel := context.WithCancel(req.Context())
-		cancel() // the client hung up
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req.WithContext(gone))
-		assert.Equal(t, c.want, w.Code, "%v inline %v", c.mode, c.inline)
-		assert.Empty(t, w.Header().Get("Retry-After"), "%v inline %v: no fail-closed denial", c.mode, c.inline)
-		if assert.Len(t, errs, 1, "%v inline %v: reported once", c.mode, c.inline) {
-			assert.ErrorIs(t, errs[0], context.Canceled, "%v inline %v", c.mode, c.inline)
-			assert.NotErrorIs(t, errs[0], core.ErrUnavailable, "%v inline %v: no outage", c.mode, c.inline)
-		}
-		wantStatus(t, get(h, "192.0.2.1:1000"), http.StatusOK) // the client's next request: Redis was fine all along
+		hangUp(t, c, "192.0.2.1:1000", // the client's next request: Redis was fine all along
+			middleware.WithLimit("budget", l), middleware.WithClock(clk))
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,12 +21,7 @@ import (
 // requests_total{code="canceled"}, not Unavailable and "error" as if
 // Redis had failed. It catches a cancelled RPC reported as a store outage.
 func TestRedisCancelledRPCIsNoOutage(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
-	rdb, err := NewRedisClient(RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 2 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { rdb.Close() })
+	rdb := harnessClient(t, 2*time.Second)
 	clk := core.NewManualClock(poolT0)
 	b := NewRedis(rdb, RedisOptions{Clock: clk})
 	t.Cleanup(func() { b.Close(context.Background()) })
@@ -52,12 +46,7 @@ func TestRedisCancelledRPCIsNoOutage(t *testing.T) {
 // returns no decision for it. It catches a budget decision on the view
 // answered (and counted "ok") for a caller that left.
 func TestBudgetCancelledRPCCountedCanceled(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
-	rdb, err := NewRedisClient(RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 2 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { rdb.Close() })
+	rdb := harnessClient(t, 2*time.Second)
 	clk := core.NewManualClock(poolT0)
 	b := NewBudget(BudgetOptions{PoP: "a", Redis: rdb, PoPs: 6, Clock: clk, Sync: time.Hour})
 	t.Cleanup(func() { b.Close(context.Background()) })

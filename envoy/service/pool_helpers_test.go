@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/envoy/config"
+	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,4 +52,17 @@ func overridden(ip string, rpu uint32, unit typev3.RateLimitUnit) *rlsv3.RateLim
 func plain(ip string) *rlsv3.RateLimitRequest {
 	return &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*commonv3.RateLimitDescriptor{{
 		Entries: []*commonv3.RateLimitDescriptor_Entry{{Key: "remote_address", Value: ip}}}}}
+}
+
+// harnessClient starts a private redis-server for t and returns a client
+// of it (NewRedisClient with timeout), both stopped when t ends.
+func harnessClient(t *testing.T, timeout time.Duration) goredis.UniversalClient {
+	t.Helper()
+	rs, err := redisharness.Start()
+	require.NoError(t, err)
+	t.Cleanup(rs.Stop)
+	rdb, err := NewRedisClient(RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: timeout})
+	require.NoError(t, err)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
 }

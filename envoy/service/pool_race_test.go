@@ -10,7 +10,6 @@ import (
 
 	"github.com/edgelimit/edgelimit/backends/local"
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/stretchr/testify/assert"
@@ -105,12 +104,7 @@ func TestPoolNoUseAfterClose(t *testing.T) {
 // meets a release: one run in 3 with that mutation) a request failed
 // rather than given a fresh limiter.
 func TestRedisDecisionsAcrossReleases(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
-	rdb, err := NewRedisClient(RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 5 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { rdb.Close() })
+	rdb := harnessClient(t, 5*time.Second)
 	clk := core.NewManualClock(poolT0)
 	b := NewRedis(rdb, RedisOptions{Clock: clk, Timeout: 5 * time.Second, Pool: PoolOptions{Idle: time.Minute, Max: 1}})
 	t.Cleanup(func() { b.Close(context.Background()) })
@@ -124,12 +118,7 @@ func TestRedisDecisionsAcrossReleases(t *testing.T) {
 // with a last Sync: every request is answered (none by a closed limiter,
 // which would refuse it), and at most 20 of each override pass.
 func TestBudgetDecisionsAcrossReleases(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
-	rdb, err := NewRedisClient(RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 5 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { rdb.Close() })
+	rdb := harnessClient(t, 5*time.Second)
 	clk := core.NewManualClock(poolT0)
 	b := NewBudget(BudgetOptions{PoP: "a", Redis: rdb, PoPs: 1, Clock: clk, Sync: time.Hour, Pool: PoolOptions{Idle: time.Minute, Max: 1}})
 	t.Cleanup(func() { b.Close(context.Background()) })

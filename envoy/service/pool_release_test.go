@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/edgelimit/edgelimit/sync/budget"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
@@ -26,12 +25,7 @@ import (
 // configuration's limiter, or does not tell OnRelease (whose caller
 // would export a released limiter's stats for ever).
 func TestOverrideLimitersReleased(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
-	rdb, err := NewRedisClient(RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 2 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { rdb.Close() })
+	rdb := harnessClient(t, 2*time.Second)
 	clk := core.NewManualClock(poolT0)
 	var mu sync.Mutex
 	built := map[string][]*budget.Limiter{}
