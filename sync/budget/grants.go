@@ -106,7 +106,13 @@ func (m *Machine) sole(e *entry) bool {
 // reported is the units this PoP admitted of e in Redis' last window (lowW)
 // that a reply has counted: its own count there less the unreported.
 func (m *Machine) reported(e *entry) int64 {
-	return ownIn(e.own, e.lowW) - m.unreported(e, e.lowW)
+	return m.reportedIn(e, e.lowW)
+}
+
+// reportedIn is the units this PoP admitted of e in window y that a
+// reply has counted: its own count there less the unreported.
+func (m *Machine) reportedIn(e *entry, y int64) int64 {
+	return ownIn(e.own, y) - m.unreported(e, y)
 }
 
 // topUp is the grant e should ask for at window x: its demand rate over the
