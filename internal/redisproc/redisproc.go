@@ -33,10 +33,13 @@ type Proc struct {
 	cmd  *exec.Cmd
 	args []string
 	tls  *tls.Config // nil: plain TCP
+
+	exited  chan struct{} // closed once the process has exited
+	exitErr error         // its exit status, set before exited closes
 }
 
 // Start launches redis-server on a free port of 127.0.0.1 and waits until it
-// answers PING (up to 10 s). extra are appended to the server's arguments
+// answers PING, or fails when it exits first (trying up to three ports). extra are appended to the server's arguments
 // (for instance "--maxmemory", "100mb").
 func Start(extra ...string) (*Proc, error) {
 	return start(nil, extra)
@@ -121,13 +124,22 @@ func (p *Proc) launch(bin string) error {
 	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}
-	return p.waitReady(30 * time.Second) // a loaded machine (a suite beside busy loops) once took over 10 s three times
+	p.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) {
+		p.exitErr = cmd.Wait()
+		close(exited)
+	}(p.cmd, p.exited)
+	return p.waitReady()
 }
 
-func (p *Proc) waitReady(limit time.Duration) error {
+// waitReady waits until the server answers PING and its INFO names p's
+// process, or until the process exits (its port taken, a bad argument):
+// events, not a time limit, since a loaded machine has taken over 10 s to
+// start one. A server that neither answers nor exits is the test binary's
+// -timeout to catch.
+func (p *Proc) waitReady() error {
 	c := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1, TLSConfig: p.tls})
 	defer c.Close()
-	deadline := time.Now().Add(limit)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := c.Ping(ctx).Err()
@@ -140,10 +152,11 @@ func (p *Proc) waitReady(limit time.Duration) error {
 			// INFO timed out (a loaded machine): ask again
 		}
 		cancel()
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on %s not ready after %s: %w", p.Addr, limit, err)
+		select {
+		case <-p.exited:
+			return fmt.Errorf("redis-server on %s exited before it answered (%v): %w", p.Addr, p.exitErr, err)
+		case <-time.After(20 * time.Millisecond):
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -160,7 +173,7 @@ func (p *Proc) Kill() error {
 		return nil
 	}
 	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
+	<-p.exited
 	p.cmd = nil
 	return nil
 }
