@@ -10,7 +10,8 @@ import (
 
 // claims returns the free-slot claims an item about e sent in window x
 // carries: every slot from x−1 on consumed here and not yet claimed, and,
-// when e is contested or hot, every slot through x+giveUpAhead (the
+// when e is contested or hot or giveUpNext is set (a decision Call about
+// an identity new here), every slot through x+giveUpAhead (the
 // current and next two windows' slots are given up); it marks them
 // consumed and sent. Far
 // from the limit a reserved slot costs no one, so a calm identity keeps

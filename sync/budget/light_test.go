@@ -47,14 +47,14 @@ func TestLightTier(t *testing.T) {
 	assert.ElementsMatch(t, []Op{{X: 1000, GW: GWFree, U: 1}, {X: 1001, GW: GWFree, U: 1}}, c.Items[0].Ops,
 		"both free units, unreported, move to the entry and go with its decision Call")
 	assert.Equal(t, core.WindowState{Index: 1001, Cur: 1, Prev: 1}, e.own, "own counts for the fallback")
-	assert.Equal(t, []int64{1002, 1003}, c.Items[0].Claims, "the decision Call gives up the next two windows' slots; the used slots 1000 and 1001 are not claimed apart")
+	assert.Empty(t, c.Items[0].Claims, "known here since window 1000 and not called contested, id1 keeps its next windows' slots; the used slots 1000 and 1001 are not claimed apart")
 	m.Complete(w0+testWindow+650, c, &Result{Now: w0 + testWindow + 650, Window: 1001, Items: []ItemResult{{Allowed: 1, CW: 3, Headroom: 1}}}, nil)
 	calls := m.Tick(w0 + testWindow + 700)
 	require.Len(t, calls, 1)
 	require.Len(t, calls[0].Items, 1, "only the promoted, contested identity is sent")
 	it := calls[0].Items[0]
 	assert.Empty(t, it.Ops, "its free units were reported with the decision Call")
-	assert.Empty(t, it.Claims, "the used slots 1000 and 1001 are not claimed again, and 1002's was given up")
+	assert.Equal(t, []int64{1002, 1003}, it.Claims, "called contested, it gives up the next two windows' slots; the used slots 1000 and 1001 are not claimed again")
 
 	// Two windows after their last request the records are gone.
 	m.Tick(w0 + 2*testWindow + 100)
