@@ -11,8 +11,9 @@ type BudgetStats struct {
 	// incarnation's request still waiting on Redis is counted nowhere.
 	BySource map[string]uint64 `json:"decisions_by_source"`
 	// Calls, Items and RoundTrips are budget.Stats' fields: script calls
-	// planned (decision Calls and Sync batches, retries included), the
-	// items in them, and the round trips they take on one Redis node.
+	// sent (decision Calls and Sync batches, retries included; the
+	// simulator sends every Call its Machines plan), the items in them,
+	// and the round trips they take on one Redis node.
 	Calls      uint64 `json:"calls"`
 	Items      uint64 `json:"items"`
 	RoundTrips uint64 `json:"round_trips"`

@@ -98,6 +98,7 @@ type Call struct {
 	hotWin, hotCur int64    // the group's hot cursor when the batch was sent
 	announce       int64    // this PoP may spend free credit through this window, once Redis counts it (0: no announcement)
 	recorded       int64    // its group's checkedTo when planned: the script records this PoP's checks unless they are (lease.go)
+	trip           *trip    // the round trip Stats counted it in (nil: not counted; unsent.go)
 }
 
 // Decision reports whether the Call is a decision (one request waits on it).

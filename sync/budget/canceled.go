@@ -3,6 +3,8 @@ package budget
 import (
 	"context"
 	"errors"
+
+	"github.com/edgelimit/edgelimit/core"
 )
 
 // CanceledError is the error of a Limiter call whose caller's context was
@@ -33,6 +35,21 @@ func (e *CanceledError) Unwrap() error { return e.Err }
 func canceled(ctx context.Context, op string) error {
 	if err := ctx.Err(); errors.Is(err, context.Canceled) {
 		return &CanceledError{Op: op, Err: err}
+	}
+	return nil
+}
+
+// ended returns, when ctx, the caller's context, has ended, the error of
+// operation op that sends nothing: a *CanceledError when it was
+// cancelled, a *core.UnavailableError wrapping its error when its
+// deadline passed (Redis did not fail: the Limiter is not put down);
+// else nil.
+func ended(ctx context.Context, op string) error {
+	if err := canceled(ctx, op); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &core.UnavailableError{Op: op, Err: err}
 	}
 	return nil
 }

@@ -232,8 +232,7 @@ func (m *Machine) Reset(now int64, key string) *Call {
 	}
 	it.Ops = append(it.Ops, Op{GW: GWReset})
 	m.rseq++
-	m.stats.Calls++
-	m.stats.Items++
-	m.stats.RoundTrips++
-	return &Call{Group: m.group(b), Seq: m.rseq, Now: now, Items: []Item{it}, hotWin: -1, guard: "rseq"}
+	c := &Call{Group: m.group(b), Seq: m.rseq, Now: now, Items: []Item{it}, hotWin: -1, guard: "rseq"}
+	m.count(c)
+	return c
 }

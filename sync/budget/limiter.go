@@ -140,9 +140,10 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // stays counted. A ctx whose deadline passed before the call is decided
 // on the view, with a *core.UnavailableError wrapping the deadline, and
 // does not put the Limiter down; one that passes while Redis does not
-// answer is an outage. After Close it returns ErrClosed. A bad key
-// (core.ValidateKey) or a weight outside 1..Limit.Max returns an error
-// matching core.ErrInvalid, and nothing is counted, planned or sent.
+// answer is an outage. A call not sent is not counted in Stats. After
+// Close it returns ErrClosed. A bad key (core.ValidateKey) or a weight
+// outside 1..Limit.Max returns an error matching core.ErrInvalid, and
+// nothing is counted, planned or sent.
 func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
@@ -169,6 +170,12 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 		}
 		return l.m.Describe(t, key, n, d), err
 	}
+	// A Call for a caller whose context has ended is not sent: it is
+	// taken out of Stats before the lock goes, so no reader sees it.
+	err := ctx.Err()
+	if err != nil {
+		l.m.Unsent(c)
+	}
 	l.mu.Unlock()
 	// A caller that left (its context cancelled after the Call was planned,
 	// or while it ran) says nothing of Redis' health: a *CanceledError,
@@ -180,7 +187,6 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	var r *Result
 	sent := core.Millis(l.clock.Now())
 	failed := true // a failure is Redis'
-	err := ctx.Err()
 	switch {
 	case errors.Is(err, context.Canceled):
 		err = &CanceledError{Op: "budget script", Err: err} // nothing sent
@@ -264,9 +270,10 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 // core.ErrUnavailable (Redis may or may not have applied it: Reset
 // again), a redirected one a *RedirectError (nothing applied); a caller
 // whose ctx was cancelled a *CanceledError: before the call, with nothing
-// forgotten or sent, while Redis had it, applied or not (Reset again); a
-// bad key an error matching core.ErrInvalid, with nothing sent; after
-// Close, ErrClosed.
+// forgotten or sent, while Redis had it, applied or not (Reset again); one
+// whose ctx's deadline had passed a *core.UnavailableError wrapping it,
+// with nothing forgotten or sent; a bad key an error matching
+// core.ErrInvalid, with nothing sent; after Close, ErrClosed.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
@@ -278,9 +285,9 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 		l.mu.Unlock()
 		return ErrClosed
 	}
-	if err := canceled(ctx, "budget reset"); err != nil {
+	if err := ended(ctx, "budget reset"); err != nil {
 		l.mu.Unlock()
-		return err // the caller left (perhaps while an earlier Reset ran): nothing forgotten or sent
+		return err // the caller left or its deadline passed (perhaps while an earlier Reset ran): nothing forgotten or sent
 	}
 	c := l.m.Reset(core.Millis(l.clock.Now()), key)
 	l.mu.Unlock()
@@ -360,12 +367,14 @@ func (l *Limiter) hear(payload []byte) {
 // *RedirectError for a batch a Redis Cluster node redirected (which does
 // not count Redis down); failed batches are sent again by the next Sync.
 // When ctx was cancelled before, it returns a *CanceledError and plans,
-// sends and publishes nothing; cancelled while Redis had the batches, a
-// *CanceledError, the Limiter not put down and the batches sent again by
-// the next Sync.
+// sends and publishes nothing; when its deadline had passed, a
+// *core.UnavailableError wrapping it, and plans, sends and publishes
+// nothing, without putting the Limiter down; cancelled while Redis had
+// the batches, a *CanceledError, the Limiter not put down and the
+// batches sent again by the next Sync.
 func (l *Limiter) Sync(ctx context.Context) error {
-	if err := canceled(ctx, "budget sync"); err != nil {
-		return err // the caller left: nothing planned or sent
+	if err := ended(ctx, "budget sync"); err != nil {
+		return err // the caller left or its deadline passed: nothing planned or sent
 	}
 	l.mu.Lock()
 	calls := l.m.Tick(core.Millis(l.clock.Now()))
@@ -498,7 +507,11 @@ func (l *Limiter) Close(ctx context.Context) error {
 	return l.Sync(ctx)
 }
 
-// Stats returns the Machine's counters.
+// Stats returns the Machine's counters (Stats). Calls, Items and
+// RoundTrips count what the Limiter sent to Redis: a Call planned for a
+// caller whose context had ended is not sent, and not counted (a context
+// that ends as the call goes out may see the Redis client drop a call
+// counted as sent).
 func (l *Limiter) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -40,11 +40,19 @@ type Decision struct {
 // Stats counts a Machine's work. The zero value is no work.
 type Stats struct {
 	Decisions [nSources]uint64 // by Source
-	Calls     uint64           // script calls planned (decisions and batches, retries included)
-	Items     uint64           // items in those calls
+	// Calls counts the script calls sent to Redis: the Calls Request,
+	// Tick and Reset planned (decisions; Sync batches and decisions'
+	// reports sent again, retries included; Resets), less those the
+	// driver took back unsent (Unsent: a Limiter's caller whose context
+	// had ended before the call went out). A call sent counts whether or
+	// not Redis answered (a refused connection, a timeout); Peek's calls
+	// are not counted. Items counts the items in those calls.
+	Calls uint64
+	Items uint64
 	// RoundTrips counts the round trips those calls take on one Redis
-	// node: one per decision Call, one per Tick that planned batches (its
-	// batches go in one pipeline, see ExecAll).
+	// node: one per decision or Reset Call, one per Tick that planned
+	// Calls (they go in one pipeline, see ExecAll), none once every Call
+	// of it was taken back unsent.
 	RoundTrips uint64
 	Visits     uint64 // identities Ticks looked at (planned or swept)
 	Promoted   uint64 // light records made full entries
@@ -441,8 +449,6 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		m.reports.take(c)
 	}
 	e.asking++
-	m.stats.Calls++
-	m.stats.Items++
-	m.stats.RoundTrips++
+	m.count(c)
 	return Decision{}, c
 }

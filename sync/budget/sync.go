@@ -82,8 +82,6 @@ func (m *Machine) Tick(now int64) []*Call {
 	var out []*Call
 	for _, c := range m.reports.resend() {
 		c.Now = now // sent again: what its reply sets counts from now (absorb)
-		m.stats.Calls++
-		m.stats.Items++
 		out = append(out, c)
 	}
 	for g := range m.groups {
@@ -110,13 +108,9 @@ func (m *Machine) Tick(now int64) []*Call {
 		}
 		m.announce(gs.inflight, x) // a batch sent again renews from this window too
 		gs.inflight.hotWin, gs.inflight.hotCur = gs.hotWin, gs.hotCur
-		m.stats.Calls++
-		m.stats.Items += uint64(len(gs.inflight.Items))
 		out = append(out, gs.inflight)
 	}
-	if len(out) > 0 {
-		m.stats.RoundTrips++
-	}
+	m.count(out...) // one round trip: the driver sends them in one pipeline (ExecAll)
 	return out
 }
 
