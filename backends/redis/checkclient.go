@@ -2,8 +2,10 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
+	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/clustercheck"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -26,9 +28,16 @@ import (
 // owns every slot. client nil: an error matching core.ErrInvalid. Redis
 // unreachable, or any other error reply (CLUSTERDOWN; NOPERM when the
 // client's ACL user may not run CLUSTER SLOTS or read the el:* keys): a
-// *core.UnavailableError. New sends nothing to Redis; call CheckClient at
-// startup to refuse the misconfiguration before the first request meets
-// it. ctx bounds the call.
+// *core.UnavailableError. ctx bounds the call: cancelled, before the
+// call (nothing is sent) or while it ran, it returns a *CanceledError
+// (matching context.Canceled, not core.ErrUnavailable), as a decision
+// does, since a caller that left says nothing of Redis' health; its
+// deadline passing is a *core.UnavailableError wrapping the deadline, as
+// for a decision: Redis did not answer within the caller's bound, which
+// is what a startup check or a health probe sets one to learn. A finished
+// check's answer (nil, a *RedirectError) stands whatever ctx says after.
+// New sends nothing to Redis; call CheckClient at startup to refuse the
+// misconfiguration before the first request meets it.
 func CheckClient(ctx context.Context, client goredis.UniversalClient) error {
 	return check(ctx, client, clustercheck.PlainKey)
 }
@@ -42,7 +51,8 @@ func CheckClient(ctx context.Context, client goredis.UniversalClient) error {
 // the limiter's keys ("~myapp:*", "~{myapp:*" when bucketed) may read
 // them. None is written. Its errors are the package CheckClient's (a
 // *RedirectError, a *core.UnavailableError: NOPERM when the user may not
-// read them). Call it at startup, after New and before the first request.
+// read them; a *CanceledError when ctx was cancelled). Call it at
+// startup, after New and before the first request.
 func (l *Limiter) CheckClient(ctx context.Context) error {
 	key := func(n int) string { return l.Key("clientcheck:" + strconv.Itoa(n)) }
 	if l.bucketed {
@@ -52,9 +62,17 @@ func (l *Limiter) CheckClient(ctx context.Context) error {
 }
 
 // check is clustercheck.Check with probe keys key(0), key(1), ... and
-// this package's Op and RedirectError.
+// this package's Op, RedirectError and CanceledError: a check that could
+// not finish because its caller's context was cancelled (before it, when
+// go-redis sends nothing, or while it ran) says nothing of Redis' health.
 func check(ctx context.Context, client goredis.UniversalClient, key func(n int) string) error {
-	return clustercheck.Check(ctx, client, key, "redis check client", func(reply error) error {
+	err := clustercheck.Check(ctx, client, key, "redis check client", func(reply error) error {
 		return &RedirectError{Op: "redis check client", Err: reply}
 	})
+	if errors.Is(err, core.ErrUnavailable) {
+		if ce := canceled(ctx, "redis check client"); ce != nil {
+			return ce
+		}
+	}
+	return err
 }

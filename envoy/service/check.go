@@ -19,8 +19,10 @@ var checkLimit = core.PerWindow(1, time.Second)
 // written): nil when it does or the server is not in cluster mode; a
 // *redis.RedirectError (matching core.ErrNotClusterClient) when a Redis
 // Cluster node redirected the client, which does not follow redirections;
-// a *core.UnavailableError when Redis does not answer or refuses (NOPERM);
-// an error matching core.ErrInvalid for bad options. ctx bounds the call.
+// a *core.UnavailableError when Redis does not answer or refuses (NOPERM),
+// or ctx's deadline passes; a *redis.CanceledError (matching
+// context.Canceled, not core.ErrUnavailable) when ctx was cancelled; an
+// error matching core.ErrInvalid for bad options. ctx bounds the call.
 func (b *RedisBackend) CheckClient(ctx context.Context) error {
 	l, err := b.newLimiter(checkLimit)
 	if err != nil {
@@ -33,7 +35,8 @@ func (b *RedisBackend) CheckClient(ctx context.Context) error {
 // reads keys of a budget.Limiter the backend would build (not started nor
 // kept), in a hash tag of Namespace-<max>-<window ms>, so an ACL user
 // granted "{" + Namespace + "-*" may read them. Its errors are
-// RedisBackend's, with a *budget.RedirectError for a redirection.
+// RedisBackend's, with a *budget.RedirectError for a redirection and a
+// *budget.CanceledError for a cancelled ctx.
 func (b *BudgetBackend) CheckClient(ctx context.Context) error {
 	l, _, err := b.newLimiter(checkLimit)
 	if err != nil {

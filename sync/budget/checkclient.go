@@ -2,7 +2,9 @@ package budget
 
 import (
 	"context"
+	"errors"
 
+	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/clustercheck"
 	"github.com/redis/go-redis/v9"
 )
@@ -27,8 +29,16 @@ import (
 // owns every slot. rdb nil: an error matching core.ErrInvalid. Redis
 // unreachable, or any other error reply (CLUSTERDOWN; NOPERM when rdb's
 // ACL user may not run CLUSTER SLOTS or read the {el:* keys): a
-// *core.UnavailableError. ctx bounds the call. It judges a client as
-// backends/redis' CheckClient does, with this package's error type.
+// *core.UnavailableError. ctx bounds the call: cancelled, before the
+// call (nothing is sent) or while it ran, it returns a *CanceledError
+// (matching context.Canceled, not core.ErrUnavailable), as a decision
+// does, since a caller that left says nothing of Redis' health; its
+// deadline passing is a *core.UnavailableError wrapping the deadline, as
+// for a decision: Redis did not answer within the caller's bound, which
+// is what a startup check or a health probe sets one to learn. A finished
+// check's answer (nil, a *RedirectError) stands whatever ctx says after.
+// It judges a client as backends/redis' CheckClient does, with this
+// package's error types.
 func CheckClient(ctx context.Context, rdb redis.UniversalClient) error {
 	return check(ctx, rdb, clustercheck.TaggedKey)
 }
@@ -40,8 +50,8 @@ func CheckClient(ctx context.Context, rdb redis.UniversalClient) error {
 // Keyspace; n runs past Groups until every master has its probes), so an
 // ACL user granted the Limiter's keys ("~{myapp:*") may read them. None is
 // written. Its errors are the package CheckClient's (a *RedirectError, a
-// *core.UnavailableError: NOPERM when the user may not read them), and
-// ErrClosed after Close. Call it at startup, after New and before the
+// *core.UnavailableError: NOPERM when the user may not read them; a
+// *CanceledError when ctx was cancelled), and ErrClosed after Close. Call it at startup, after New and before the
 // first request.
 func (l *Limiter) CheckClient(ctx context.Context) error {
 	l.mu.Lock()
@@ -54,9 +64,17 @@ func (l *Limiter) CheckClient(ctx context.Context) error {
 }
 
 // check is clustercheck.Check with probe keys key(0), key(1), ... and
-// this package's Op and RedirectError.
+// this package's Op, RedirectError and CanceledError: a check that could
+// not finish because its caller's context was cancelled (before it, when
+// go-redis sends nothing, or while it ran) says nothing of Redis' health.
 func check(ctx context.Context, rdb redis.UniversalClient, key func(n int) string) error {
-	return clustercheck.Check(ctx, rdb, key, "budget check client", func(reply error) error {
+	err := clustercheck.Check(ctx, rdb, key, "budget check client", func(reply error) error {
 		return &RedirectError{Op: "budget check client", Err: reply}
 	})
+	if errors.Is(err, core.ErrUnavailable) {
+		if ce := canceled(ctx, "budget check client"); ce != nil {
+			return ce
+		}
+	}
+	return err
 }

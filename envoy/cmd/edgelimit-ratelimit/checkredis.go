@@ -19,13 +19,17 @@ import (
 // backend refuses (a -redis-prefix with a brace). A Redis that does not
 // answer within -redis-timeout, or refuses the reads, is no reason not to
 // start, since the fail mode decides while it is away: that is logged,
-// and nil returned. It runs before the client's metrics hook is added
+// and nil returned. A check cut short by ctx's cancellation (the command
+// told to stop while starting) says nothing of Redis: nil, and run stops
+// gracefully once it sees ctx done. It runs before the client's metrics hook is added
 // (buildBackend), so the Redis series do not count it.
 func checkRedis(ctx context.Context, b interface{ CheckClient(context.Context) error }, o *options, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, o.redisTimeout)
 	defer cancel()
 	err := b.CheckClient(ctx)
 	switch {
+	case errors.Is(err, context.Canceled):
+		log.Info("startup check cut short: stopping", "err", err)
 	case errors.Is(err, core.ErrNotClusterClient):
 		return fmt.Errorf("-redis-addr %s is a node of a Redis Cluster, which redirected the startup check's reads: pass -redis-cluster (EDGELIMIT_REDIS_CLUSTER), or every node's address, comma-separated", o.redisAddr)
 	case errors.Is(err, core.ErrUnavailable):

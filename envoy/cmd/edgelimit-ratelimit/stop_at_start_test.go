@@ -4,7 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestStopAtStartExitsCleanly: a stop asked before the command serves (a
@@ -19,4 +21,27 @@ func TestStopAtStartExitsCleanly(t *testing.T) {
 	code := run(ctx, []string{"-config", writeConfig(t, oneAnHour), "-backend", "local",
 		"-grpc-addr", "127.0.0.1:0", "-http-addr", "127.0.0.1:0"}, noEnv, stderr, nil, nil)
 	assert.Equal(t, exitOK, code, "log: %s", stderr.String())
+}
+
+// TestStopAtStartWithRedis: the same stop before serving, for the redis
+// and budget backends on a healthy Redis: the startup check (checkRedis)
+// runs on the stopping context and its cancellation is no outage, so the
+// command neither refuses its options (exit 2) nor logs that Redis did not
+// answer; it stops gracefully, exit 0. Caught mutations: a startup check
+// whose caller left taken for an unanswered Redis (the warning), or for
+// options the backend refuses.
+func TestStopAtStartWithRedis(t *testing.T) {
+	rs, err := redisharness.Start()
+	require.NoError(t, err)
+	t.Cleanup(rs.Stop)
+	cfg := writeConfig(t, oneAnHour)
+	for _, backend := range [][]string{{"-backend", "redis"}, {"-backend", "budget", "-budget-pops", "1"}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		stderr := &syncBuffer{}
+		code := run(ctx, append([]string{"-config", cfg, "-redis-addr", rs.Addr,
+			"-grpc-addr", "127.0.0.1:0", "-http-addr", "127.0.0.1:0"}, backend...), noEnv, stderr, nil, nil)
+		assert.Equal(t, exitOK, code, "%s: log: %s", backend[1], stderr.String())
+		assert.NotContains(t, stderr.String(), "did not answer", "%s: Redis answers", backend[1])
+	}
 }
