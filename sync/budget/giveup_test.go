@@ -19,7 +19,8 @@ import (
 // limit within 100 ms: 97.7% of pure Redis' quota instead of 100%), every
 // decision Call giving up ahead (calm identities waited 12–20% more round
 // trips on pop-sim's lines), a contested settled identity keeping its
-// slots.
+// slots, a Call with nothing to report taking a number of the reports'
+// sequence.
 func TestNewIdentityGivesUpAhead(t *testing.T) {
 	x := int64(w0 / testWindow)
 	for name, tc := range map[string]struct {
@@ -57,6 +58,14 @@ func TestNewIdentityGivesUpAhead(t *testing.T) {
 			} else {
 				assert.NotContains(t, c.Items[0].Claims, x+1, "the Call keeps the next window's slot")
 				assert.NotContains(t, c.Items[0].Claims, x+2, "and the one after")
+				// the next Call has nothing to report: it takes no number
+				// of the reports' sequence (a place in its window)
+				m.Complete(w0+201, c, &Result{Now: w0 + 200, Window: x, Items: []ItemResult{{Allowed: 1, CW: 3, Headroom: 7}}}, nil)
+				_, c = m.Request(w0+300, "k", 1)
+				require.NotNil(t, c)
+				assert.Empty(t, c.Items[0].Claims)
+				assert.Empty(t, c.Items[0].Ops)
+				assert.Zero(t, c.Seq, "nothing to report, no number")
 			}
 		})
 	}

@@ -445,8 +445,13 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		// applied twice (a retry racing its original) would free budget
 		// that is not free, so such Calls are numbered in a sequence of
 		// their own, which Redis applies at most once each (reports.go).
+		// A Call with nothing to report (a settled identity's slots kept,
+		// its spends reported) takes no number: it would hold a place in
+		// the window for nothing.
 		c.Items[0].Claims, c.Items[0].Ops = m.claims(e, x, !m.settled(e, now)), e.takeOps()
-		m.reports.take(c)
+		if len(c.Items[0].Claims) > 0 || len(c.Items[0].Ops) > 0 {
+			m.reports.take(c)
+		}
 	}
 	e.asking++
 	m.count(c)
