@@ -171,7 +171,7 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 	// less: the room may be overstated by up to 2c.)
 	room := it.Headroom
 	if it.CPrev == 0 {
-		room += m.cfg.FreeCredit // the next window's slot, given up at the next decision
+		room += m.cfg.FreeCredit // the next window's slot, given up at the next decision (when new here or contested: a settled identity far from its limit keeps it, overstating a room of Max/4 or more by c)
 	}
 	if e != nil {
 		m.absorb(e, m.sentAt(c.Now), r, it) // the PoP's clock, not a stamp ahead of it (anchor.go)
