@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,9 +17,7 @@ import (
 // client NewRedisClient builds for several addresses) limits every value,
 // and the counters spread over the masters.
 func TestRedisCluster(t *testing.T) {
-	cl, err := redisharness.StartCluster()
-	require.NoError(t, err, "this test needs redis-server and redis-cli")
-	t.Cleanup(cl.Stop)
+	_, cl := redistest.Cluster(t)
 	c, err := service.NewRedisClient(service.RedisClientOptions{Addrs: cl.Addrs(), Timeout: 2 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
@@ -29,8 +27,8 @@ func TestRedisCluster(t *testing.T) {
 		require.Equal(t, 3, r.admitted(t, 4, "edge", desc("remote_address", ip)), "per-ip allows 3 a minute to %s on the Cluster", ip)
 	}
 	used := 0
-	for _, n := range cl.Nodes {
-		nc := n.Client()
+	for i := range cl.Addrs() {
+		nc := cl.Node(i).Client()
 		size, err := nc.DBSize(context.Background()).Result()
 		nc.Close()
 		require.NoError(t, err)

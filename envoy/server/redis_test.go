@@ -6,21 +6,20 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/internal/redisproc"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// startRedis starts a redis-server for the test.
-func startRedis(t *testing.T) *redisharness.Server {
+// startRedis starts a private redis-server for the test, stopped when it
+// ends.
+func startRedis(t *testing.T) *redisproc.Proc {
 	t.Helper()
-	rs, err := redisharness.Start()
-	require.NoError(t, err, "these tests need a real redis-server")
-	t.Cleanup(rs.Stop)
-	return rs
+	return redistest.Start(t)
 }
 
 // redisClient is the client the server builds, for addr.

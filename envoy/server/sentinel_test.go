@@ -5,20 +5,24 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/internal/redisproc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// sentinelMaster is the name TestRedisSentinel's Sentinel monitors its
+// master under.
+const sentinelMaster = "edgelimit"
 
 // TestRedisSentinel: with MasterName the client asks the Sentinel for the
 // master and the redis backend counts there.
 func TestRedisSentinel(t *testing.T) {
 	master := startRedis(t)
-	sen, err := redisharness.StartSentinel(master, t.TempDir())
+	sen, err := redisproc.StartSentinel(master.Addr, sentinelMaster)
 	require.NoError(t, err, "this test needs redis-server --sentinel")
-	t.Cleanup(sen.Stop)
-	c, err := service.NewRedisClient(service.RedisClientOptions{Addrs: []string{sen.Addr}, MasterName: redisharness.SentinelMaster, Timeout: 2 * time.Second})
+	t.Cleanup(func() { _ = sen.Stop() })
+	c, err := service.NewRedisClient(service.RedisClientOptions{Addrs: []string{sen.Addr}, MasterName: sentinelMaster, Timeout: 2 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	r := start(t, rules, redisOpts(c, core.NewManualClock(t0), false))

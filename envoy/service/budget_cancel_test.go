@@ -9,8 +9,8 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/envoy/config"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/sim/natsembed"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -25,9 +25,7 @@ import (
 // Redis; the next RPC, of another identity, must be answered OK, not
 // OVER_LIMIT as if Redis were down.
 func TestBudgetCancelledRPCIsNoOutage(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
+	rs := redistest.Start(t)
 	rdb, err := service.NewRedisClient(service.RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 2 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { rdb.Close() })
@@ -72,9 +70,7 @@ descriptors:
 // decisions: ShouldRateLimit still answers from Redis, and OnGossipError
 // says the limit runs without gossip.
 func TestBudgetDecidesWithoutGossip(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
+	rs := redistest.Start(t)
 	rdb, err := service.NewRedisClient(service.RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 2 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { rdb.Close() })

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,16 +24,14 @@ import (
 // a check reading the default prefix's keys ("el:clientcheck:<n>",
 // NOPERM), or the redis backend's key shape for the budget backend.
 func TestCheckClientPrefixACL(t *testing.T) {
-	cl, err := redisharness.StartCluster()
-	require.NoError(t, err, "this test needs a real Redis Cluster")
-	t.Cleanup(cl.Stop)
+	_, cl := redistest.Cluster(t)
 	ctx := context.Background()
 	user := func(name, keys string) goredis.UniversalClient {
-		for _, n := range cl.Nodes {
-			c := n.Client()
+		for i, addr := range cl.Addrs() {
+			c := cl.Node(i).Client()
 			err := c.Do(ctx, "ACL", "SETUSER", name, "on", ">s3cret", keys, "+@all").Err()
 			c.Close()
-			require.NoError(t, err, "ACL SETUSER %s on %s", name, n.Addr)
+			require.NoError(t, err, "ACL SETUSER %s on %s", name, addr)
 		}
 		rdb, err := service.NewRedisClient(service.RedisClientOptions{Addrs: cl.Addrs(), Cluster: true,
 			Username: name, Password: "s3cret", Timeout: 2 * time.Second})

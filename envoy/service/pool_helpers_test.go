@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/envoy/config"
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
@@ -58,9 +58,7 @@ func plain(ip string) *rlsv3.RateLimitRequest {
 // of it (NewRedisClient with timeout), both stopped when t ends.
 func harnessClient(t *testing.T, timeout time.Duration) goredis.UniversalClient {
 	t.Helper()
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
+	rs := redistest.Start(t)
 	rdb, err := NewRedisClient(RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: timeout})
 	require.NoError(t, err)
 	t.Cleanup(func() { rdb.Close() })

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/stretchr/testify/assert"
@@ -45,9 +45,7 @@ func scrapeRedisSeries(t *testing.T, httpAddr string) []string {
 // catches a check run through the metrics hook (a reply error at every
 // startup on a plain Redis) and a hook never installed.
 func TestStartupCheckNotInRedisMetrics(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
+	rs := redistest.Start(t)
 	cfg := writeConfig(t, oneAnHour)
 	for _, backend := range [][]string{{"-backend", "redis"}, {"-backend", "budget", "-budget-pops", "1", "-redis-prefix", "b"}} {
 		t.Run(backend[1], func(t *testing.T) {

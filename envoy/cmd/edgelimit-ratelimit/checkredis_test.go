@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,9 +17,7 @@ import (
 // refuses to start (exit 2, one line naming -redis-cluster) for the redis
 // and budget backends, and with -redis-cluster it serves.
 func TestClusterNodeWithoutClusterFlag(t *testing.T) {
-	cl, err := redisharness.StartCluster()
-	require.NoError(t, err, "this test needs a real Redis Cluster")
-	t.Cleanup(cl.Stop)
+	_, cl := redistest.Cluster(t)
 	node := cl.Addrs()[0]
 	cfg := writeConfig(t, oneAnHour)
 	for _, backend := range [][]string{{"-backend", "redis"}, {"-backend", "budget", "-budget-pops", "1"}} {
@@ -49,9 +47,8 @@ func TestClusterNodeWithoutClusterFlag(t *testing.T) {
 // (stopped) does not keep the command from serving: the fail mode decides
 // (closed: OVER_LIMIT), and the log says the check went unanswered.
 func TestStartsWithRedisAway(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	rs.Stop()
+	rs := redistest.Start(t)
+	require.NoError(t, rs.Stop())
 	s := serve(t, "-config", writeConfig(t, oneAnHour), "-backend", "redis", "-redis-addr", rs.Addr, "-fail-mode", "closed")
 	assert.Equal(t, []string{"OVER_LIMIT"}, s.codes(t, 1), "Redis away, fail-closed")
 	assert.Equal(t, exitOK, s.stop())
@@ -65,9 +62,7 @@ func TestStartsWithRedisAway(t *testing.T) {
 // unanswered Redis (a warning line before the rules' load refuses the
 // same prefix).
 func TestPrefixWithBraceRefused(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
+	rs := redistest.Start(t)
 	var stderr bytes.Buffer
 	code := run(context.Background(), []string{"-config", writeConfig(t, oneAnHour), "-backend", "redis",
 		"-redis-addr", rs.Addr, "-redis-prefix", "a{b", "-grpc-addr", "127.0.0.1:0", "-http-addr", ""},

@@ -9,9 +9,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/edgelimit/edgelimit/internal/tlstest"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/stretchr/testify/assert"
@@ -164,9 +165,7 @@ const tenAnHour = "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: h
 // and one instance running, the absent one's free units, one per window
 // and identity, stay reserved: 8 of 10.)
 func TestServeBudget(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
+	rs := redistest.Start(t)
 	s := serve(t, "-config", writeConfig(t, tenAnHour), "-backend", "budget", "-budget-pops", "1", "-redis-addr", rs.Addr, "-redis-timeout", "2s", "-redis-prefix", "bud")
 	got := s.codes(t, 12)
 	assert.Equal(t, 10, strings.Count(strings.Join(got, " "), "OK"), "10 an hour: %v", got)
@@ -183,15 +182,14 @@ func TestServeBudget(t *testing.T) {
 // that requires client certificates; without the client certificate the
 // handshake fails and the closed fail mode answers OVER_LIMIT.
 func TestRedisTLSFlags(t *testing.T) {
-	rs, f, err := redisharness.StartTLS(t.TempDir())
-	require.NoError(t, err, "this test needs a redis-server built with TLS")
-	t.Cleanup(rs.Stop)
+	f := tlstest.New(t)
+	rs := redistest.StartTLS(t, f)
 	cfg := writeConfig(t, oneAnHour)
 	s := serve(t, "-config", cfg, "-backend", "redis", "-redis-addr", rs.Addr, "-redis-tls",
 		"-redis-ca", f.CA, "-redis-cert", f.ClientCert, "-redis-key", f.ClientKey, "-redis-timeout", "2s", "-fail-mode", "closed")
 	assert.Equal(t, []string{"OK", "OVER_LIMIT"}, s.codes(t, 2), "1 an hour, counted at the TLS Redis")
 	assert.Equal(t, exitOK, s.stop())
-	c := redisharness.TLSClient(rs.Addr, f)
+	c := rs.Client() // with f's client certificate
 	defer c.Close()
 	keys, err := c.Keys(context.Background(), "el:*").Result()
 	require.NoError(t, err)

@@ -23,9 +23,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
 	"github.com/edgelimit/edgelimit/envoy/server"
 	"github.com/edgelimit/edgelimit/envoy/service"
+	"github.com/edgelimit/edgelimit/internal/redisproc"
 	"github.com/edgelimit/edgelimit/sim/natsembed"
 	"github.com/edgelimit/edgelimit/sync/gossip"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -74,7 +74,7 @@ func run(limit int, window time.Duration, windows, rps, callers int, asJSON bool
 	if err != nil {
 		return err
 	}
-	rs, err := redisharness.Start()
+	rs, err := redisproc.Start()
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
+	"github.com/edgelimit/edgelimit/internal/redisproc"
 	"github.com/edgelimit/edgelimit/sim/natsembed"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -100,7 +100,7 @@ func run(requests, keys int, burst, asJSON bool, stdout, stderr io.Writer) error
 	if err := os.WriteFile(cfg, []byte(rules), 0o600); err != nil {
 		return err
 	}
-	rs, err := redisharness.Start()
+	rs, err := redisproc.Start()
 	if err != nil {
 		return err
 	}
