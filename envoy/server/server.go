@@ -42,9 +42,10 @@ type Options struct {
 	ReloadInterval time.Duration
 	// SweepInterval is how often, while serving, the backend looks for
 	// limiters idle past their PoolOptions.Idle and releases them
-	// (Backend.Sweep), so a server that gets no requests releases them
+	// (service.Sweeper), so a server that gets no requests releases them
 	// too; the backend looks at most every Idle/4 by its clock whatever
 	// the interval. 0 = DefaultSweepInterval; negative = only at requests.
+	// A backend that is not a service.Sweeper is never swept.
 	SweepInterval time.Duration
 	// CloseTimeout bounds the backend's Close at Shutdown (the budget
 	// backend's last Sync, which returns unused grants to Redis), a time
@@ -294,9 +295,9 @@ func (s *Server) start(httpLis net.Listener) bool {
 		s.done.Add(1)
 		go s.reloadLoop()
 	}
-	if every := s.sweepInterval(); every > 0 {
+	if sw, ok := s.o.Service.Backend.(service.Sweeper); ok && s.sweepInterval() > 0 {
 		s.done.Add(1)
-		go s.sweepLoop(every)
+		go s.sweepLoop(sw, s.sweepInterval())
 	}
 	return true
 }
@@ -329,9 +330,9 @@ func (s *Server) sweepInterval() time.Duration {
 	return s.o.SweepInterval
 }
 
-// sweepLoop has the backend release idle limiters every interval until
-// Shutdown.
-func (s *Server) sweepLoop(every time.Duration) {
+// sweepLoop has the backend (sw) release idle limiters every interval
+// until Shutdown.
+func (s *Server) sweepLoop(sw service.Sweeper, every time.Duration) {
 	defer s.done.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -340,7 +341,7 @@ func (s *Server) sweepLoop(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			s.o.Service.Backend.Sweep()
+			sw.Sweep()
 		}
 	}
 }

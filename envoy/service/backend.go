@@ -22,12 +22,6 @@ type Backend interface {
 	// limiter (a descriptor's limit override, a limit a reload dropped) is
 	// released once idle or past the bound (PoolOptions).
 	Keep(limits []core.Limit)
-	// Sweep looks for limiters idle long enough (PoolOptions) and releases
-	// them, as a request does, whether requests come or not; a look
-	// less than a quarter of PoolOptions.Idle after the previous one (by
-	// the backend's clock) does nothing, so it may be called often.
-	// After Close it does nothing.
-	Sweep()
 	// Pool tells how many limiters the backend holds.
 	Pool() PoolStats
 	// Close stops every limiter, flushing what it has not written, within
@@ -37,4 +31,19 @@ type Backend interface {
 	Close(ctx context.Context) error
 	// Name is "local", "redis" or "budget".
 	Name() string
+}
+
+// Sweeper is a Backend that releases idle limiters without waiting for a
+// request. The server calls Sweep every Options.SweepInterval on a
+// backend that implements it (a type assertion), and never on one that
+// does not, which then releases idle limiters, if at all, only when
+// requests come. The local, redis and budget backends implement it; a
+// wrapper of one of them forwards Sweep to keep its releases going.
+type Sweeper interface {
+	// Sweep looks for limiters idle long enough (PoolOptions) and releases
+	// them, as a request does, whether requests come or not; a look
+	// less than a quarter of PoolOptions.Idle after the previous one (by
+	// the backend's clock) does nothing, so it may be called often.
+	// After Close it does nothing.
+	Sweep()
 }

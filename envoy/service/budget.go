@@ -122,7 +122,7 @@ func (b *BudgetBackend) Acquire(l core.Limit) (core.Limiter, func(), error) { re
 // Keep implements Backend.
 func (b *BudgetBackend) Keep(limits []core.Limit) { b.p.keep(limits) }
 
-// Sweep implements Backend.
+// Sweep implements Sweeper.
 func (b *BudgetBackend) Sweep() { b.p.sweep() }
 
 // Pool implements Backend.

@@ -46,7 +46,7 @@ func (b *LocalBackend) Acquire(l core.Limit) (core.Limiter, func(), error) { ret
 // Keep implements Backend.
 func (b *LocalBackend) Keep(limits []core.Limit) { b.p.keep(limits) }
 
-// Sweep implements Backend.
+// Sweep implements Sweeper.
 func (b *LocalBackend) Sweep() { b.p.sweep() }
 
 // Pool implements Backend.

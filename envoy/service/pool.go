@@ -32,7 +32,7 @@ const (
 // Such a limiter is released (closed: a budget limiter stops its Sync loop
 // after a last Sync) once unused for Idle by the backend's clock, found at
 // a look for idle limiters, made at most every Idle/4 by a request or by
-// Backend.Sweep (which the server calls on a timer, so a server without
+// Sweep (Sweeper, which the server calls on a timer, so a server without
 // requests releases them too), and a local backend's only once its
 // counts have expired too (unused for twice its window). Past Max, building
 // another releases the least recently used one that no request is using;
@@ -184,7 +184,7 @@ func (p *pool) sweepDue(now int64) bool {
 	return now-last >= int64(p.idle()/4) && p.lastSweep.CompareAndSwap(last, now)
 }
 
-// sweep is Backend.Sweep: a look for idle limiters by the pool's clock,
+// sweep is Sweeper.Sweep: a look for idle limiters by the pool's clock,
 // when one is due, with or without requests.
 func (p *pool) sweep() { p.maybeSweep(p.now()) }
 

@@ -69,7 +69,7 @@ func (b *RedisBackend) Acquire(l core.Limit) (core.Limiter, func(), error) { ret
 // Keep implements Backend.
 func (b *RedisBackend) Keep(limits []core.Limit) { b.p.keep(limits) }
 
-// Sweep implements Backend.
+// Sweep implements Sweeper.
 func (b *RedisBackend) Sweep() { b.p.sweep() }
 
 // Pool implements Backend.
