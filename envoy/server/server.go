@@ -27,8 +27,9 @@ import (
 const (
 	// DefaultSweepInterval is Options.SweepInterval's zero value.
 	DefaultSweepInterval = time.Second
-	// DefaultCloseTimeout is Options.CloseTimeout's zero value.
-	DefaultCloseTimeout = 5 * time.Second
+	// DefaultCloseTimeout is Options.CloseTimeout's zero value, the same
+	// as service.DefaultCloseTimeout (PoolOptions.CloseTimeout's).
+	DefaultCloseTimeout = service.DefaultCloseTimeout
 )
 
 // Options configures a Server. ConfigPath and Service.Backend are required.
@@ -52,6 +53,9 @@ type Options struct {
 	// of its own after the drain of calls in flight, so a slow drain that
 	// spends all of Shutdown's context cannot starve it. 0 =
 	// DefaultCloseTimeout; negative is refused by New (core.ErrInvalid).
+	// The limiters the backend releases while serving are closed within
+	// the backend's own service.PoolOptions.CloseTimeout, which the
+	// command sets to the same -close-timeout.
 	CloseTimeout time.Duration
 	// Service configures the RateLimitService; its Metrics and Logger are
 	// set by New when nil.

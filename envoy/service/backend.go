@@ -26,8 +26,8 @@ type Backend interface {
 	Pool() PoolStats
 	// Close stops every limiter, flushing what it has not written, within
 	// ctx: it waits for the closes of limiters released before it (each
-	// bounded by CloseTimeout) only while ctx lives. Later calls to
-	// Acquire fail with core.ErrClosed.
+	// bounded by PoolOptions.CloseTimeout) only while ctx lives. Later
+	// calls to Acquire fail with core.ErrClosed.
 	Close(ctx context.Context) error
 	// Name is "local", "redis" or "budget".
 	Name() string

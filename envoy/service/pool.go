@@ -19,9 +19,10 @@ const (
 	// DefaultMaxLimiters is the most limiters kept outside the
 	// configuration.
 	DefaultMaxLimiters = 256
-	// CloseTimeout bounds the Close of a released limiter (a budget
-	// limiter's last Sync).
-	CloseTimeout = 10 * time.Second
+	// DefaultCloseTimeout bounds the close of a released limiter (a
+	// budget limiter's last Sync); it is also the server's default bound
+	// on closing the backend at a stop (server.DefaultCloseTimeout).
+	DefaultCloseTimeout = 5 * time.Second
 )
 
 // PoolOptions bound the limiters a backend keeps besides those of the
@@ -41,11 +42,20 @@ const (
 // most the requests in flight. A request after a release gets a fresh
 // limiter: the redis and budget backends' counts are at Redis, by limit,
 // and nothing is lost; a local limiter released past Max loses its counts.
-// A negative Idle or Max fails the backend's first Acquire with an error
-// matching core.ErrInvalid.
+// A released limiter is closed outside the request path, within
+// CloseTimeout of its own (only the budget backend's limiters have
+// anything to close: a last Sync, which returns unused grants to Redis;
+// one that runs out of time leaves its grants to expire with their
+// window). The command sets CloseTimeout from -close-timeout, which also
+// bounds the backend's Close at a stop (server.Options.CloseTimeout), so
+// a limiter gets the same time for its last Sync whether it is released
+// or closed with the backend.
+// A negative Idle, Max or CloseTimeout fails the backend's first Acquire
+// with an error matching core.ErrInvalid.
 type PoolOptions struct {
-	Idle time.Duration // unused this long: released; 0 = DefaultIdle
-	Max  int           // most limiters outside the configuration; 0 = DefaultMaxLimiters
+	Idle         time.Duration // unused this long: released; 0 = DefaultIdle
+	Max          int           // most limiters outside the configuration; 0 = DefaultMaxLimiters
+	CloseTimeout time.Duration // bound on a released limiter's close; 0 = DefaultCloseTimeout
 }
 
 // PoolStats counts a backend's limiters. The zero value is an empty pool.
@@ -84,7 +94,7 @@ type pool struct {
 
 // errBadPool is the error of negative PoolOptions.
 func errBadPool(o PoolOptions) error {
-	return fmt.Errorf("%w: pool options Idle %v, Max %d: want ≥ 0", core.ErrInvalid, o.Idle, o.Max)
+	return fmt.Errorf("%w: pool options Idle %v, Max %d, CloseTimeout %v: want ≥ 0", core.ErrInvalid, o.Idle, o.Max, o.CloseTimeout)
 }
 
 // entry is one limiter and its use.
@@ -128,6 +138,14 @@ func (p *pool) idle() time.Duration {
 	return p.opts.Idle
 }
 
+// closeTimeout bounds the close of each released limiter.
+func (p *pool) closeTimeout() time.Duration {
+	if p.opts.CloseTimeout == 0 {
+		return DefaultCloseTimeout
+	}
+	return p.opts.CloseTimeout
+}
+
 func (p *pool) max() int {
 	if p.opts.Max == 0 {
 		return DefaultMaxLimiters
@@ -145,7 +163,7 @@ func (p *pool) get(l core.Limit) (core.Limiter, func(), error) {
 		}
 		// released meanwhile: a fresh one is built below
 	}
-	if p.opts.Idle < 0 || p.opts.Max < 0 {
+	if p.opts.Idle < 0 || p.opts.Max < 0 || p.opts.CloseTimeout < 0 {
 		return nil, nil, errBadPool(p.opts)
 	}
 	p.mu.Lock()
@@ -270,17 +288,17 @@ func (p *pool) pending(gone []*entry) []*entry {
 }
 
 // closeAsync closes released limiters (counted by pending) on a
-// goroutine, outside p.mu.
+// goroutine, outside p.mu, one after another, each within closeTimeout.
 func (p *pool) closeAsync(gone []*entry) {
 	if len(gone) == 0 {
 		return
 	}
 	go func() {
 		defer p.closing.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
-		defer cancel()
 		for _, e := range gone {
+			ctx, cancel := context.WithTimeout(context.Background(), p.closeTimeout())
 			_ = p.close(ctx, e.lim) // a failed last Sync: the grants expire with their window
+			cancel()
 		}
 	}()
 }
@@ -310,8 +328,8 @@ func (p *pool) stats() PoolStats {
 }
 
 // closeAll waits for the closes of released limiters while ctx lives
-// (each has CloseTimeout of its own and goes on after), closes every
-// limiter (p.close, when set) and refuses new ones.
+// (each has PoolOptions.CloseTimeout of its own and goes on after),
+// closes every limiter (p.close, when set) and refuses new ones.
 func (p *pool) closeAll(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true

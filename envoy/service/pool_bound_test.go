@@ -107,10 +107,10 @@ func TestPoolIdleRelease(t *testing.T) {
 	assert.Equal(t, PoolStats{Live: 1, Kept: 1, Released: 4}, b.Pool(), "1 (dropped), 20 and long released at 2's build; 2 kept")
 }
 
-// TestPoolOptionsInvalid: a negative Idle or Max fails Acquire with an
-// error matching core.ErrInvalid and builds nothing.
+// TestPoolOptionsInvalid: a negative Idle, Max or CloseTimeout fails
+// Acquire with an error matching core.ErrInvalid and builds nothing.
 func TestPoolOptionsInvalid(t *testing.T) {
-	for _, po := range []PoolOptions{{Idle: -time.Second}, {Max: -1}} {
+	for _, po := range []PoolOptions{{Idle: -time.Second}, {Max: -1}, {CloseTimeout: -time.Second}} {
 		b := NewLocalPool(nil, 0, po)
 		_, _, err := b.Acquire(perMinute(1))
 		assert.ErrorIs(t, err, core.ErrInvalid, "%+v", po)

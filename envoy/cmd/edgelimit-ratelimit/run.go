@@ -110,6 +110,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return exitOK
 }
 
+// poolOptions bound the limiters the backend keeps besides the
+// configuration's: -limiter-idle, -max-limiters, and -close-timeout for a
+// released limiter's close as for the backend's at a stop.
+func poolOptions(o *options) service.PoolOptions {
+	return service.PoolOptions{Idle: o.limiterIdle, Max: o.maxLimiters, CloseTimeout: o.closeTimeout}
+}
+
 func logger(o *options, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(o.logLevel))
@@ -124,7 +131,7 @@ func logger(o *options, w io.Writer) *slog.Logger {
 // closeConns closes them (after the backend's Close). A Redis client that
 // cannot reach every key is refused (checkRedis).
 func buildBackend(ctx context.Context, o *options, col *metrics.Collector, log *slog.Logger) (service.Backend, func(), error) {
-	pool := service.PoolOptions{Idle: o.limiterIdle, Max: o.maxLimiters}
+	pool := poolOptions(o)
 	if o.backend == "local" {
 		return service.NewLocalPool(nil, o.localCapacity, pool), func() {}, nil
 	}
