@@ -4,9 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/edgelimit/edgelimit/envoy/internal/redisharness"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestStopAtStartExitsCleanly: a stop asked before the command serves (a
@@ -31,9 +30,7 @@ func TestStopAtStartExitsCleanly(t *testing.T) {
 // whose caller left taken for an unanswered Redis (the warning), or for
 // options the backend refuses.
 func TestStopAtStartWithRedis(t *testing.T) {
-	rs, err := redisharness.Start()
-	require.NoError(t, err)
-	t.Cleanup(rs.Stop)
+	rs := redistest.Start(t)
 	cfg := writeConfig(t, oneAnHour)
 	for _, backend := range [][]string{{"-backend", "redis"}, {"-backend", "budget", "-budget-pops", "1"}} {
 		ctx, cancel := context.WithCancel(context.Background())
