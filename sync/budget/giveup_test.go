@@ -17,7 +17,7 @@ import (
 // of the next window is then free rather than a round trip. Caught
 // mutations: no decision Call giving up ahead (pop-sim's crowd of 10× the
 // limit within 100 ms: 97.7% of pure Redis' quota instead of 100%), every
-// decision Call giving up ahead (calm identities waited 12–20% more round
+// decision Call giving up ahead (calm identities waited 12–26% more round
 // trips on pop-sim's lines), a contested settled identity keeping its
 // slots, a Call with nothing to report taking a number of the reports'
 // sequence.

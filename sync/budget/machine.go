@@ -436,7 +436,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		// decide now; a settled identity keeps them unless contested
 		// (claims), so one far from its limit that asked Redis once still
 		// finds free credit in its next windows (calm identities waited
-		// 12–21% more round trips on pop-sim's lines when every Call gave
+		// 12–26% more round trips on pop-sim's lines when every Call gave
 		// them up). Its unreported spends go along, so Redis counts
 		// them in their window rather than as a grant still to spend (a
 		// lone PoP is then exact to the unit; a 100 ms crowd over 8 PoPs
