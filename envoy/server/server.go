@@ -297,11 +297,11 @@ func (s *Server) start(httpLis net.Listener) bool {
 	}
 	if s.o.ReloadInterval > 0 {
 		s.done.Add(1)
-		go s.reloadLoop()
+		go s.every(s.o.ReloadInterval, func() { _, _ = s.Reload() })
 	}
 	if sw, ok := s.o.Service.Backend.(service.Sweeper); ok && s.sweepInterval() > 0 {
 		s.done.Add(1)
-		go s.sweepLoop(sw, s.sweepInterval())
+		go s.every(s.sweepInterval(), sw.Sweep) // the backend releases idle limiters
 	}
 	return true
 }
@@ -313,16 +313,18 @@ func (s *Server) stopped() bool {
 	return s.stopping
 }
 
-func (s *Server) reloadLoop() {
+// every runs f every interval until Shutdown (the reload and the sweep
+// loops); s.done counts it.
+func (s *Server) every(interval time.Duration, f func()) {
 	defer s.done.Done()
-	t := time.NewTicker(s.o.ReloadInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			_, _ = s.Reload()
+			f()
 		}
 	}
 }
@@ -332,22 +334,6 @@ func (s *Server) sweepInterval() time.Duration {
 		return DefaultSweepInterval
 	}
 	return s.o.SweepInterval
-}
-
-// sweepLoop has the backend (sw) release idle limiters every interval
-// until Shutdown.
-func (s *Server) sweepLoop(sw service.Sweeper, every time.Duration) {
-	defer s.done.Done()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			sw.Sweep()
-		}
-	}
 }
 
 // Shutdown stops the server gracefully: health turns NOT_SERVING, the

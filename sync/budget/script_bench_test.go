@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,30 +18,7 @@ import (
 // EVALSHA and EVAL since the last CONFIG RESETSTAT.
 func scriptUsec(tb testing.TB, rdb *redis.Client) (usec, calls int64) {
 	tb.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	require.NoError(tb, err, "INFO commandstats")
-	for _, line := range strings.Split(info, "\n") {
-		line = strings.TrimSpace(line)
-		rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:")
-		if !ok {
-			rest, ok = strings.CutPrefix(line, "cmdstat_eval:")
-		}
-		if !ok {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			n, err := strconv.ParseInt(v, 10, 64)
-			switch k {
-			case "calls":
-				require.NoError(tb, err, "calls in %q", line)
-				calls += n
-			case "usec":
-				require.NoError(tb, err, "usec in %q", line)
-				usec += n
-			}
-		}
-	}
+	calls, usec = redistest.CommandStats(tb, rdb, "evalsha", "eval")
 	return usec, calls
 }
 

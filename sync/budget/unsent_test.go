@@ -3,7 +3,6 @@ package budget
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,23 +17,8 @@ import (
 // redis-server of rdb ran, by its own count (INFO commandstats).
 func scriptCalls(t *testing.T, rdb *redis.Client) uint64 {
 	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	require.NoError(t, err)
-	var n uint64
-	for _, line := range strings.Split(info, "\n") {
-		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval") {
-			continue
-		}
-		for _, f := range strings.Split(stats, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				c, err := strconv.ParseUint(v, 10, 64)
-				require.NoError(t, err, "%q", line)
-				n += c
-			}
-		}
-	}
-	return n
+	n, _ := redistest.CommandStats(t, rdb, "evalsha", "eval")
+	return uint64(n)
 }
 
 // TestUnsentCallsNotCounted: the Stats of a Limiter on a private Redis
