@@ -22,11 +22,13 @@
 // has called it contested). Otherwise Request returns a
 // decision Call: the free slot and the grant balance pay what they can of
 // the request and Redis is asked for the rest; the Call also carries this
-// PoP's report of the identity (its unreported spends, its free slot of
-// the next window given up) when no other such Call is in flight. AllowN
+// PoP's report of the identity (its unreported spends and, for an
+// identity new here or contested, its free slots of the next two windows
+// given up), numbered so that Redis applies it once. AllowN
 // runs it outside the lock (Exec: lua/budget.lua, EVALSHA then EVAL on
 // NOSCRIPT), which applies the report, decides at Redis, counts the units
-// into C and tops up the grant, and Machine.Complete applies the reply.
+// into C and tops up the grant, and Machine.Complete applies the reply
+// (a denial that a grant the reply finds here covers is admitted from it).
 // Machine.Describe then tells the Decision in core's terms (Remaining,
 // RetryAfter, ResetAfter). Limiter implements core.Limiter: Peek asks
 // Redis with a Call that writes nothing (Machine.Peek, PeekDone), Reset

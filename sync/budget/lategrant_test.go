@@ -1,0 +1,55 @@
+package budget
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDenialCoveredByLateGrant: a request whose decision Call went out
+// while this PoP held no budget, and which Redis denied because it had
+// granted its last units to this PoP's other Call meanwhile, is admitted
+// from that grant when the reply finds it here: the units are this PoP's
+// to spend (Redis counted them as granted), so denying the request and
+// spending them on the next one denies a request the limit admits. The
+// spend is reported like any other. A mutation denying it (Redis' verdict
+// alone) fails the first assertion; one spending a grant the deny cache
+// says not to, or one of a window the grant does not cover, fails the
+// others.
+func TestDenialCoveredByLateGrant(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
+	_, c := m.Request(w0+10, "a", 1)
+	require.NotNil(t, c, "no budget: a decision Call")
+	m.Complete(w0+60, c, &Result{Now: w0 + 40, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 5}}}, nil)
+
+	settled := w0 + 10 + (m.cfg.SyncInterval + m.cfg.RTT).Milliseconds()
+	_, c1 := m.Request(settled, "a", 1)
+	require.NotNil(t, c1, "no grant yet: a decision Call")
+	require.Positive(t, c1.Items[0].Want, "a settled identity's Call asks a top-up")
+	_, c2 := m.Request(settled+5, "a", 1)
+	require.NotNil(t, c2, "the grant is not here yet: a second decision Call")
+	assert.Zero(t, c2.Items[0].Want, "one top-up in flight")
+
+	d := m.Complete(settled+50, c1, &Result{Now: settled + 20, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 2, CW: 2, Headroom: 0}}}, nil)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcRedis}, d, "Redis admits the first and grants its last 2 units")
+	d = m.Complete(settled+60, c2, &Result{Now: settled + 25, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 2, Headroom: 0, Retry: 500}}}, nil)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "denied at Redis for the grant its reply found here: admitted from it")
+	e := m.view["a"]
+	require.NotNil(t, e)
+	assert.Equal(t, int64(1), m.balance(e, 1000), "one unit of the grant left")
+	assert.Equal(t, []Op{{X: 1000, GW: 1000, U: 1}}, e.pending(), "the spend is reported")
+	d, c = m.Request(settled+70, "a", 1)
+	assert.Nil(t, c)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "the last unit of the grant")
+
+	// the deny cache rules out a late grant, as it does a grant at request
+	m2 := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
+	_, c = m2.Request(w0+10, "b", 1)
+	m2.Complete(w0+60, c, &Result{Now: w0 + 40, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 1, Headroom: 5}}}, nil)
+	_, c1 = m2.Request(settled, "b", 1)
+	_, c2 = m2.Request(settled+5, "b", 1)
+	m2.Complete(settled+50, c1, &Result{Now: settled + 20, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 2, CW: 2, Headroom: 0}}}, nil)
+	d = m2.Complete(settled+60, c2, &Result{Now: settled + 25, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 10, Headroom: 0, Retry: 500}}}, nil)
+	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d, "C alone denies a unit (the deny cache): no late grant")
+}
