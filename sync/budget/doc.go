@@ -28,7 +28,7 @@
 // runs it outside the lock (Exec: lua/budget.lua, EVALSHA then EVAL on
 // NOSCRIPT), which applies the report, decides at Redis, counts the units
 // into C and tops up the grant, and Machine.Complete applies the reply
-// (a denial that a grant the reply finds here covers is admitted from it).
+// (a denial that what this PoP holds by then covers is admitted from it).
 // Machine.Describe then tells the Decision in core's terms (Remaining,
 // RetryAfter, ResetAfter). Limiter implements core.Limiter: Peek asks
 // Redis with a Call that writes nothing (Machine.Peek, PeekDone), Reset

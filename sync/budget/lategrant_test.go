@@ -53,3 +53,28 @@ func TestDenialCoveredByLateGrant(t *testing.T) {
 	d = m2.Complete(settled+60, c2, &Result{Now: settled + 25, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 10, Headroom: 0, Retry: 500}}}, nil)
 	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d, "C alone denies a unit (the deny cache): no late grant")
 }
+
+// TestDenialCoveredByLateFreeCredit: a request Redis denies at the end of
+// a window whose reply lands in the next, where this PoP's free slot of a
+// settled identity is still unused, is admitted from that slot, as a
+// request made at the reply's arrival would be. A mutation trying only
+// the grant balance on a denial fails here.
+func TestDenialCoveredByLateFreeCredit(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.FreeCredit = 1 })
+	d, c := m.Request(w0+10, "a", 1)
+	require.Nil(t, c)
+	require.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "the window's first unit is free")
+	settled := w0 + 10 + (m.cfg.SyncInterval + m.cfg.RTT).Milliseconds()
+	_, c = m.Request(settled, "a", 1)
+	require.NotNil(t, c, "the slot used, no grant: a decision Call")
+	assert.NotContains(t, c.Items[0].Claims, int64(1001), "a settled identity keeps its next windows' slots")
+	m.Complete(settled+50, c, &Result{Now: settled + 25, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 6}}}, nil)
+
+	_, c = m.Request(w0+testWindow-5, "a", 1)
+	require.NotNil(t, c, "a decision Call at the window's end")
+	d = m.Complete(w0+testWindow+40, c, &Result{Now: w0 + testWindow - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 3, Headroom: 0, Retry: 20}}}, nil)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "denied at Redis in window 1000, admitted from the free slot of 1001 its reply landed in")
+	assert.Contains(t, m.view["a"].pending(), Op{X: 1001, GW: GWFree, U: 1}, "the slot's use is reported")
+	d, _ = m.Request(w0+testWindow+50, "a", 1)
+	assert.NotEqual(t, Decision{Allowed: true, Source: SrcFree}, d, "the slot of 1001 is spent")
+}

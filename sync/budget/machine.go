@@ -10,11 +10,13 @@ import (
 // Source names what made a Decision.
 type Source uint8
 
-// The sources of a Decision, in the order Machine.decide tries them.
+// The sources of a Decision, in the order Machine.decide tries them (a
+// request Redis denied that what the PoP holds by the reply covers is
+// admitted from it: SrcGrant or SrcFree, see Machine.Complete).
 const (
 	SrcDenyCache Source = iota // cached deny-until, from C alone
 	SrcFull                    // denied locally: Redis' last reply left the identity no headroom
-	SrcGrant                   // admitted from a grant balance (at the request, or when Redis denied it for units its reply found granted here)
+	SrcGrant                   // admitted from a grant balance
 	SrcFree                    // admitted from this PoP's free credit
 	SrcFallback                // decided on the view while Redis is down
 	SrcRedis                   // decided at Redis (one round trip)
@@ -235,8 +237,9 @@ func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 
 // Complete applies the outcome of decision Call c at now (the reply's
 // arrival) and returns the request's Decision: Redis' verdict (a denial
-// that a grant the PoP holds by now covers is admitted from it, Source
-// SrcGrant), or, when err is not nil, a verdict on the view as it is now (see decide), but
+// that what this PoP holds by now covers, a grant another reply brought or
+// the free slot of the window the reply landed in, is admitted from it:
+// payHereLate), or, when err is not nil, a verdict on the view as it is now (see decide), but
 // for a *RedirectError (a configuration error) or a *CanceledError (the
 // request's caller left before Redis answered): then the zero Decision,
 // denied, nothing decided on the view and Redis not counted down. A Call
@@ -310,16 +313,8 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 	e.retryAt = 0
 	if d.Allowed {
 		m.countOwn(e, r.Now, c.req.n) // in the window Redis counted it in, not the reply's arrival's
-	} else if now >= e.denyUntil && m.spendGrant(e, m.window(now), c.req.n) {
-		// Redis denied the request for units it had granted this PoP
-		// meanwhile (another Call's reply brought them while this one was
-		// out): they are this PoP's to spend, so the request is admitted
-		// from them, as decide would admit it now. Denying it spent them
-		// on the next request instead and denied one the limit admits: a
-		// near-limit client pinned to one PoP was wrongly limited on
-		// pop-sim's mixed, and a crowd over 100 ms was served 94.8% of
-		// pure Redis' quota (96.2% with this; docs/budget.md, Rules).
-		d.Allowed, d.Source = true, SrcGrant
+	} else if s, ok := m.payHereLate(now, e, c.req.n); ok {
+		d.Allowed, d.Source = true, s
 		m.countOwn(e, now, c.req.n)
 	} else if it.Retry > 0 {
 		e.retryAt = sent + it.Retry
@@ -390,22 +385,10 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 	if now < e.denyUntil {
 		return verdict(false, SrcDenyCache)
 	}
-	if m.spendGrant(e, x, n) {
-		return verdict(true, SrcGrant)
+	if s, ok := m.payHere(e, x, n); ok {
+		return verdict(true, s)
 	}
 	g := m.group(int(e.bucket))
-	if n <= m.credit(x, g) && x > e.claimed { // never without free credit (n ≥ 1)
-		e.useFree(x)
-		e.addOp(Op{X: x, GW: GWFree, U: n})
-		return verdict(true, SrcFree)
-	}
-	if c := m.credit(x, g); c > 0 && x > e.claimed && m.balance(e, x)+c >= n {
-		// the free slot and the grant together cover it
-		e.useFree(x)
-		e.addOp(Op{X: x, GW: GWFree, U: c})
-		m.spendGrant(e, x, n-c)
-		return verdict(true, SrcGrant)
-	}
 	if m.down || noCall != nil || (now < m.graceUntil && m.contested(e) && !m.cfg.FailClosed) {
 		if m.cfg.FailClosed {
 			return verdict(false, SrcFallback)
