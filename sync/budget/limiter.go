@@ -231,9 +231,18 @@ func (l *Limiter) callError(ctx context.Context, err error) error {
 // one the zero Decision and a *RedirectError (see AllowN); a caller whose
 // ctx was cancelled before Redis answered the zero Decision and a
 // *CanceledError, with nothing sent when it was cancelled first (a deny
-// cache's answer needs no call and comes whatever ctx says); a bad key an
-// error matching core.ErrInvalid, with nothing sent; after Close,
-// ErrClosed.
+// cache's answer needs no call and comes whatever ctx says). A ctx whose
+// deadline had passed before the call sends nothing and asks a Redis
+// Cluster client for no slot-map reload: it returns the view's answer,
+// as a failed call does, with a *core.UnavailableError wrapping the
+// deadline (Reset's error in that case), and does not put the Limiter
+// down. The view's answer rather than the zero Decision, as AllowN
+// decides on the view past its deadline: core.Limiter pairs
+// core.ErrUnavailable with the fail mode's decision, and a caller that
+// peeks first (package middleware) takes that decision as Peek's, so a
+// zero Decision, denied, would deny a request in fail-open mode. A bad
+// key returns an error matching core.ErrInvalid, with nothing sent;
+// after Close, ErrClosed.
 func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
@@ -251,8 +260,15 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 	if c == nil {
 		return d, nil
 	}
-	if err := canceled(ctx, "budget peek"); err != nil {
-		return core.Decision{}, err // the caller left: nothing sent
+	if err := ended(ctx, "budget peek"); err != nil {
+		if left(err) {
+			return core.Decision{}, err // the caller left: nothing sent
+		}
+		// the deadline passed: nothing sent, no reload asked (Redis said
+		// nothing of the topology), answered from the view as a failed call
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.m.PeekDone(t, c, nil, err), err
 	}
 	r, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
 	err = l.callError(ctx, err)
