@@ -92,13 +92,14 @@ type Call struct {
 	Now   int64
 	Items []Item
 
-	req            *pending // the request a decision Call answers
-	guard          string   // its sequence's guard: "" (a batch's, 'seq'), "dseq" (decisions' reports) or "rseq" (Resets)
-	redo           bool     // a decision's report sent again by Tick (its reply never came)
-	hotWin, hotCur int64    // the group's hot cursor when the batch was sent
-	announce       int64    // this PoP may spend free credit through this window, once Redis counts it (0: no announcement)
-	recorded       int64    // its group's checkedTo when planned: the script records this PoP's checks unless they are (lease.go)
-	trip           *trip    // the round trip Stats counted it in (nil: not counted; unsent.go)
+	req            *pending   // the request a decision Call answers
+	guard          string     // its sequence's guard: "" (a batch's, 'seq'), "dseq" (decisions' reports) or "rseq" (Resets)
+	redo           bool       // a decision's report, or a failed Reset's ops, sent again by Tick (its reply never came)
+	hotWin, hotCur int64      // the group's hot cursor when the batch was sent
+	announce       int64      // this PoP may spend free credit through this window, once Redis counts it (0: no announcement)
+	recorded       int64      // its group's checkedTo when planned: the script records this PoP's checks unless they are (lease.go)
+	trip           *trip      // the round trip Stats counted it in (nil: not counted; unsent.go)
+	reset          *resetting // what a Reset's Call took from the view (reset.go)
 }
 
 // Decision reports whether the Call is a decision (one request waits on it).

@@ -1,14 +1,14 @@
 package budget
 
 import (
-	"math"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 )
 
 // What the core.Limiter methods need of the Machine: a Decision told in
-// core's terms (Describe), a peek (Peek, PeekDone) and a reset (Reset).
+// core's terms (Describe), a peek (Peek, PeekDone) and a reset (Reset,
+// ResetDone: reset.go).
 // None of it is on the decision path: Machine.decide decides alone.
 
 // Describe tells decision d on n units of key at now in core's terms, from
@@ -199,40 +199,4 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 		d.RetryAfter = ms(max(1, it.Retry, d.RetryAfter.Milliseconds()))
 	}
 	return d
-}
-
-// Reset returns the Call that forgets what Redis counted of key (every
-// window's C), and forgets this PoP's view of it: its unreported spends go
-// back as returns (the grant at Redis shrinks, nothing is counted), its
-// used free slots are claimed with no units, its own counts, deny-until
-// and Redis' last word are dropped. Budget any PoP holds (grants, free
-// slots) stays accounted at Redis, so a Reset never lets the PoPs together
-// pass the limit; units another PoP admitted before the Reset and reports
-// after it, and this PoP's in a batch already in flight, are counted
-// after it. The Call has a sequence number of its own guard ('rseq'), so
-// Redis applies it at most once; the caller sends one Reset at a time.
-func (m *Machine) Reset(now int64, key string) *Call {
-	b := m.bucket(key)
-	it := Item{Key: key, Bucket: b}
-	if e := m.view[key]; e != nil {
-		for _, o := range e.pending() {
-			switch {
-			case o.GW >= 0 && o.X >= 0:
-				it.Ops = append(it.Ops, Op{X: -1, GW: o.GW, U: o.U})
-			case o.GW >= 0:
-				it.Ops = append(it.Ops, o) // a return stays one
-			case o.GW == GWFree:
-				it.Ops = append(it.Ops, Op{X: o.X, GW: GWFree})
-			}
-		}
-		e.ops = nil
-		e.own = core.WindowState{}
-		e.denyUntil, e.fullUntil, e.retryAt, e.headroom = 0, 0, 0, -1
-		e.lowW, e.lowC, e.lowPrev = math.MinInt64, 0, 0
-	}
-	it.Ops = append(it.Ops, Op{GW: GWReset})
-	m.rseq++
-	c := &Call{Group: m.group(b), Seq: m.rseq, Now: now, Items: []Item{it}, hotWin: -1, guard: "rseq"}
-	m.count(c)
-	return c
 }

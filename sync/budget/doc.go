@@ -32,8 +32,8 @@
 // Machine.Describe then tells the Decision in core's terms (Remaining,
 // RetryAfter, ResetAfter). Limiter implements core.Limiter: Peek asks
 // Redis with a Call that writes nothing (Machine.Peek, PeekDone), Reset
-// forgets Redis' counts of an identity and this PoP's view of it
-// (Machine.Reset).
+// forgets Redis' counts of an identity and, once Redis applied it, this
+// PoP's view of it (Machine.Reset, ResetDone).
 // Every SyncInterval the loop started by Limiter.Start calls Limiter.Sync:
 // Machine.Tick plans one batch per group of identities (spends, returns,
 // free-slot claims, grant requests), Exec runs each, Machine.Finish
@@ -57,7 +57,9 @@
 // nothing (TestScriptRetriedBatch). A decision Call carrying a report has
 // a number of a second sequence, one such Call in flight at a time, and
 // the report of one whose reply never came is sent again under its number
-// (TestDecisionReportAppliedOnce); a Reset has a third. A call whose
+// (TestDecisionReportAppliedOnce); a Reset has a third, under which the
+// unreported spends of a Reset whose reply never came are sent again
+// (TestResetReplyLostAppliedOnce). A call whose
 // caller's context was cancelled (a *CanceledError) is no outage and no
 // decision: a decision Call's report goes again under its number, what
 // its request took goes back, and what Redis may have counted of a Call

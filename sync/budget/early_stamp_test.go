@@ -170,6 +170,7 @@ func TestDoubleClaimOverAdmits(t *testing.T) {
 				rc := a.Reset(now+25, "k")
 				_, err := exec(a, rc)
 				require.NoError(t, err)
+				a.ResetDone(rc, nil)
 				truth = truth[:0] // what the Reset forgot
 			}
 			for i := range 20 {

@@ -282,14 +282,21 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 
 // Reset forgets what was counted of key at Redis and in this PoP's view
 // (Machine.Reset has what stays accounted), one round trip. Resets run
-// one at a time. A failed call returns an error wrapping
-// core.ErrUnavailable (Redis may or may not have applied it: Reset
-// again), a redirected one a *RedirectError (nothing applied); a caller
-// whose ctx was cancelled a *CanceledError: before the call, with nothing
-// forgotten or sent, while Redis had it, applied or not (Reset again); one
-// whose ctx's deadline had passed a *core.UnavailableError wrapping it,
-// with nothing forgotten or sent; a bad key an error matching
-// core.ErrInvalid, with nothing sent; after Close, ErrClosed.
+// one at a time. The view is forgotten once Redis applied the call
+// (Machine.ResetDone); decisions made meanwhile are made on the view as
+// before. A failed call returns an error wrapping core.ErrUnavailable
+// (Redis may or may not have applied it: Reset again), a redirected one a
+// *RedirectError (nothing applied); a caller whose ctx was cancelled a
+// *CanceledError: before the call, with nothing forgotten or sent, while
+// Redis had it, applied or not (Reset again); one whose ctx's deadline had
+// passed a *core.UnavailableError wrapping it, with nothing forgotten or
+// sent; a bad key an error matching core.ErrInvalid, with nothing sent;
+// after Close, ErrClosed. Whatever the error, this PoP's view is left as
+// it was: it decides the identity as before the Reset (its deny cache,
+// its own counts, Redis' last word), in an outage too, and the unreported
+// spends the call carried are not lost: a redirected call's wait for the
+// next Sync, a failed one's go again with it under the Reset's number,
+// applied once (with the Reset, when Redis had applied it, else without).
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return err
@@ -308,7 +315,11 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	c := l.m.Reset(core.Millis(l.clock.Now()), key)
 	l.mu.Unlock()
 	_, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
-	return l.callError(ctx, err)
+	err = l.callError(ctx, err)
+	l.mu.Lock()
+	l.m.ResetDone(c, err) // the view is forgotten only when Redis applied it
+	l.mu.Unlock()
+	return err
 }
 
 // Limit returns the limit enforced.

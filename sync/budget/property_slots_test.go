@@ -146,6 +146,7 @@ func slotRun(t *testing.T, keys []string, credit int64, seed uint64) string {
 		if rng.IntN(40) == 0 {
 			k := keys[rng.IntN(len(keys))]
 			c := m.Reset(clock, k)
+			m.ResetDone(c, nil) // applied at once: its claims are counted in the ledger
 			for _, o := range c.Items[0].Ops {
 				if o.GW == GWFree {
 					l.kinc[slotKey(k, o.X)]++

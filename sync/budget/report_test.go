@@ -79,10 +79,11 @@ func TestDecisionReportAppliedOnce(t *testing.T) {
 // keeps the budget PoPs hold (G, and K's claimed slots), so no PoP's
 // grant turns into units Redis no longer accounts for; this PoP's
 // unreported spends go back as returns (G shrinks by them, C is not
-// raised) and its view forgets its counts and Redis' word. Mutations it
-// catches: a Reset that deletes the field (G lost: B's grant is free
-// budget twice), one that sends the spends as spends (C 2 after the
-// Reset), one that keeps the deny cache.
+// raised) and, once the Reset is applied (ResetDone), its view forgets
+// its counts and Redis' word, not before. Mutations it catches: a Reset
+// that deletes the field (G lost: B's grant is free budget twice), one
+// that sends the spends as spends (C 2 after the Reset), one that keeps
+// the deny cache, one that forgets the view before Redis applied it.
 func TestResetKeepsBudget(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	a, b := testMachine(t, 2, 100), testMachine(t, 2, 100)
@@ -122,12 +123,16 @@ func TestResetKeepsBudget(t *testing.T) {
 	a.view["r"].denyUntil = now + 1000
 	rc := a.Reset(now, "r")
 	assert.Equal(t, "rseq", rc.guard, "a Reset has its own guard")
+	e := a.view["r"]
+	assert.Empty(t, e.pending(), "A's spends went with the Reset")
+	assert.Equal(t, int64(now+1000), e.denyUntil, "the view is forgotten only once Redis applied the Reset")
+	assert.Positive(t, e.own.Cur, "A's own counts too")
 	run(a, rc)
+	a.ResetDone(rc, nil)
 	got := readState(t, rdb, a, "r", w)
 	assert.Zero(t, got.C, "Redis' count is forgotten")
 	assert.Equal(t, before.G-2, got.G, "the grants stay accounted, less A's two spent units, returned")
 	assert.Equal(t, before.K, got.K, "claimed slots stay claimed")
-	e := a.view["r"]
 	assert.Empty(t, e.pending(), "A's spends went with the Reset")
 	assert.Zero(t, e.denyUntil, "the deny cache is forgotten")
 	assert.Zero(t, e.own.Cur, "A's own counts are forgotten")

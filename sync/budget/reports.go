@@ -17,12 +17,15 @@ const reportWindow = 32
 // refused, so a new Call carries a report only while the oldest
 // outstanding number is within the window of it (a refused report is
 // never unsafe: spends stay counted as granted, slots stay reserved).
-// The zero value has none.
+// The zero value has none. A failed Reset's ops are sent again the same
+// way, under the Reset's own sequence ('rseq', numbered by the Machine),
+// which room does not weigh.
 type reports struct {
-	seq  uint64
-	out  []*Call // decision Calls in flight
-	redo []*Call // reports to send again (redo: true); sent marks those in flight
-	sent map[*Call]bool
+	seq    uint64
+	out    []*Call // decision Calls in flight
+	redo   []*Call // reports to send again (redo: true); sent marks those in flight
+	sent   map[*Call]bool
+	resets []*Call // Reset Calls in flight, whose ops count as unreported (reset.go)
 }
 
 // room reports whether a new report may go out under seq+1.
@@ -32,7 +35,9 @@ func (r *reports) room() bool {
 		oldest = min(oldest, c.Seq)
 	}
 	for _, c := range r.redo {
-		oldest = min(oldest, c.Seq)
+		if c.guard == "dseq" {
+			oldest = min(oldest, c.Seq)
+		}
 	}
 	return r.seq+1-oldest < reportWindow
 }
@@ -88,18 +93,25 @@ func (r *reports) resent(c *Call, ok bool) {
 }
 
 // count adds to *u the units of key's ops in window y that outstanding
-// reports carry.
+// reports carry, and the Resets in flight took (as the view held them).
 func (r *reports) count(key string, y int64, u *int64) {
+	add := func(ops []Op) {
+		for _, o := range ops {
+			if o.X == y {
+				*u += o.U
+			}
+		}
+	}
 	for _, cs := range [2][]*Call{r.out, r.redo} {
 		for _, c := range cs {
-			if c.Items[0].Key != key {
-				continue
+			if c.Items[0].Key == key {
+				add(c.Items[0].Ops)
 			}
-			for _, o := range c.Items[0].Ops {
-				if o.X == y {
-					*u += o.U
-				}
-			}
+		}
+	}
+	for _, c := range r.resets {
+		if c.Items[0].Key == key {
+			add(c.reset.ops)
 		}
 	}
 }
