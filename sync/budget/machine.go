@@ -237,13 +237,14 @@ func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 
 // Complete applies the outcome of decision Call c at now (the reply's
 // arrival) and returns the request's Decision: Redis' verdict (a denial
-// that what this PoP holds by now covers, a grant another reply brought or
-// the free slot of the window the reply landed in, is admitted from it:
-// payHereLate), or, when err is not nil, a verdict on the view as it is now (see decide), but
-// for a *RedirectError (a configuration error) or a *CanceledError (the
-// request's caller left before Redis answered): then the zero Decision,
-// denied, nothing decided on the view and Redis not counted down. A Call
-// completed again changes nothing and returns its first Decision.
+// that what this PoP holds by now covers, a grant another reply brought
+// or the free slot of the window the reply landed in, is admitted from
+// it: payHereLate), or, when err is not nil, a verdict on the view as it
+// is now (see decide), but for a *RedirectError (a configuration error)
+// or a *CanceledError (the request's caller left before Redis answered):
+// then the zero Decision, denied, nothing decided on the view and Redis
+// not counted down. A Call completed again changes nothing and returns
+// its first Decision.
 //
 // A Call whose caller left keeps every invariant a failed one keeps. Its
 // report (this PoP's spends and slots given up, which other requests were
