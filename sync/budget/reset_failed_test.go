@@ -59,6 +59,25 @@ func (h *failHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
+// failingLimiter is a Limiter of PoPs PoPs on a real Redis whose script
+// calls hook can fail, its clock manual at w0+5 and its lease taken, and
+// the window x of that time. NoWait makes every identity a full entry, so
+// its free unit is an op to report.
+func failingLimiter(t *testing.T, pops int) (l *Limiter, rdb *redis.Client, hook *failHook, clk *core.ManualClock, x int64) {
+	t.Helper()
+	rdb, _ = redistest.Client(t)
+	hook = &failHook{}
+	rdb.AddHook(hook)
+	clk = core.NewManualClock(time.UnixMilli(w0 + 5))
+	l, err := New(Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: pops,
+		NoWait: true}, rdb, clk)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close(context.Background()) })
+	require.NoError(t, script.Load(context.Background(), rdb).Err(), "the script loaded: a call is one EVALSHA")
+	require.NoError(t, l.Sync(context.Background()), "the lease")
+	return l, rdb, hook, clk, w0 / testWindow
+}
+
 // TestFailedResetKeepsView: on a real Redis, a Reset whose call never
 // reaches Redis returns an error matching core.ErrUnavailable and leaves
 // this PoP's view as it was: an identity its deny cache denies stays
@@ -71,17 +90,8 @@ func (h *failHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // unit never reported: C 0), the ops the call carried dropped on a
 // failure, or sent twice (C 2).
 func TestFailedResetKeepsView(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	hook := &failHook{}
-	rdb.AddHook(hook)
+	l, rdb, hook, clk, x := failingLimiter(t, 1)
 	ctx := context.Background()
-	clk := core.NewManualClock(time.UnixMilli(w0 + 5))
-	l, err := New(Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 1,
-		NoWait: true}, rdb, clk) // NoWait: every identity a full entry, its free unit an op to report
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close(ctx) })
-	require.NoError(t, l.Sync(ctx), "the lease")
-	x := int64(w0 / testWindow)
 
 	d, err := l.AllowN(ctx, "spent", clk.Now(), 1)
 	require.NoError(t, err)
@@ -125,18 +135,8 @@ func TestFailedResetKeepsView(t *testing.T) {
 // ops put back among the unreported and reported again by a batch (C 1,
 // the slot claimed twice, which hides another PoP's slot).
 func TestResetReplyLostAppliedOnce(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	hook := &failHook{}
-	rdb.AddHook(hook)
+	l, rdb, hook, clk, x := failingLimiter(t, 2)
 	ctx := context.Background()
-	clk := core.NewManualClock(time.UnixMilli(w0 + 5))
-	l, err := New(Config{PoP: "p", Incarnation: 1, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2,
-		NoWait: true}, rdb, clk) // NoWait: every identity a full entry, its free unit an op to report
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close(ctx) })
-	require.NoError(t, script.Load(ctx, rdb).Err(), "the script loaded: the Reset is one EVALSHA")
-	require.NoError(t, l.Sync(ctx), "the lease")
-	x := int64(w0 / testWindow)
 	d, err := l.AllowN(ctx, "k", clk.Now(), 1)
 	require.NoError(t, err)
 	require.Equal(t, core.SourceLocal, d.Source, "the free unit, unreported")
