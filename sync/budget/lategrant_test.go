@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,8 +16,8 @@ import (
 // spending them on the next one denies a request the limit admits. The
 // spend is reported like any other. A mutation denying it (Redis' verdict
 // alone) fails the first assertion; one spending a grant the deny cache
-// says not to, or one of a window the grant does not cover, fails the
-// others.
+// says not to fails the last. (A late payment that skips the free
+// credit's lease: TestDenialCoveredByLateFreeCredit.)
 func TestDenialCoveredByLateGrant(t *testing.T) {
 	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
 	_, c := m.Request(w0+10, "a", 1)
@@ -57,10 +58,32 @@ func TestDenialCoveredByLateGrant(t *testing.T) {
 // TestDenialCoveredByLateFreeCredit: a request Redis denies at the end of
 // a window whose reply lands in the next, where this PoP's free slot of a
 // settled identity is still unused, is admitted from that slot, as a
-// request made at the reply's arrival would be. A mutation trying only
-// the grant balance on a denial fails here.
+// request made at the reply's arrival would be; not when the free
+// credit's lease ends before that window. Mutations caught: trying only
+// the grant balance on a denial (the first case), a late payment that
+// skips the lease (the second).
 func TestDenialCoveredByLateFreeCredit(t *testing.T) {
+	d, m := lateDenial(t, math.MaxInt64/2)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "denied at Redis in window 1000, admitted from the free slot of 1001 its reply landed in")
+	assert.Contains(t, m.view["a"].pending(), Op{X: 1001, GW: GWFree, U: 1}, "the slot's use is reported")
+	d, _ = m.Request(w0+testWindow+50, "a", 1)
+	assert.NotEqual(t, Decision{Allowed: true, Source: SrcFree}, d, "the slot of 1001 is spent")
+
+	d, _ = lateDenial(t, 1000)
+	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d, "the lease ends with window 1000: no free credit in 1001")
+}
+
+// lateDenial has a settled identity's request Redis denies at the end of
+// window 1000 with its reply landing in 1001, on a Machine whose free
+// credit is leased through window through, and returns the request's
+// Decision and the Machine.
+func lateDenial(t *testing.T, through int64) (Decision, *Machine) {
+	t.Helper()
 	m := newTestMachine(t, func(c *Config) { c.FreeCredit = 1 })
+	for g := range m.groups {
+		m.groups[g] = groupState{leased: through, leasedFrom: math.MinInt64, checkedTo: math.MinInt64, keptFrom: math.MinInt64, keptTo: math.MinInt64}
+	}
+	m.lease, m.leaseFrom = through, math.MinInt64
 	d, c := m.Request(w0+10, "a", 1)
 	require.Nil(t, c)
 	require.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "the window's first unit is free")
@@ -72,9 +95,5 @@ func TestDenialCoveredByLateFreeCredit(t *testing.T) {
 
 	_, c = m.Request(w0+testWindow-5, "a", 1)
 	require.NotNil(t, c, "a decision Call at the window's end")
-	d = m.Complete(w0+testWindow+40, c, &Result{Now: w0 + testWindow - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 3, Headroom: 0, Retry: 20}}}, nil)
-	assert.Equal(t, Decision{Allowed: true, Source: SrcFree}, d, "denied at Redis in window 1000, admitted from the free slot of 1001 its reply landed in")
-	assert.Contains(t, m.view["a"].pending(), Op{X: 1001, GW: GWFree, U: 1}, "the slot's use is reported")
-	d, _ = m.Request(w0+testWindow+50, "a", 1)
-	assert.NotEqual(t, Decision{Allowed: true, Source: SrcFree}, d, "the slot of 1001 is spent")
+	return m.Complete(w0+testWindow+40, c, &Result{Now: w0 + testWindow - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 3, Headroom: 0, Retry: 20}}}, nil), m
 }

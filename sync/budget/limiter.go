@@ -291,8 +291,12 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 // Redis had it, applied or not (Reset again); one whose ctx's deadline had
 // passed a *core.UnavailableError wrapping it, with nothing forgotten or
 // sent; a bad key an error matching core.ErrInvalid, with nothing sent;
-// after Close, ErrClosed. Whatever the error, this PoP's view is left as
-// it was: it decides the identity as before the Reset (its deny cache,
+// after Close, ErrClosed. After a failed Reset that carried unreported
+// spends, up to 31 more may run before the next Sync sends them again;
+// the next returns a *core.UnavailableError with nothing forgotten or sent
+// (Reset again after that Sync), since Redis keeps a window of 32 of the
+// Resets' numbers and would refuse the failed one's. Whatever the error,
+// this PoP's view is left as it was: it decides the identity as before the Reset (its deny cache,
 // its own counts, Redis' last word), in an outage too, and the unreported
 // spends the call carried are not lost: a redirected call's wait for the
 // next Sync, a failed one's go again with it under the Reset's number,
@@ -314,6 +318,9 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	}
 	c := l.m.Reset(core.Millis(l.clock.Now()), key)
 	l.mu.Unlock()
+	if c == nil {
+		return &core.UnavailableError{Op: "budget reset", Err: errResetBacklog} // nothing forgotten or sent
+	}
 	_, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
 	err = l.callError(ctx, err)
 	l.mu.Lock()
@@ -321,6 +328,11 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	l.mu.Unlock()
 	return err
 }
+
+// errResetBacklog is why a Reset planned nothing: the failed Resets' ops
+// still to be sent again are as far behind as Redis' window of the
+// Resets' numbers reaches (Machine.Reset).
+var errResetBacklog = errors.New("failed Resets' reports still to be sent by the next Sync: Reset again after it")
 
 // Limit returns the limit enforced.
 func (l *Limiter) Limit() core.Limit { return l.m.Config().Limit }

@@ -37,8 +37,9 @@ func clusterScriptCalls(t *testing.T, cl *redisproc.Cluster) int64 {
 // answers from Redis, still without a reload. AllowN, Sync and Reset
 // past their deadline (each checks it before its call) send nothing and
 // ask no reload either. Caught mutations: Peek
-// checking only for a cancelled context (the call goes out, go-redis
-// fails it with the deadline, and the failure asks for a reload), or
+// checking only for a cancelled context (the call reaches go-redis,
+// which fails it with the deadline before writing it, and the failure
+// asks for a reload), or
 // answering a passed deadline with the zero Decision (denied: a
 // middleware peeking first would deny the request in fail-open mode),
 // AllowN, Sync or Reset taking a deadline passed before their call for

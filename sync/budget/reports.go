@@ -42,6 +42,20 @@ func (r *reports) room() bool {
 	return r.seq+1-oldest < reportWindow
 }
 
+// resetRoom reports whether a Reset may take number next of the Resets'
+// sequence: whether every failed Reset's ops still to be sent again stay
+// within the window Redis keeps of that sequence once next is applied (a
+// number reportWindow or more below the highest applied is refused, so
+// those ops would never be applied).
+func (r *reports) resetRoom(next uint64) bool {
+	for _, c := range r.redo {
+		if c.guard == "rseq" && next-c.Seq >= reportWindow {
+			return false
+		}
+	}
+	return true
+}
+
 // take numbers decision Call c, which carries a report.
 func (r *reports) take(c *Call) {
 	r.seq++

@@ -35,8 +35,15 @@ type resetting struct {
 // not forgotten: decisions go on as before the Reset, and the ops the
 // Call took stay counted among the identity's unreported units (no Sync
 // sends them meanwhile). A Reset whose call fails leaves the view as it
-// was and loses none of those ops (ResetDone).
+// was and loses none of those ops (ResetDone). Reset returns nil, planning
+// nothing, while a failed Reset's ops wait to be sent again
+// reportWindow − 1 numbers behind the next: one more Reset would push them
+// out of the window Redis keeps of the sequence, and Redis would never
+// apply them (the next Tick sends them; the caller Resets again after it).
 func (m *Machine) Reset(now int64, key string) *Call {
+	if !m.reports.resetRoom(m.rseq + 1) {
+		return nil
+	}
 	b := m.bucket(key)
 	it := Item{Key: key, Bucket: b}
 	rs := &resetting{}

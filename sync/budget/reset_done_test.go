@@ -112,3 +112,41 @@ func TestResetDone(t *testing.T) {
 		})
 	}
 }
+
+// TestResetBacklog: after a Reset that failed carrying unreported spends,
+// 31 more Resets may run before the next Tick sends those spends again
+// under the failed one's number; the 32nd is refused (Reset returns nil,
+// planning nothing: Redis keeps a window of 32 of the Resets' numbers and
+// would refuse the failed one's, so its spends would never be applied),
+// until the Tick's resend is applied. Caught mutation: Reset numbering past
+// the window (its 32nd Call planned).
+func TestResetBacklog(t *testing.T) {
+	x := int64(w0 / testWindow)
+	m := newTestMachine(t, func(c *Config) { c.FreeCredit = -1 })
+	e := m.entry("k")
+	e.grants[0] = grantSlot{win: x, bal: 5}
+	_, c := m.Request(w0+10, "k", 1)
+	require.Nil(t, c, "spent from the grant: an op to report")
+	failed := m.Reset(w0+20, "k")
+	require.NotNil(t, failed)
+	m.ResetDone(failed, &core.UnavailableError{Op: "budget script", Err: errors.New("read tcp: i/o timeout")})
+	require.Len(t, m.reports.redo, 1, "its spend goes again")
+
+	for i := range reportWindow - 1 {
+		rc := m.Reset(w0+30, "other")
+		require.NotNil(t, rc, "Reset %d after the failed one: within the window", i+1)
+		m.ResetDone(rc, nil)
+	}
+	assert.Nil(t, m.Reset(w0+30, "other"), "one more would push the failed Reset's number out of Redis' window")
+
+	var sent *Call
+	for _, k := range m.Tick(w0 + 40) {
+		if k.redo {
+			sent = k
+		}
+	}
+	require.NotNil(t, sent, "the Tick sends the failed Reset's spend again")
+	assert.Nil(t, m.Reset(w0+45, "other"), "still refused while the resend is in flight")
+	m.Finish(sent, &Result{Now: w0 + 41, Window: x, Leased: -1, LeasedFrom: -1, Items: []ItemResult{{Allowed: -1}}}, nil)
+	assert.NotNil(t, m.Reset(w0+50, "other"), "applied: Resets go on")
+}

@@ -155,3 +155,32 @@ func TestResetReplyLostAppliedOnce(t *testing.T) {
 	assert.Zero(t, after.C, "the ops sent again were found applied: no unit counted")
 	assert.Equal(t, applied.K, after.K, "the slot claimed once")
 }
+
+// TestResetBacklogOnRedis: on a real Redis, after a Reset that never
+// reached Redis carrying an unreported free unit, 31 more Resets run and
+// the next returns an error matching core.ErrUnavailable with nothing
+// sent; the next Sync reports the unit (C 1: applied once, not refused as
+// below Redis' window of the Resets' numbers), and Resets go on. Caught
+// mutation: Resets numbered past the window (the 32nd goes out, and the
+// unit would never be counted).
+func TestResetBacklogOnRedis(t *testing.T) {
+	l, rdb, hook, clk, x := failingLimiter(t, 1)
+	ctx := context.Background()
+	d, err := l.AllowN(ctx, "k", clk.Now(), 1)
+	require.NoError(t, err)
+	require.Equal(t, core.SourceLocal, d.Source, "the free unit, unreported")
+
+	hook.down.Store(true)
+	require.ErrorIs(t, l.Reset(ctx, "k"), core.ErrUnavailable, "the Reset's call failed")
+	hook.down.Store(false)
+	for i := range reportWindow - 1 {
+		require.NoError(t, l.Reset(ctx, "other"), "Reset %d after the failed one", i+1)
+	}
+	err = l.Reset(ctx, "other")
+	require.ErrorIs(t, err, core.ErrUnavailable, "one more would push the failed Reset's number out of Redis' window")
+	assert.ErrorIs(t, err, errResetBacklog)
+
+	require.NoError(t, l.Sync(ctx), "the failed Reset's unit sent again")
+	assert.Equal(t, int64(1), readState(t, rdb, l.m, "k", x).C, "applied once")
+	assert.NoError(t, l.Reset(ctx, "other"), "Resets go on")
+}
