@@ -55,7 +55,7 @@
 // Counting: a Sync batch carries a sequence number per (incarnation,
 // group); Redis applies it at most once, so a retried batch changes
 // nothing (TestScriptRetriedBatch). A decision Call carrying a report has
-// a number of a second sequence, one such Call in flight at a time, and
+// a number of a second sequence, up to 32 such Calls outstanding, and
 // the report of one whose reply never came is sent again under its number
 // (TestDecisionReportAppliedOnce); a Reset has a third, under which the
 // unreported spends of a Reset whose reply never came are sent again
