@@ -99,8 +99,9 @@ func newLimiter(ctx context.Context, o popOptions, rdb goredis.UniversalClient) 
 		for _, src := range []budget.Source{budget.SrcDenyCache, budget.SrcFull, budget.SrcGrant, budget.SrcFree} {
 			here += s.Decisions[src]
 		}
+		here -= s.PaidLate // denied at Redis, then paid here: they waited a round trip
 		return fmt.Sprintf("%d decisions here, %d at Redis, %d Redis round trips, %d gossip messages sent, %d identities denied from gossip",
-			here, s.Decisions[budget.SrcRedis], s.RoundTrips, s.GossipSent, s.GossipDenies)
+			here, s.Decisions[budget.SrcRedis]+s.PaidLate, s.RoundTrips, s.GossipSent, s.GossipDenies)
 	}}, nil
 }
 

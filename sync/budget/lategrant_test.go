@@ -40,6 +40,7 @@ func TestDenialCoveredByLateGrant(t *testing.T) {
 	require.NotNil(t, e)
 	assert.Equal(t, int64(1), m.balance(e, 1000), "one unit of the grant left")
 	assert.Equal(t, []Op{{X: 1000, GW: 1000, U: 1}}, e.pending(), "the spend is reported")
+	assert.Equal(t, uint64(1), m.Stats().PaidLate, "counted as paid late")
 	d, c = m.Request(settled+70, "a", 1)
 	assert.Nil(t, c)
 	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "the last unit of the grant")
@@ -53,6 +54,7 @@ func TestDenialCoveredByLateGrant(t *testing.T) {
 	m2.Complete(settled+50, c1, &Result{Now: settled + 20, Window: 1000, Items: []ItemResult{{Allowed: 1, Grant: 2, CW: 2, Headroom: 0}}}, nil)
 	d = m2.Complete(settled+60, c2, &Result{Now: settled + 25, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 10, Headroom: 0, Retry: 500}}}, nil)
 	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d, "C alone denies a unit (the deny cache): no late grant")
+	assert.Zero(t, m2.Stats().PaidLate)
 }
 
 // TestDenialCoveredByLateFreeCredit: a request Redis denies at the end of
@@ -69,8 +71,11 @@ func TestDenialCoveredByLateFreeCredit(t *testing.T) {
 	d, _ = m.Request(w0+testWindow+50, "a", 1)
 	assert.NotEqual(t, Decision{Allowed: true, Source: SrcFree}, d, "the slot of 1001 is spent")
 
-	d, _ = lateDenial(t, 1000)
+	assert.Equal(t, uint64(1), m.Stats().PaidLate)
+
+	d, m = lateDenial(t, 1000)
 	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d, "the lease ends with window 1000: no free credit in 1001")
+	assert.Zero(t, m.Stats().PaidLate)
 }
 
 // lateDenial has a settled identity's request Redis denies at the end of

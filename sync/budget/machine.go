@@ -58,6 +58,10 @@ type Stats struct {
 	RoundTrips uint64
 	Visits     uint64 // identities Ticks looked at (planned or swept)
 	Promoted   uint64 // light records made full entries
+	// PaidLate counts the requests Redis denied that what this PoP held
+	// when the reply came paid (Complete; counted under that Source in
+	// Decisions too, though they waited a round trip).
+	PaidLate uint64
 	// GossipSent counts the messages Gossip returned; GossipDenies the
 	// heard identities whose deny-until Hear set or extended. A Limiter
 	// with UseNATS also counts the payloads it dropped as malformed and
@@ -317,6 +321,7 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 	} else if s, ok := m.payHereLate(now, e, c.req.n); ok {
 		d.Allowed, d.Source = true, s
 		m.countOwn(e, now, c.req.n)
+		m.stats.PaidLate++
 	} else if it.Retry > 0 {
 		e.retryAt = sent + it.Retry
 	}
