@@ -296,8 +296,9 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 // the next returns a *core.UnavailableError with nothing forgotten or sent
 // (Reset again after that Sync), since Redis keeps a window of 32 of the
 // Resets' numbers and would refuse the failed one's. Whatever the error,
-// this PoP's view is left as it was: it decides the identity as before the Reset (its deny cache,
-// its own counts, Redis' last word), in an outage too, and the unreported
+// this PoP's view is left as it was: it decides the identity as before
+// the Reset (its deny cache, its own counts, Redis' last word), in an
+// outage too, and the unreported
 // spends the call carried are not lost: a redirected call's wait for the
 // next Sync, a failed one's go again with it under the Reset's number,
 // applied once (with the Reset, when Redis had applied it, else without).

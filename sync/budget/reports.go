@@ -19,7 +19,7 @@ const reportWindow = 32
 // never unsafe: spends stay counted as granted, slots stay reserved).
 // The zero value has none. A failed Reset's ops are sent again the same
 // way, under the Reset's own sequence ('rseq', numbered by the Machine),
-// which room does not weigh.
+// which room does not weigh (fits weighs each sequence apart).
 type reports struct {
 	seq    uint64
 	out    []*Call // decision Calls in flight
@@ -29,28 +29,20 @@ type reports struct {
 }
 
 // room reports whether a new report may go out under seq+1.
-func (r *reports) room() bool {
-	oldest := r.seq + 1
-	for _, c := range r.out {
-		oldest = min(oldest, c.Seq)
-	}
-	for _, c := range r.redo {
-		if c.guard == "dseq" {
-			oldest = min(oldest, c.Seq)
-		}
-	}
-	return r.seq+1-oldest < reportWindow
-}
+func (r *reports) room() bool { return r.fits("dseq", r.seq+1) }
 
-// resetRoom reports whether a Reset may take number next of the Resets'
-// sequence: whether every failed Reset's ops still to be sent again stay
-// within the window Redis keeps of that sequence once next is applied (a
+// fits reports whether number next of guard's sequence ("dseq": the
+// decisions' reports; "rseq": the Resets', numbered by the Machine) keeps
+// every outstanding number of that sequence, in flight or waiting to be
+// sent again, within the window Redis keeps of it once next is applied: a
 // number reportWindow or more below the highest applied is refused, so
-// those ops would never be applied).
-func (r *reports) resetRoom(next uint64) bool {
-	for _, c := range r.redo {
-		if c.guard == "rseq" && next-c.Seq >= reportWindow {
-			return false
+// what it carries would never be applied.
+func (r *reports) fits(guard string, next uint64) bool {
+	for _, cs := range [3][]*Call{r.out, r.redo, r.resets} {
+		for _, c := range cs {
+			if c.guard == guard && next-c.Seq >= reportWindow {
+				return false
+			}
 		}
 	}
 	return true

@@ -41,7 +41,7 @@ type resetting struct {
 // out of the window Redis keeps of the sequence, and Redis would never
 // apply them (the next Tick sends them; the caller Resets again after it).
 func (m *Machine) Reset(now int64, key string) *Call {
-	if !m.reports.resetRoom(m.rseq + 1) {
+	if !m.reports.fits("rseq", m.rseq+1) {
 		return nil
 	}
 	b := m.bucket(key)
