@@ -12,7 +12,8 @@ import (
 // budgetNotes are one line per budget row of rep (a sweep point's named by
 // its parameter): its Machines' items and calls per decision and its
 // decisions by source, each with its share of the decisions, in the order
-// the Machine tries them.
+// the Machine tries them, and how many of those Redis had denied and the
+// PoP's budget paid at the reply (they waited a round trip).
 func budgetNotes(rep report.Report) []string {
 	var n []string
 	for _, r := range rep.Results {
@@ -49,6 +50,7 @@ func budgetNote(name string, r engine.Result) string {
 	note := fmt.Sprintf("%s: free credit %s; items/decision %.4f, calls/decision %.4f, round trips/decision %.4f (%d Machines: %d calls, %d items, %d round trips), by source %s",
 		name, credit, b.ItemsPerDecision, b.CallsPerDecision, float64(b.RoundTrips)/float64(max(r.Decisions, 1)),
 		b.Machines, b.Calls, b.Items, b.RoundTrips, strings.Join(by, ", "))
+	note += fmt.Sprintf("; paid late %d (denied at Redis, paid by a grant or free credit the reply found: counted under grant or free, they waited a round trip)", b.PaidLate)
 	if fd := falseDenyNote(r); fd != "" {
 		note += "; false denies by source: " + fd
 	}

@@ -17,6 +17,10 @@ type BudgetStats struct {
 	Calls      uint64 `json:"calls"`
 	Items      uint64 `json:"items"`
 	RoundTrips uint64 `json:"round_trips"`
+	// PaidLate counts the requests Redis denied that budget the PoP held
+	// when the reply came paid (budget.Stats.PaidLate): counted in
+	// BySource under grant or free, they waited a round trip.
+	PaidLate uint64 `json:"paid_late"`
 	// GossipDenies counts the deny-untils heard gossip set or extended
 	// (budget-gossip only).
 	GossipDenies uint64 `json:"gossip_denies,omitempty"`
@@ -54,6 +58,7 @@ func budgetStats(ms []*budget.Machine, decisions, pops int) *BudgetStats {
 		b.Items += st.Items
 		b.RoundTrips += st.RoundTrips
 		b.GossipDenies += st.GossipDenies
+		b.PaidLate += st.PaidLate
 	}
 	if decisions > 0 {
 		b.ItemsPerDecision = float64(b.Items) / float64(decisions)
