@@ -209,7 +209,7 @@ if ann > 0 and c > 0 then
     end
     for x = lo, ann do
       local fv = rcall('HMGET', fk, x, 'm' .. x)
-      local v = tonumber(fv[1] or '0')
+      local v = (fv[1] or 0) + 0
       local n, cx = floor(v / 4294967296), v % 4294967296
       if fv[2] then
         local mv = tonumber(fv[2])
@@ -235,7 +235,13 @@ end
 -- C, G, K of window 2e, followed by C, G, K of window 2e + 1 when that is
 -- not all zero, as MessagePack integers (cmsgpack: one byte each below
 -- 128). The hash expires as a whole three windows plus the slack
--- after window 2e + 1 starts. An item's five windows lie in three epochs,
+-- after window 2e + 1 starts (its last reader's window, 2e + 3, ends
+-- the slack before): the call that writes it first sets that expiry, and
+-- a call that read a field of it leaves it as it is. On Redis' clock (the
+-- Limiter's) every call sets the same instant; with callers' own clocks,
+-- a caller d ahead of another sets it d sooner in the other's time, which
+-- the slack absorbs up to its size (as when every write set it, the last
+-- writer's clock then deciding). An item's five windows lie in three epochs,
 -- e0 = floor((w - 2) / 2), e0 + 1 and e0 + 2.
 --
 -- Items are read first, each bucket's epoch hashes once for all the
@@ -304,13 +310,13 @@ do
   end
   if fv[1] or fv[2] or fv[3] or fv[4] then
     anyN = true
-    local v = tonumber(fv[1] or '0')
+    local v = (fv[1] or 0) + 0
     nP, cP = floor(v / 4294967296), v % 4294967296
-    v = tonumber(fv[2] or '0')
+    v = (fv[2] or 0) + 0
     n0, c0 = floor(v / 4294967296), v % 4294967296
-    v = tonumber(fv[3] or '0')
+    v = (fv[3] or 0) + 0
     n1, c1 = floor(v / 4294967296), v % 4294967296
-    v = tonumber(fv[4] or '0')
+    v = (fv[4] or 0) + 0
     n2, c2 = floor(v / 4294967296), v % 4294967296
   end
   if record then
@@ -345,6 +351,7 @@ local e0 = floor((w - 2) / 2)
 local d0 = 2 * e0 - w
 local o0 = 3 * (d0 + 3)
 local bk = {}
+local live = {} -- bk's index -> true: the hash held a field read here, so it has its expiry
 for j = 1, #bl do
   local b = bl[j]
   local fl = bf[b]
@@ -364,6 +371,7 @@ for j = 1, #bl do
     if nf == 1 then
       local v = rcall('HGET', key, fl[1][30])
       if v then
+        live[3 * j - 2 + k] = true
         local s = fl[1]
         local a, g, kk, a1, g1, k1 = munpack(v)
         s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, kk, a1 or 0, g1 or 0, k1 or 0
@@ -373,6 +381,7 @@ for j = 1, #bl do
       for x = 1, nf do
         local v = vs[x]
         if v then
+          live[3 * j - 2 + k] = true
           local s = fl[x]
           local a, g, kk, a1, g1, k1 = munpack(v)
           s[o + 1], s[o + 2], s[o + 3], s[o + 4], s[o + 5], s[o + 6] = a, g, kk, a1 or 0, g1 or 0, k1 or 0
@@ -625,7 +634,9 @@ for j = 1, #bl do
     if args then
       local key = bk[3 * j - 2 + k]
       chunked('HSET', key, args)
-      rcall('PEXPIRE', key, sf('%d', (2 * (e0 + k) + 4) * W - now + slack))
+      if not live[3 * j - 2 + k] then
+        rcall('PEXPIRE', key, sf('%d', (2 * (e0 + k) + 4) * W - now + slack))
+      end
     end
   end
 end
