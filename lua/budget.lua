@@ -236,8 +236,9 @@ end
 -- not all zero, as MessagePack integers (cmsgpack: one byte each below
 -- 128). The hash expires as a whole three windows plus the slack
 -- after window 2e + 1 starts (its last reader's window, 2e + 3, ends
--- the slack before): the call that writes it first sets that expiry, and
--- a call that read a field of it leaves it as it is. On Redis' clock (the
+-- the slack before): a call that writes it without having found a field
+-- in it sets that expiry, one that read a field of it leaves it as it
+-- is (set when that field was written). On Redis' clock (the
 -- Limiter's) every call sets the same instant; with callers' own clocks,
 -- a caller d ahead of another sets it d sooner in the other's time, which
 -- the slack absorbs up to its size (as when every write set it, the last

@@ -102,6 +102,7 @@ func TestBudgetRowAndNote(t *testing.T) {
 	assert.Contains(t, table, want, "the budget note under the table")
 	bySource := st["decisions_by_source"].(map[string]any)
 	assert.Contains(t, table, fmt.Sprintf("by source deny-cache %v (", bySource["deny-cache"]), "the budget note's sources, in the Machine's order")
+	assert.Positive(t, st["paid_late"], "requests Redis denied that the PoP's budget paid at the reply (this run has some)")
 	assert.Contains(t, table, fmt.Sprintf("; paid late %v (", st["paid_late"]), "the budget note's requests paid late")
 	var split []string
 	for _, c := range r.Results[1]["classes"].([]any) {

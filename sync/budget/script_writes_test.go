@@ -233,7 +233,8 @@ func keyspace(t testing.TB, rdb *redis.Client) (keys []string, dumps []string) {
 // (MONITOR: key names, each field's MessagePack bytes, every TTL, the
 // hot set's orders; all but the PEXPIRE of the '<prefix>:fc' hash,
 // which follows a PTTL of the server's own clock), and the same DUMP of
-// every key at the end. A change of the script that keeps its answers
+// every key at the end, each key with an expiry (a write path that never
+// sets one leaves a key forever). A change of the script that keeps its answers
 // and its stored bytes keeps them; it catches any byte written
 // differently, a TTL or a write more or less, and any answer changed.
 func TestScriptWritesPinned(t *testing.T) {
@@ -268,6 +269,7 @@ func TestScriptWritesPinned(t *testing.T) {
 			keys, dumps := keyspace(t, rdb)
 			for i, k := range keys {
 				fmt.Fprintf(w, "%q %q\n", k, dumps[i])
+				assert.Positive(t, rdb.PTTL(ctx, k).Val(), "key %s ends with an expiry", k)
 			}
 			t.Logf("%d writes, %d keys", len(ws), len(keys))
 			assert.Equal(t, tc.replies, fmt.Sprintf("%016x", replies.Sum64()), "replies")
