@@ -238,11 +238,13 @@ end
 -- after window 2e + 1 starts (its last reader's window, 2e + 3, ends
 -- the slack before): a call that writes it without having found a field
 -- in it sets that expiry, one that read a field of it leaves it as it
--- is (set when that field was written). On Redis' clock (the
--- Limiter's) every call sets the same instant; with callers' own clocks,
--- a caller d ahead of another sets it d sooner in the other's time, which
--- the slack absorbs up to its size (as when every write set it, the last
--- writer's clock then deciding). An item's five windows lie in three epochs,
+-- is (set when that field was written). On one server's clock (the
+-- Limiter's) every call sets the same instant (after a failover to a
+-- master whose clock differs, a hash found since keeps the old master's
+-- instant); with callers' own clocks the last caller that set it decides
+-- it, and one d ahead of another sets it d sooner in the other's time:
+-- the slack absorbs either difference up to its size (as when every
+-- write set it). An item's five windows lie in three epochs,
 -- e0 = floor((w - 2) / 2), e0 + 1 and e0 + 2.
 --
 -- Items are read first, each bucket's epoch hashes once for all the
