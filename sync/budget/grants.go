@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"math"
+	"slices"
 
 	"github.com/edgelimit/edgelimit/core"
 )
@@ -246,6 +247,26 @@ func (m *Machine) absorb(e *entry, sent int64, r *Result, it ItemResult) {
 		e.fullUntil = max(e.fullUntil, sent+back)
 	}
 	e.headroom = it.Headroom
+}
+
+// grantInFlight reports whether e's group has a Sync batch out, or to be
+// sent again, whose item for e asked a grant: its reply may bring budget
+// Redis already counted as this PoP's.
+func (m *Machine) grantInFlight(e *entry) bool {
+	if !e.inBatch {
+		return false
+	}
+	gs := &m.groups[m.group(int(e.bucket))]
+	for _, b := range [...]*Call{gs.inflight, gs.retry} {
+		if b == nil {
+			continue
+		}
+		i, ok := slices.BinarySearchFunc(b.Items, e.key, func(it Item, k string) int { return cmpString(it.Key, k) })
+		if ok && b.Items[i].Want > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // spread is a wait drawn uniformly from [0, d) ms by a hash of the

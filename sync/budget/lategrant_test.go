@@ -102,3 +102,41 @@ func lateDenial(t *testing.T, through int64) (Decision, *Machine) {
 	require.NotNil(t, c, "a decision Call at the window's end")
 	return m.Complete(w0+testWindow+40, c, &Result{Now: w0 + testWindow - 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 3, Headroom: 0, Retry: 20}}}, nil), m
 }
+
+// TestDenialBeforeItsGrantLands: Redis runs this PoP's Sync batch, which
+// grants the identity's last unit here, and then its decision Call, which
+// it denies for that unit; the denial's reply lands first (two
+// connections' replies land in either order). The request is denied, but
+// no known-full wait starts while the batch that asked the grant is out:
+// the next request asks Redis, and the reply of that Call finds the grant
+// and is paid from it. A lone PoP (Config.PoPs 1) then admits its limit
+// to the unit. Caught mutation: the full wait set on that denial (the
+// next request is denied here, and the grant lands unspent: the limit
+// less one, as the Envoy server's TestServeBudget saw under load).
+func TestDenialBeforeItsGrantLands(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) { c.Groups, c.FreeCredit, c.PoPs = 1, -1, 1 })
+	_, c := m.Request(w0+5, "s", 1)
+	require.NotNil(t, c, "no budget: a decision Call")
+	m.Complete(w0+20, c, &Result{Now: w0 + 10, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 9, Headroom: 1}}}, nil)
+	batches := m.Tick(w0 + 100)
+	require.Len(t, batches, 1, "one group, one batch")
+	b := batches[0]
+	require.Len(t, b.Items, 1)
+	require.Positive(t, b.Items[0].Want, "contested with demand: the batch asks a grant")
+
+	_, c = m.Request(w0+110, "s", 1)
+	require.NotNil(t, c, "no grant here yet: a decision Call")
+	d := m.Complete(w0+130, c, &Result{Now: w0 + 120, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 9, Headroom: 0, Retry: 500}}}, nil)
+	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d, "Redis granted the last unit to the batch first")
+
+	d, c = m.Request(w0+140, "s", 1)
+	require.NotNil(t, c, "the batch that asked a grant is out: no known-full wait, Redis is asked (got %+v)", d)
+	m.Finish(b, &Result{Now: w0 + 115, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 1, CW: 9, Headroom: 0}}}, nil)
+	d = m.Complete(w0+170, c, &Result{Now: w0 + 150, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 9, Headroom: 0, Retry: 500}}}, nil)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "denied at Redis for the grant its reply found here: paid from it")
+	assert.Equal(t, uint64(1), m.Stats().PaidLate)
+
+	d, c = m.Request(w0+180, "s", 1)
+	assert.Nil(t, c, "the identity is known full now: no batch asks a grant")
+	assert.Equal(t, Decision{Allowed: false, Source: SrcFull}, d, "denied here for the wait")
+}
