@@ -24,6 +24,24 @@ import (
 // is not a read, in order, without the timestamps.
 func monitorWrites(t *testing.T, addr string, rdb *redis.Client) func() []string {
 	t.Helper()
+	reads := map[string]bool{`"get"`: true, `"hget"`: true, `"hmget"`: true, `"zscore"`: true, `"pttl"`: true, `"zrangebyscore"`: true, `"time"`: true}
+	return monitorScript(t, addr, rdb, func(name, rest string) bool {
+		if reads[name] {
+			return false
+		}
+		// the fc hash's PEXPIRE follows a PTTL, which reads the
+		// server's own clock: two servers may differ by a ms there
+		return !(name == `"pexpire"` && strings.Contains(rest, `:fc" `))
+	})
+}
+
+// monitorScript follows a server's MONITOR and returns a function that,
+// after the test's calls, returns in order every command run inside a
+// script that keep accepts (given its name, lower case and quoted, and
+// the whole command) without the timestamps, and, as "mark:X", each
+// ECHO "mark:X" the test sent between its calls.
+func monitorScript(t *testing.T, addr string, rdb *redis.Client, keep func(name, rest string) bool) func() []string {
+	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
@@ -33,7 +51,6 @@ func monitorWrites(t *testing.T, addr string, rdb *redis.Client) func() []string
 	line, err := rd.ReadString('\n')
 	require.NoError(t, err)
 	require.Equal(t, "+OK\r\n", line)
-	reads := map[string]bool{`"get"`: true, `"hget"`: true, `"hmget"`: true, `"zscore"`: true, `"pttl"`: true, `"zrangebyscore"`: true, `"time"`: true}
 	return func() []string {
 		require.NoError(t, rdb.Echo(context.Background(), "end-of-calls").Err())
 		var out []string
@@ -43,20 +60,19 @@ func monitorWrites(t *testing.T, addr string, rdb *redis.Client) func() []string
 			if strings.Contains(line, `"end-of-calls"`) {
 				return out
 			}
+			if _, m, ok := strings.Cut(line, `"echo" "mark:`); ok {
+				out = append(out, "mark:"+strings.TrimSuffix(strings.TrimSpace(m), `"`))
+				continue
+			}
 			_, rest, ok := strings.Cut(line, " [0 lua] ")
 			if !ok {
 				continue
 			}
+			rest = strings.TrimSpace(rest)
 			name, _, _ := strings.Cut(rest, " ")
-			if reads[strings.ToLower(name)] {
-				continue
+			if keep(strings.ToLower(name), rest) {
+				out = append(out, rest)
 			}
-			// the fc hash's PEXPIRE follows a PTTL, which reads the
-			// server's own clock: two servers may differ by a ms there
-			if strings.ToLower(name) == `"pexpire"` && strings.Contains(rest, `:fc" `) {
-				continue
-			}
-			out = append(out, strings.TrimSpace(rest))
 		}
 	}
 }
