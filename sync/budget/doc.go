@@ -81,6 +81,13 @@
 // bound before that rule, c per restart per window and c of another PoP's
 // slot its second claim may hide, is what TestPropertyBudget allows.
 //
+// Redis loss: when Redis loses its state (a restart without persistence,
+// a failover that lost the last writes), what it forgot was within the
+// limit: for the loss's window and the four after it the PoPs together
+// may admit up to Max more, plus 2c·P of free credit leased before the
+// loss; after that the invariant holds again, as no Machine needs a lost
+// key to go on (TestPropertyRedisLosesState).
+//
 // Keys: every Redis key of a limit carries its Keyspace (Config.Namespace,
 // Max and window) in its hash tag, so limits sharing a Namespace never
 // share a key, and every PoP of one limit shares all of them

@@ -83,7 +83,7 @@ func TestPropertyLease(t *testing.T) {
 	for run := range 16 {
 		require.NoError(t, rdb.FlushAll(context.Background()).Err())
 		s := uint64(run) + seed
-		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], propAlone); msg != "" {
+		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], propAlone, false); msg != "" {
 			t.Fatalf("seed %d (run %d): %s", s, run, msg)
 		}
 	}

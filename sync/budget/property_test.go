@@ -99,21 +99,30 @@ func TestPropertyBudget(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
+	before, denies := propSources, propGossipDenies // other tests' runs add to them
 	for run := range 100 {
 		require.NoError(t, rdb.FlushAll(context.Background()).Err())
 		s := uint64(run) + seed
 		conf := propConfigs[run/len(propWindows)%len(propConfigs)]
-		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], conf); msg != "" {
+		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], conf, false); msg != "" {
 			t.Fatalf("seed %d (run %d): %s", s, run, msg)
 		}
 	}
-	t.Logf("decisions by source: %v", propSources)
-	for _, src := range []Source{SrcGrant, SrcFree, SrcRedis, SrcFull, SrcFallback} {
-		require.Positive(t, propSources[src], "the runs decided some requests from %v", src)
+	var sources [nSources]uint64
+	for i := range sources {
+		sources[i] = propSources[i] - before[i]
 	}
-	t.Logf("deny-until set by gossip: %d", propGossipDenies)
-	require.Positive(t, propGossipDenies, "gossip denied some identities")
+	t.Logf("decisions by source: %v", sources)
+	for _, src := range []Source{SrcGrant, SrcFree, SrcRedis, SrcFull, SrcFallback} {
+		require.Positive(t, sources[src], "the runs decided some requests from %v", src)
+	}
+	t.Logf("deny-until set by gossip: %d", propGossipDenies-denies)
+	require.Positive(t, propGossipDenies-denies, "gossip denied some identities")
 }
+
+// propAfterLoss counts the units Redis admitted after the windows a loss
+// of its state relaxes the judge in (TestPropertyRedisLosesState).
+var propAfterLoss uint64
 
 // propGossipDenies counts the deny-untils heard gossip set or extended
 // over every run.
@@ -194,8 +203,12 @@ type admission struct {
 	n  int64
 }
 
-// propertyRun plays one random run and returns "" or what broke.
-func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64, conf propConfig) string {
+// propertyRun plays one random run and returns "" or what broke. With
+// lose, Redis loses every key and every loaded script (FLUSHALL, SCRIPT
+// FLUSH: a restart without persistence, as far as the script can tell)
+// at a random instant of the run's windows 2 to 5, and the judge allows
+// what that forgets (judge).
+func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64, conf propConfig, lose bool) string {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	ctx := context.Background()
 	credit := int64(1) // the largest free credit any PoP runs with
@@ -272,6 +285,12 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 	}
 	slices.Sort(crashes)
 	restarts := slices.Clone(crashes)
+	lossAt := int64(-1) // when Redis loses its state (-1: never)
+	if lose {
+		// its own generator: the run's draws stay those of the same seed without a loss
+		lossAt = start + 2*propWindow + rand.New(rand.NewPCG(seed, 7)).Int64N(4*propWindow)
+	}
+	lost := false
 	truth := map[string][]admission{}
 	counted := map[string][]admission{} // what Redis can have counted: truth and every unit it admitted
 	var denies []gossipDeny
@@ -309,6 +328,15 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 			ms[p] = newM(p)
 			gen[p]++
 			crashes = crashes[1:]
+		}
+		if lossAt >= 0 && !lost && ev.at >= lossAt {
+			lost = true
+			if err := rdb.FlushAll(ctx).Err(); err != nil {
+				return fmt.Sprintf("FLUSHALL: %v", err)
+			}
+			if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+				return fmt.Sprintf("SCRIPT FLUSH: %v", err)
+			}
 		}
 		m := ms[ev.pop]
 		switch ev.kind {
@@ -381,6 +409,9 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 					continue
 				}
 				truth[ev.key] = append(truth[ev.key], admission{ev.ran, ev.call.Items[0].N})
+				if lost && floorDiv(ev.ran, propWindow) > floorDiv(lossAt, propWindow)+4 {
+					propAfterLoss++
+				}
 				if held := n - ev.call.Items[0].N; held > 0 {
 					truth[ev.key] = append(truth[ev.key], admission{ev.call.Now, held})
 					counted[ev.key] = append(counted[ev.key], admission{ev.call.Now, held})
@@ -414,7 +445,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		}
 	}
 	for key, adm := range truth {
-		if msg := judge(adm, restarts, key, propWindow, max(0, credit)); msg != "" {
+		if msg := judge(adm, restarts, lossAt, key, propWindow, max(0, credit)); msg != "" {
 			return msg
 		}
 	}
@@ -481,8 +512,15 @@ func gossipDenyRight(counted []admission, d gossipDeny, propWindow int64) string
 
 // judge replays admissions in time order and returns "" when at each the
 // sliding estimate is below Max + 1 (+ 2c per restart in the two windows
-// before it, c the free credit).
-func judge(adm []admission, restarts []int64, key string, propWindow, c int64) string {
+// before it, c the free credit), and, when Redis lost its state at loss
+// (>= 0), + Max + 2c·P for admissions in the loss's window and the four
+// after it: what Redis forgot was within the limit (its counts and the
+// grants still to be spent, spendable until the window after theirs
+// ends), and free credit leased before the loss, announced up to three
+// windows ahead, is reserved afterwards only by each caller's own
+// configuration (its c·(P − K), P at least 1 here against propPoPs
+// PoPs), at most c·P a window in the two windows an estimate weighs.
+func judge(adm []admission, restarts []int64, loss int64, key string, propWindow, c int64) string {
 	slices.SortStableFunc(adm, func(a, b admission) int { return int(a.at - b.at) })
 	var st core.WindowState
 	for _, a := range adm {
@@ -491,6 +529,9 @@ func judge(adm []admission, restarts []int64, key string, propWindow, c int64) s
 		st.Cur += a.n
 		est := core.SlidingEstimate(st.Cur, st.Prev, a.at-idx*propWindow, propWindow)
 		allow := float64(propMax + 1)
+		if loss >= 0 && idx >= floorDiv(loss, propWindow) && idx <= floorDiv(loss, propWindow)+4 {
+			allow += float64(propMax + 2*c*propPoPs)
+		}
 		for _, r := range restarts {
 			if r <= a.at && r > a.at-2*propWindow {
 				allow += float64(2 * c)
