@@ -12,7 +12,8 @@
 #     and 10s: a trace budget-lines crowd writes, replayed with -trace;
 #   - mixed and spread-attack on 32 PoPs;
 #   - the faults, one at a time on mixed: a Redis outage, a partitioned
-#     PoP, a crashed PoP, clock skew, and gossip losing and duplicating
+#     PoP, a crashed PoP, Redis losing its state, clock skew, and gossip
+#     losing and duplicating
 #     5% of its messages each (this line runs budget-gossip, the budget
 #     limiter with gossip over NATS, in budget's column);
 #   - a small limit against the PoPs on short windows: 20 per 1 s over 8
@@ -75,6 +76,7 @@ lines=(
 	"outage-20s+5s|-scenario mixed -redis-outage 20s+5s"
 	"partition-5@35s+3s|-scenario mixed -partition 5@35s+3s"
 	"crash-3@45s|-scenario mixed -crash 3@45s"
+	"redis-loss@30s|-scenario mixed -redis-loss 30s"
 	"clock-skew-2s|-scenario mixed -clock-skew 2s"
 	"gossip-loss-dup-5%|-scenario mixed -mode redis,$mode-gossip -gossip-loss 0.05 -gossip-dup 0.05"
 	"small-limit-1s|-scenario mixed -window 1s -limit 20 -requests 640000 -identities 100000 -rate 40000"

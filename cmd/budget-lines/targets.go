@@ -14,9 +14,9 @@ import (
 )
 
 // faultLines name, by prefix, the lines that inject a fault (a Redis
-// outage, a partition, a crash, clock skew, gossip loss): judged by their
-// own target, not by the fault-free ones.
-var faultLines = []string{"outage", "partition", "crash", "clock-skew", "gossip-loss"}
+// outage, a partition, a crash, Redis losing its state, clock skew,
+// gossip loss): judged by their own target, not by the fault-free ones.
+var faultLines = []string{"outage", "partition", "crash", "redis-loss", "clock-skew", "gossip-loss"}
 
 func isFault(name string) bool {
 	for _, p := range faultLines {

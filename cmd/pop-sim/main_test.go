@@ -61,6 +61,8 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-network", "perfect"},
 		{"-jitter", "-1"},
 		{"-redis-outage", "20s"},
+		{"-redis-loss", "-5s"},
+		{"-redis-loss", "soon"},
 		{"-partition", "9@1s+1s"},
 		{"-crash", "x@1s"},
 		{"-gossip-loss", "2"},
@@ -204,7 +206,7 @@ func TestHelpPrintsEveryFlag(t *testing.T) {
 	for _, arg := range []string{"-h", "-help"} {
 		code, out, errOut := popSim(t, arg)
 		require.False(t, code != 0 || errOut != "", "%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut)
-		for _, f := range []string{"-scenario", "-network", "-jitter", "-redis-outage", "-partition", "-crash",
+		for _, f := range []string{"-scenario", "-network", "-jitter", "-redis-outage", "-redis-loss", "-partition", "-crash",
 			"-gossip-loss", "-gossip-dup", "-sync-interval", "-free-credit", "-trace", "(default 0.2)"} {
 			assert.True(t, strings.Contains(out, f), "%s: no %q in:\n%s", arg, f, out)
 		}

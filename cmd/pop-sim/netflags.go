@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/edgelimit/edgelimit/sim/engine"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
@@ -14,9 +15,10 @@ import (
 type netOptions struct {
 	network    string // honest | ideal
 	jitter     float64
-	outage     string // -redis-outage START+DURATION
-	partition  string // -partition POP@START+DURATION
-	crash      string // -crash POP@TIME
+	outage     string        // -redis-outage START+DURATION
+	partition  string        // -partition POP@START+DURATION
+	crash      string        // -crash POP@TIME
+	loss       time.Duration // -redis-loss TIME
 	gossipLoss float64
 	gossipDup  float64
 	faults     netmodel.Faults // parsed by validateNet
@@ -29,6 +31,7 @@ func (n *netOptions) netFlags(fs *flag.FlagSet) {
 	fs.StringVar(&n.outage, "redis-outage", "", "START+DURATION: Redis refuses every call arriving then, e.g. 20s+5s")
 	fs.StringVar(&n.partition, "partition", "", "POP@START+DURATION: PoP number POP cut from Redis and its peers, e.g. 3@20s+5s")
 	fs.StringVar(&n.crash, "crash", "", "POP@TIME: PoP number POP's process dies at TIME, losing what it had not flushed, and restarts as a new incarnation")
+	fs.DurationVar(&n.loss, "redis-loss", 0, "TIME: Redis loses every key and loaded script at TIME, as a restart without persistence would, e.g. 30s (0: never)")
 	fs.Float64Var(&n.gossipLoss, "gossip-loss", 0, "chance that one copy of a gossip message is lost")
 	fs.Float64Var(&n.gossipDup, "gossip-dup", 0, "chance that one copy of a gossip message is delivered twice")
 }
@@ -41,7 +44,7 @@ func (n *netOptions) validateNet(pops int) error {
 	if !(n.jitter >= 0 && n.jitter <= 10) {
 		return errors.New("jitter must be in [0, 10]")
 	}
-	f := netmodel.Faults{GossipLoss: n.gossipLoss, GossipDup: n.gossipDup}
+	f := netmodel.Faults{GossipLoss: n.gossipLoss, GossipDup: n.gossipDup, RedisLoss: n.loss}
 	var err error
 	if f.RedisOutage, err = netmodel.ParseSpan(n.outage); err != nil {
 		return fmt.Errorf("-redis-outage %w", err)

@@ -42,7 +42,8 @@ type budgetOptions struct {
 // batches, reach Redis one drawn one-way delay later, run there at that
 // instant (Redis' clock is true time) in arrival order, and their replies
 // land one drawn delay after. Faults refuse (outage), lose (partition, at
-// the call timeout) or crash (a new incarnation, empty).
+// the call timeout), crash (a new incarnation, empty) or empty Redis (a
+// loss of its state: lose).
 type budgetSim struct {
 	e      *Env
 	ctx    context.Context
@@ -125,6 +126,9 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 	for _, c := range e.Faults.Crashes {
 		s.agenda.add(event{at: c.At, kind: evCrash, pop: c.PoP})
 	}
+	if l := e.Faults.RedisLoss; l > 0 {
+		s.agenda.add(event{at: l, kind: evRedisLoss})
+	}
 	for i, r := range e.Trace.Requests {
 		if err := s.runUntil(r.At); err != nil {
 			return nil, err
@@ -194,6 +198,10 @@ func (s *budgetSim) runUntil(t time.Duration) error {
 			s.ms[ev.pop] = m
 			s.gen[ev.pop]++
 			s.syncOut[ev.pop], s.tickOwed[ev.pop] = 0, false
+		case evRedisLoss:
+			if err := s.lose(); err != nil {
+				return err
+			}
 		case evTick:
 			if s.syncOut[ev.pop] > 0 {
 				s.tickOwed[ev.pop] = true
@@ -205,6 +213,25 @@ func (s *budgetSim) runUntil(t time.Duration) error {
 			}
 		}
 	}
+}
+
+// lose is Redis losing its state (Faults.RedisLoss): the Calls that
+// reached it before run first, then every key and loaded script goes
+// (FLUSHALL, SCRIPT FLUSH), so the next Call runs as EVAL on an empty
+// Redis. The Machines keep what they hold.
+func (s *budgetSim) lose() error {
+	if len(s.pipe) > 0 {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	if err := s.rdb.FlushAll(s.ctx).Err(); err != nil {
+		return fmt.Errorf("redis loss: %w", err)
+	}
+	if err := s.rdb.ScriptFlush(s.ctx).Err(); err != nil {
+		return fmt.Errorf("redis loss: %w", err)
+	}
+	return nil
 }
 
 // sync runs PoP p's Sync at at, as budget.Limiter.Sync does: its Tick's

@@ -6,11 +6,12 @@ import "time"
 // has arrived over the network first (at a PoP, then at Redis), then
 // crashes, then reconciles, then requests.
 const (
-	evDelivery = iota // a gossip message reaches a PoP
-	evReply           // a Redis reply (or a call's failure) reaches a PoP (honest network)
-	evArrive          // a call reaches Redis, which executes it (honest network)
-	evCrash           // a PoP's process dies and restarts (honest network)
-	evTick            // a PoP's sync tick: reconcile, then publish gossip
+	evDelivery  = iota // a gossip message reaches a PoP
+	evReply            // a Redis reply (or a call's failure) reaches a PoP (honest network)
+	evArrive           // a call reaches Redis, which executes it (honest network)
+	evCrash            // a PoP's process dies and restarts (honest network)
+	evTick             // a PoP's sync tick: reconcile, then publish gossip
+	evRedisLoss        // Redis loses every key and loaded script (honest network)
 )
 
 // event is one scheduled happening of a mode's loop, at At after the

@@ -51,7 +51,7 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 	for i := range order {
 		order[i] = i
 	}
-	err = e.pipelined(ctx, lim, order, func(i int) (time.Time, bool) { return clock(i), true },
+	err = e.pipelined(ctx, lim, order, func(i int) (time.Time, string, bool) { return clock(i), e.Key(e.Trace.Requests[i].ID), true },
 		func(i int, d core.Decision) {
 			o.allowed[i], o.latency[i] = d.Allowed, e.Net.RedisRTT[e.Trace.Requests[i].PoP]
 		})
@@ -63,8 +63,8 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 }
 
 // pipelined decides the requests of order through lim: ask(i) says whether
-// request i goes to Redis (false: nothing is sent for it) and at what now,
-// and done(i, d) gets its decision. The requests are split over
+// request i goes to Redis (false: nothing is sent for it), at what now
+// and under what key, and done(i, d) gets its decision. The requests are split over
 // redisLanes goroutines by identity, each sending its share, in order, in
 // pipelines of at most redisBatch (lim.AllowEach), one after the other,
 // and none holding two calls of one identity (AllowEach's rule for
@@ -72,7 +72,7 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 // different identities' share pipelines, which changes no decision. It
 // returns the first error.
 func (e *Env) pipelined(ctx context.Context, lim *redis.Limiter, order []int,
-	ask func(i int) (time.Time, bool), done func(i int, d core.Decision)) error {
+	ask func(i int) (time.Time, string, bool), done func(i int, d core.Decision)) error {
 	errs := make([]error, redisLanes)
 	var count countdown
 	var wg sync.WaitGroup
@@ -99,7 +99,7 @@ func (e *Env) pipelined(ctx context.Context, lim *redis.Limiter, order []int,
 // sendShare is one lane of pipelined: its share of the requests, in
 // pipelines of at most redisBatch, each identity at most once in one.
 func (e *Env) sendShare(ctx context.Context, lim *redis.Limiter, share []int, in []uint32,
-	ask func(i int) (time.Time, bool), done func(i int, d core.Decision), count *countdown) error {
+	ask func(i int) (time.Time, string, bool), done func(i int, d core.Decision), count *countdown) error {
 	asks, reqs := make([]redis.Ask, 0, redisBatch), make([]int, 0, redisBatch)
 	out := make([]core.Decision, redisBatch)
 	batch := uint32(1)
@@ -116,7 +116,7 @@ func (e *Env) sendShare(ctx context.Context, lim *redis.Limiter, share []int, in
 		return nil
 	}
 	for _, i := range share {
-		now, ok := ask(i)
+		now, key, ok := ask(i)
 		if !ok {
 			count.add(e, 1)
 			continue
@@ -131,7 +131,7 @@ func (e *Env) sendShare(ctx context.Context, lim *redis.Limiter, share []int, in
 			}
 		}
 		in[r.ID] = batch
-		asks, reqs = append(asks, redis.Ask{Key: e.Key(r.ID), Now: now, N: int64(r.N)}), append(reqs, i)
+		asks, reqs = append(asks, redis.Ask{Key: key, Now: now, N: int64(r.N)}), append(reqs, i)
 		if len(asks) == redisBatch {
 			if err := send(); err != nil {
 				return err

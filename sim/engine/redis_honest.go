@@ -36,7 +36,10 @@ type flight struct {
 // sends, the call fails and the request is admitted uncounted (fail open,
 // the usual default; counted in lost); a reply lost to a partition fails
 // open too (lost when Redis had denied it). A crash costs pure Redis no
-// state and is ignored.
+// state and is ignored. A loss of Redis' state (Faults.RedisLoss) gives
+// each identity's calls arriving from then on a key of their own, empty:
+// its calls run in arrival order, so that is its state forgotten at the
+// instant.
 func (e *Env) runRedisHonest(ctx context.Context, clock func(i int) time.Time) (*outcome, error) {
 	fl, order := e.flights()
 	client, _ := e.countedClient(redisLanes)
@@ -81,18 +84,23 @@ type honestCalls struct {
 
 // ask fails request i open when its call cannot reach Redis (its PoP cut
 // off when it sends, or Redis down at its arrival), else sends it with the
-// script's now, clock(i).
-func (c *honestCalls) ask(i int) (time.Time, bool) {
+// script's now, clock(i), under its identity's key (a fresh one when it
+// arrives after Redis lost its state).
+func (c *honestCalls) ask(i int) (time.Time, string, bool) {
 	r, f := c.e.Trace.Requests[i], c.fl[i]
 	switch p := int(r.PoP); {
 	case c.e.Faults.Cut(p, r.At):
 		c.failOpen(i, callTimeout)
-		return time.Time{}, false
+		return time.Time{}, "", false
 	case c.e.Faults.RedisOutage.Has(f.arrive):
 		c.failOpen(i, f.arrive+f.back-r.At)
-		return time.Time{}, false
+		return time.Time{}, "", false
 	}
-	return c.clock(i), true
+	key := c.e.Key(r.ID)
+	if l := c.e.Faults.RedisLoss; l > 0 && f.arrive >= l {
+		key += "~after-loss"
+	}
+	return c.clock(i), key, true
 }
 
 // done answers request i with Redis' decision d when its reply gets back;

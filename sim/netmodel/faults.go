@@ -114,11 +114,16 @@ type Faults struct {
 	GossipLoss, GossipDup float64
 	// Crashes are PoP processes dying at an instant; see Crash.
 	Crashes []Crash
+	// RedisLoss is the instant of the run at which Redis loses every key
+	// and every loaded script (a restart without persistence, a failover
+	// to a replica that had none of the writes); 0: never. Calls reaching
+	// Redis from then on find it empty.
+	RedisLoss time.Duration
 }
 
 // Any reports whether f has any fault.
 func (f Faults) Any() bool {
-	return f.RedisOutage.Dur > 0 || f.Partition.Dur > 0 || f.GossipLoss > 0 || f.GossipDup > 0 || len(f.Crashes) > 0
+	return f.RedisOutage.Dur > 0 || f.Partition.Dur > 0 || f.GossipLoss > 0 || f.GossipDup > 0 || len(f.Crashes) > 0 || f.RedisLoss > 0
 }
 
 // Cut reports whether PoP p is partitioned at t.
@@ -140,6 +145,9 @@ func (f Faults) Validate(pops int) error {
 		if r < 0 || r > 1 {
 			return fmt.Errorf("gossip loss and duplication are chances in [0, 1], got %g", r)
 		}
+	}
+	if f.RedisLoss < 0 {
+		return fmt.Errorf("redis loss at %v: want an instant of the run, after its start", f.RedisLoss)
 	}
 	return nil
 }

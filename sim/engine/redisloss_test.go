@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRedisLossForgetsCounts: with Redis' state lost at a third of the
+// trace (Faults.RedisLoss), pure Redis' calls arriving after it find every
+// identity's count gone, so it admits more than without the loss and its
+// worst identity goes further past the limit; the budget limiter's run
+// goes on over the emptied Redis (its Calls run as EVAL on an empty
+// keyspace), deciding otherwise than without it. Both runs report the
+// fault's own row. A loss that never happened (the fault ignored) fails
+// these checks; a budget run that could not go on after it fails with
+// the script's error (checked by hand: without SCRIPT FLUSH's EVAL
+// fallback in budget.ExecJobs, "NOSCRIPT").
+func TestRedisLossForgetsCounts(t *testing.T) {
+	rdb, p := redistest.Client(t)
+	run := func(mode string, lose bool) Result {
+		t.Helper()
+		require.NoError(t, rdb.FlushAll(context.Background()).Err())
+		e := testEnv(t, "mixed")
+		e.RedisAddr = p.Addr
+		if lose {
+			e.Faults.RedisLoss = e.Trace.Duration / 3
+		}
+		r, err := Run(context.Background(), e, mode)
+		require.NoError(t, err, "%s, loss %v", mode, lose)
+		return r
+	}
+	kept, lost := run("redis", false), run("redis", true)
+	t.Logf("pure Redis: %d admitted, worst %.2f; with the loss %d, worst %.2f", kept.Allowed, kept.MaxOveradmission, lost.Allowed, lost.MaxOveradmission)
+	assert.Greater(t, lost.Allowed, kept.Allowed, "pure Redis forgets the counts: it admits more")
+	assert.Greater(t, lost.MaxOveradmission, kept.MaxOveradmission, "pure Redis forgets the counts: its worst identity goes further")
+	require.Len(t, lost.Faults, 1, "the loss has its row")
+
+	bk, bl := run("budget", false), run("budget", true)
+	t.Logf("budget: %d admitted, worst %.2f, %d round trips; with the loss %d, worst %.2f, %d round trips",
+		bk.Allowed, bk.MaxOveradmission, bk.RedisRoundTrips, bl.Allowed, bl.MaxOveradmission, bl.RedisRoundTrips)
+	require.Len(t, bl.Faults, 1, "the loss has its row")
+	assert.Positive(t, bl.Faults[0].Decisions, "requests fell in the loss's row")
+	assert.NotEqual(t, bk.Allowed, bl.Allowed, "the loss changed what the budget limiter admitted (it was applied)")
+}
