@@ -83,10 +83,11 @@
 //
 // Redis loss: when Redis loses its state (a restart without persistence,
 // a failover that lost the last writes), what it forgot was within the
-// limit: for the loss's window and the four after it the PoPs together
-// may admit up to Max more, plus 2c·P of free credit leased before the
-// loss; after that the invariant holds again, as no Machine needs a lost
-// key to go on (TestPropertyRedisLosesState).
+// limit: the PoPs together may admit up to Max more in the loss's window
+// and the two after it, and 2c·P of free credit leased before the loss
+// through the fourth after it; then the invariant holds again, as nothing
+// a Machine keeps from the lost keys outlasts the third window after the
+// loss (TestPropertyRedisLosesState, TestLimiterAfterRedisRestartsEmpty).
 //
 // Keys: every Redis key of a limit carries its Keyspace (Config.Namespace,
 // Max and window) in its hash tag, so limits sharing a Namespace never

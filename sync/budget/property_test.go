@@ -120,10 +120,6 @@ func TestPropertyBudget(t *testing.T) {
 	require.Positive(t, propGossipDenies-denies, "gossip denied some identities")
 }
 
-// propAfterLoss counts the units Redis admitted after the windows a loss
-// of its state relaxes the judge in (TestPropertyRedisLosesState).
-var propAfterLoss uint64
-
 // propGossipDenies counts the deny-untils heard gossip set or extended
 // over every run.
 var propGossipDenies uint64
@@ -291,6 +287,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		lossAt = start + 2*propWindow + rand.New(rand.NewPCG(seed, 7)).Int64N(4*propWindow)
 	}
 	lost := false
+	servedAfter := 0 // replies a Machine applied after the windows the loss relaxes the judge in
 	truth := map[string][]admission{}
 	counted := map[string][]admission{} // what Redis can have counted: truth and every unit it admitted
 	var denies []gossipDeny
@@ -389,6 +386,9 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 				continue // the process that sent it is gone, or a duplicate's reply
 			}
 			replied[ev.send] = true
+			if lost && ev.res != nil && floorDiv(ev.at, propWindow) > floorDiv(lossAt, propWindow)+4 {
+				servedAfter++
+			}
 			if !ev.call.Decision() {
 				m.Finish(ev.call, ev.res, ev.err)
 				continue
@@ -409,9 +409,6 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 					continue
 				}
 				truth[ev.key] = append(truth[ev.key], admission{ev.ran, ev.call.Items[0].N})
-				if lost && floorDiv(ev.ran, propWindow) > floorDiv(lossAt, propWindow)+4 {
-					propAfterLoss++
-				}
 				if held := n - ev.call.Items[0].N; held > 0 {
 					truth[ev.key] = append(truth[ev.key], admission{ev.call.Now, held})
 					counted[ev.key] = append(counted[ev.key], admission{ev.call.Now, held})
@@ -431,6 +428,9 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 				}
 			}
 		}
+	}
+	if lose && servedAfter == 0 {
+		return fmt.Sprintf("Redis lost its state at %d: no reply applied after window %d", lossAt, floorDiv(lossAt, propWindow)+4)
 	}
 	propGossipDenies += uint64(len(denies))
 	for _, d := range denies {
@@ -513,13 +513,15 @@ func gossipDenyRight(counted []admission, d gossipDeny, propWindow int64) string
 // judge replays admissions in time order and returns "" when at each the
 // sliding estimate is below Max + 1 (+ 2c per restart in the two windows
 // before it, c the free credit), and, when Redis lost its state at loss
-// (>= 0), + Max + 2c·P for admissions in the loss's window and the four
-// after it: what Redis forgot was within the limit (its counts and the
-// grants still to be spent, spendable until the window after theirs
-// ends), and free credit leased before the loss, announced up to three
-// windows ahead, is reserved afterwards only by each caller's own
-// configuration (its c·(P − K), P at least 1 here against propPoPs
-// PoPs), at most c·P a window in the two windows an estimate weighs.
+// (>= 0): + Max in the loss's window L and the two after it, what Redis
+// forgot having been within the limit (its counts, and the grants of L
+// and L − 1 still to be spent, spendable until the window after theirs
+// ends, which an estimate of L + 2 weighs); and + 2c·P in L .. L + 4, free
+// credit leased before the loss (announced up to L + 3) being reserved
+// afterwards only by each caller's own configuration (its c·(P − K), P at
+// least 1 here against propPoPs PoPs), at most c·P a window in the two
+// windows an estimate weighs. On one clock: a PoP whose clock runs a
+// window ahead announces a window further.
 func judge(adm []admission, restarts []int64, loss int64, key string, propWindow, c int64) string {
 	slices.SortStableFunc(adm, func(a, b admission) int { return int(a.at - b.at) })
 	var st core.WindowState
@@ -529,8 +531,13 @@ func judge(adm []admission, restarts []int64, loss int64, key string, propWindow
 		st.Cur += a.n
 		est := core.SlidingEstimate(st.Cur, st.Prev, a.at-idx*propWindow, propWindow)
 		allow := float64(propMax + 1)
-		if loss >= 0 && idx >= floorDiv(loss, propWindow) && idx <= floorDiv(loss, propWindow)+4 {
-			allow += float64(propMax + 2*c*propPoPs)
+		if l := floorDiv(loss, propWindow); loss >= 0 && idx >= l {
+			if idx <= l+2 {
+				allow += propMax
+			}
+			if idx <= l+4 {
+				allow += float64(2 * c * propPoPs)
+			}
 		}
 		for _, r := range restarts {
 			if r <= a.at && r > a.at-2*propWindow {

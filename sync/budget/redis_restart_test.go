@@ -7,26 +7,39 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // TestLimiterAfterRedisRestartsEmpty: two PoPs' Limiters fill an
 // identity's limit; Redis is killed (each PoP decides on its view, its
-// calls failing) and started again empty, its scripts unloaded. Within
-// a few Syncs (bounded by count) both PoPs are served again; in the
-// loss's window the two together admit at most twice the limit (what
-// Redis forgot plus the limit again: docs/budget.md, "Outside the
-// invariant"; here none: each PoP's deny-until from Redis' last word
-// before the loss still denies the identity); from the fifth window after the loss on, a window's
-// requests (the one before it empty) are admitted up to the limit
-// exactly, as before it, with no error. It catches a driver that needs a lost key or a loaded script to
-// go on: a Sync pipeline without EVAL on NOSCRIPT (ExecJobs) fails
-// (checked by hand: on NOSCRIPT, here from the first Sync, as on any
-// fresh Redis), and a guard or lease that refused the restarted Redis'
-// calls would end its served windows short of the limit.
+// calls failing) and started again empty, its scripts unloaded. The first
+// Sync after the restart succeeds at both PoPs; in the loss's window they
+// admit nothing more of the identity (each PoP's deny-until from Redis'
+// last word before the loss still denies it; the stated bound allows up
+// to the limit more: docs/budget.md, "Outside the invariant"); in no
+// later window do they pass the limit, and from the fourth window after
+// the loss on a window's requests (the one before it empty) are admitted
+// up to the limit exactly, as before it, with no error. Two windows after
+// the loss they are admitted 7 of 10: the free slots both PoPs had given
+// up for the identity, which Redis forgot, are reserved again until the
+// windows they were given up for pass (with FreeCredit -1, 10 of 10).
+//
+// It catches a driver that needs a lost key or a loaded script to go on:
+// a Sync pipeline without EVAL on NOSCRIPT (ExecJobs) fails (checked by
+// hand: on NOSCRIPT, here from the first Sync, as on any fresh Redis),
+// and a guard or lease that refused the restarted Redis' calls would end
+// its served windows short of the limit.
+//
+// go-redis stops dialling for a second of wall time once a pool has
+// counted PoolSize failed dials (its dial-error breaker): the outage here
+// costs one failed dial per call that reaches for the server (one probe
+// request), so the client's PoolSize of 64 keeps the breaker far away.
 func TestLimiterAfterRedisRestartsEmpty(t *testing.T) {
-	rdb, p := redistest.Client(t)
+	_, p := redistest.Client(t)
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr, PoolSize: 64})
+	t.Cleanup(func() { rdb.Close() })
 	ctx := context.Background()
 	const max = 10
 	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
@@ -39,13 +52,7 @@ func TestLimiterAfterRedisRestartsEmpty(t *testing.T) {
 	}
 	syncAll := func(what string) {
 		for _, l := range lims {
-			var err error
-			for range 5 { // a pooled connection the restart broke may fail once
-				if err = l.Sync(ctx); err == nil {
-					break
-				}
-			}
-			require.NoError(t, err, "%s: a Sync succeeds within 5 tries", what)
+			require.NoError(t, l.Sync(ctx), "%s: a Sync succeeds", what)
 		}
 	}
 	// window runs 2·max requests over the PoPs in turn, a Sync between
@@ -80,11 +87,10 @@ func TestLimiterAfterRedisRestartsEmpty(t *testing.T) {
 	}
 	require.ErrorIs(t, err, core.ErrUnavailable, "Redis down: decided on the view")
 	require.NoError(t, p.Restart())
-	syncAll("after the restart")
+	syncAll("the first Sync after the restart")
 	inLoss, err := window()
 	require.NoError(t, err, "the restarted Redis serves every call")
-	t.Logf("in the loss's window: %d admitted before the loss, %d after", got, inLoss)
-	assert.LessOrEqual(t, got+inLoss, 2*max, "in the loss's window: at most what Redis forgot and the limit again")
+	assert.Zero(t, inLoss, "in the loss's window: the PoPs still deny the identity Redis forgot was full")
 
 	// two windows a step, so the previous window, empty, weighs nothing
 	for x := 2; x <= 8; x += 2 {
@@ -92,7 +98,9 @@ func TestLimiterAfterRedisRestartsEmpty(t *testing.T) {
 		syncAll("windows later")
 		got, err := window()
 		require.NoError(t, err, "window %d after the loss", x)
-		if x >= 5 {
+		t.Logf("window %d after the loss: %d admitted", x, got)
+		assert.LessOrEqual(t, got, max, "window %d after the loss: within the limit", x)
+		if x >= 4 {
 			assert.Equal(t, max, got, "window %d after the loss: the limit exactly, as before it", x)
 		}
 	}
