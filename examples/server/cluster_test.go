@@ -31,7 +31,7 @@ func TestServerRefusesClusterNode(t *testing.T) {
 	var err error
 	select {
 	case url := <-ready:
-		t.Errorf("served on %s with a plain client of a cluster node", url)
+		assert.Fail(t, "served with a plain client of a cluster node", "at %s", url)
 		cancel()
 		err = <-done
 	case err = <-done:

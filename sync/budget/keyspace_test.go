@@ -36,9 +36,8 @@ func TestKeyspace(t *testing.T) {
 			time.Minute, 61 * time.Second, time.Hour, 24 * time.Hour, 25 * time.Hour, 60 * time.Second * 1000} {
 			l := core.PerWindow(max, w)
 			ks := Keyspace("el", l)
-			if prev, dup := seen[ks]; dup {
-				t.Errorf("%d per %s and %d per %s share Keyspace %q", prev.Max, prev.Window, max, w, ks)
-			}
+			prev, dup := seen[ks]
+			assert.False(t, dup, "%d per %s and %d per %s share Keyspace %q", prev.Max, prev.Window, max, w, ks)
 			seen[ks] = l
 			assert.False(t, strings.ContainsAny(ks, "{}"), "Keyspace %q holds a brace", ks)
 		}

@@ -83,9 +83,8 @@ func TestPropertyLease(t *testing.T) {
 	for run := range 16 {
 		require.NoError(t, rdb.FlushAll(context.Background()).Err())
 		s := uint64(run) + seed
-		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], propAlone, false); msg != "" {
-			t.Fatalf("seed %d (run %d): %s", s, run, msg)
-		}
+		msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], propAlone, false)
+		require.Empty(t, msg, "seed %d (run %d)", s, run)
 	}
 	t.Logf("requests at a PoP whose lease had lapsed: %d; contests filled at Redis: %d; leases that started ahead: %d; returns' identities: %d", propLeaseLapsed, propLeaseFills, propLeaseDelayed, propLeaseReturns)
 	require.Positive(t, propLeaseLapsed, "the cut-off PoPs' leases lapsed while requests came")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // advKnobs shape slotRunAdv's adversary.
@@ -44,7 +46,7 @@ func TestPropertySlotsAdversarial(t *testing.T) {
 			if msg := slotRunAdv(t, keys, k, seed); msg != "" {
 				fails++
 				if fails <= 2 {
-					t.Errorf("%+v seed %d: %s", k, seed, msg)
+					assert.Empty(t, msg, "%+v seed %d", k, seed)
 				}
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // leaseModel is Redis' side of one group's announcements (lua/budget.lua,
@@ -93,7 +95,7 @@ func TestPropertySlotsLease(t *testing.T) {
 			if msg := slotRunLease(t, keys, k, seed); msg != "" {
 				fails++
 				if fails <= 1 {
-					t.Errorf("%+v seed %d: %s", k, seed, msg)
+					assert.Empty(t, msg, "%+v seed %d", k, seed)
 				}
 			}
 		}
@@ -105,9 +107,7 @@ func slotRunLease(t *testing.T, keys []string, k leaseKnobs, seed uint64) string
 	rng := rand.New(rand.NewPCG(seed, 13))
 	cfg := Config{PoP: "p", Incarnation: 1, PoPs: 2, FreeCredit: k.credit, Limit: core.PerWindow(100, testWindow*time.Millisecond)}
 	m, err := NewMachine(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "a valid config")
 	lm := &leaseModel{have: math.MinInt64, from: math.MinInt64, counted: map[int64]bool{}}
 	var errs []string
 	clock := int64(w0)

@@ -104,9 +104,8 @@ func TestPropertyBudget(t *testing.T) {
 		require.NoError(t, rdb.FlushAll(context.Background()).Err())
 		s := uint64(run) + seed
 		conf := propConfigs[run/len(propWindows)%len(propConfigs)]
-		if msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], conf, false); msg != "" {
-			t.Fatalf("seed %d (run %d): %s", s, run, msg)
-		}
+		msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], conf, false)
+		require.Empty(t, msg, "seed %d (run %d)", s, run)
 	}
 	var sources [nSources]uint64
 	for i := range sources {

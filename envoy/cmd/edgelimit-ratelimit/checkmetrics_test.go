@@ -60,7 +60,7 @@ func TestStartupCheckNotInRedisMetrics(t *testing.T) {
 			select {
 			case a = <-addrs:
 			case code := <-exit:
-				t.Fatalf("exited %d before serving: %s", code, stderr.String())
+				require.FailNow(t, "exited before serving", "exit %d: %s", code, stderr.String())
 			}
 			series := scrapeRedisSeries(t, a[1])
 			require.NotEmpty(t, series, "the Redis series are served")

@@ -118,7 +118,7 @@ func serve(t *testing.T, args ...string) *serving {
 	select {
 	case addr = <-addrs:
 	case code := <-s.exit:
-		t.Fatalf("the command exited %d before serving: %s", code, s.stderr.String())
+		require.FailNow(t, "the command exited before serving", "exit %d: %s", code, s.stderr.String())
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
