@@ -196,6 +196,8 @@ func (o *options) validateKnobs() error {
 		return errors.New("clock-skew must not be negative")
 	case o.redisCluster && o.redisAddr != "":
 		return errors.New("-redis-cluster starts its own cluster: drop -redis-addr, or drop -redis-cluster")
+	case o.net.loss > 0 && (o.redisAddr != "" || o.redisCluster):
+		return errors.New("-redis-loss empties the whole Redis (FLUSHALL): only on pop-sim's own single redis-server (drop -redis-addr and -redis-cluster)")
 	case o.cfg.Scenario == "article" && (o.redisCluster || strings.Contains(o.redisAddr, ",")):
 		return errors.New("the article scenario needs a single Redis node (used_memory is per node)")
 	case o.syncInterval <= 0:

@@ -63,6 +63,8 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-redis-outage", "20s"},
 		{"-redis-loss", "-5s"},
 		{"-redis-loss", "soon"},
+		{"-redis-loss", "30s", "-redis-addr", "127.0.0.1:1"},
+		{"-redis-loss", "30s", "-redis-cluster"},
 		{"-partition", "9@1s+1s"},
 		{"-crash", "x@1s"},
 		{"-gossip-loss", "2"},

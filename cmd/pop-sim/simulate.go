@@ -145,6 +145,9 @@ func notes(o *options) []string {
 		n = append(n, fmt.Sprintf("crowd-span: each crowd identity's burst arrives over %s", o.cfg.CrowdSpan))
 	}
 	n = append(n, o.traceNotes()...)
+	if o.net.loss > 0 {
+		n = append(n, fmt.Sprintf("redis-loss: at %s the budget modes' Redis loses every key and loaded script (FLUSHALL, SCRIPT FLUSH); pure Redis' calls arriving from then on find each identity's key empty (a fresh key: scripts stay loaded); local is not affected; Redis memory is not measured", o.net.loss))
+	}
 	if o.clustered() {
 		n = append(n, "redis cluster: round trips are counted on each node's client, so a pipeline (a budget Sync's batches) counts one per node it touches")
 	}
@@ -183,8 +186,8 @@ func (o *options) runMode(ctx context.Context, tr *traffic.Trace, net netmodel.M
 	mem.clock = endClock(e)
 	r, err := engine.Run(ctx, e, mode)
 	r.PeakRSSMB, r.RedisLoad = m.peakMB(), load.stop(ctx)
-	if red := mem.stop(ctx, e.Namespace); err == nil {
-		r.Memory = withRedis(r.Memory, red)
+	if red := mem.stop(ctx, e.Namespace); err == nil && o.net.loss == 0 {
+		r.Memory = withRedis(r.Memory, red) // not after a loss: Redis was emptied (budget) or holds each identity's keys twice (pure Redis)
 	}
 	if cerr := srv.dropKeys(ctx, o.clustered(), e.Namespace, last); cerr != nil && err == nil {
 		err = fmt.Errorf("mode %s: deleting its keys: %w", mode, cerr)

@@ -79,7 +79,7 @@ func (e *Env) newJudges(o *outcome) *judges {
 		add(fmt.Sprintf("partition %d@%s", f.Partition.PoP, f.Partition.Span), f.Partition.Start, f.Partition.End(), -1)
 	}
 	if f.RedisLoss > 0 {
-		add("redis-loss @"+f.RedisLoss.String(), f.RedisLoss, f.RedisLoss, -1)
+		add("redis-loss@"+f.RedisLoss.String(), f.RedisLoss, f.RedisLoss, -1)
 	}
 	for k, c := range f.Crashes {
 		lost := int64(-1)

@@ -3,15 +3,17 @@ package engine
 import "time"
 
 // Event kinds, in the order they run when due at the same instant: what
-// has arrived over the network first (at a PoP, then at Redis), then
-// crashes, then reconciles, then requests.
+// has arrived over the network first (at a PoP), then Redis losing its
+// state, then calls arriving at Redis (a call arriving at the loss's
+// instant finds Redis empty, as pure-Redis mode's do), then crashes, then
+// reconciles, then requests.
 const (
 	evDelivery  = iota // a gossip message reaches a PoP
 	evReply            // a Redis reply (or a call's failure) reaches a PoP (honest network)
+	evRedisLoss        // Redis loses every key and loaded script (honest network)
 	evArrive           // a call reaches Redis, which executes it (honest network)
 	evCrash            // a PoP's process dies and restarts (honest network)
 	evTick             // a PoP's sync tick: reconcile, then publish gossip
-	evRedisLoss        // Redis loses every key and loaded script (honest network)
 )
 
 // event is one scheduled happening of a mode's loop, at At after the

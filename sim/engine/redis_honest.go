@@ -85,7 +85,8 @@ type honestCalls struct {
 // ask fails request i open when its call cannot reach Redis (its PoP cut
 // off when it sends, or Redis down at its arrival), else sends it with the
 // script's now, clock(i), under its identity's key (a fresh one when it
-// arrives after Redis lost its state).
+// arrives at or after Redis lost its state; the scripts stay loaded, so
+// backends/redis' NOSCRIPT path is not simulated).
 func (c *honestCalls) ask(i int) (time.Time, string, bool) {
 	r, f := c.e.Trace.Requests[i], c.fl[i]
 	switch p := int(r.PoP); {
