@@ -42,18 +42,11 @@ func TestEpochExpiryCoversItsReaders(t *testing.T) {
 		return name == `"hget"` || name == `"hmget"` || name == `"hset"` || name == `"pexpire"`
 	})
 	m := stepsMachine(t, 1)
-	next := scriptSteps(m, 20261207, 1)
 	var nows []int64
-	for step := 0; ; step++ {
-		sc, ok := next()
-		if !ok {
-			break
-		}
-		_, err := Exec(ctx, rdb, m, sc.c, sc.now)
-		require.NoError(t, err, "step %d: the script runs", step)
+	runSteps(t, rdb, m, 20261207, 1, func(step int, sc scriptCall, _ *Result) {
 		nows = append(nows, sc.now)
 		require.NoError(t, rdb.Echo(ctx, fmt.Sprintf("mark:%d", step)).Err())
-	}
+	})
 	W, slack := m.w, m.cfg.ExpirySlack.Milliseconds()
 	epochKey := regexp.MustCompile(`:b\d+:e(-?\d+)$`)
 	num := func(s string) int64 {

@@ -1,13 +1,11 @@
 package budget
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
-	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -76,16 +74,8 @@ import (
 // grant made in y−2 before the announcement, spent in y−1 and weighing
 // fully at y's start beside the slot.
 func TestPropertyLease(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
 	propLeaseLapsed, propLeaseFills, propLeaseDelayed, propLeaseReturns = 0, 0, 0, 0
-	for run := range 16 {
-		require.NoError(t, rdb.FlushAll(context.Background()).Err())
-		s := uint64(run) + seed
-		msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], propAlone, false)
-		require.Empty(t, msg, "seed %d (run %d)", s, run)
-	}
+	propertyRuns(t, 16, []propConfig{propAlone}, false)
 	t.Logf("requests at a PoP whose lease had lapsed: %d; contests filled at Redis: %d; leases that started ahead: %d; returns' identities: %d", propLeaseLapsed, propLeaseFills, propLeaseDelayed, propLeaseReturns)
 	require.Positive(t, propLeaseLapsed, "the cut-off PoPs' leases lapsed while requests came")
 	require.Positive(t, propLeaseFills, "Redis admitted some contests' large requests")

@@ -1,13 +1,8 @@
 package budget
 
 import (
-	"context"
-	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/edgelimit/edgelimit/internal/redistest"
-	"github.com/stretchr/testify/require"
 )
 
 // TestPropertyRedisLosesState is TestPropertyBudget's random runs, and
@@ -44,15 +39,5 @@ import (
 // (a script error, or no reply applied after L + 4 in a run), and any
 // admission past the relaxation.
 func TestPropertyRedisLosesState(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	configs := append(slices.Clone(propConfigs), propAlone)
-	for run := range 80 {
-		require.NoError(t, rdb.FlushAll(context.Background()).Err())
-		s := uint64(run) + seed
-		conf := configs[run/len(propWindows)%len(configs)]
-		msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], conf, true)
-		require.Empty(t, msg, "seed %d (run %d)", s, run)
-	}
+	propertyRuns(t, 80, append(slices.Clone(propConfigs), propAlone), true)
 }

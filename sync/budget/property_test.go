@@ -96,17 +96,8 @@ import (
 // (a retried return or claim, a G_{w−2} spend unreported at w with the
 // estimate tight) are rare in random runs.
 func TestPropertyBudget(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
 	before, denies := propSources, propGossipDenies // other tests' runs add to them
-	for run := range 100 {
-		require.NoError(t, rdb.FlushAll(context.Background()).Err())
-		s := uint64(run) + seed
-		conf := propConfigs[run/len(propWindows)%len(propConfigs)]
-		msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], conf, false)
-		require.Empty(t, msg, "seed %d (run %d)", s, run)
-	}
+	propertyRuns(t, 100, propConfigs, false)
 	var sources [nSources]uint64
 	for i := range sources {
 		sources[i] = propSources[i] - before[i]
@@ -117,6 +108,24 @@ func TestPropertyBudget(t *testing.T) {
 	}
 	t.Logf("deny-until set by gossip: %d", propGossipDenies-denies)
 	require.Positive(t, propGossipDenies-denies, "gossip denied some identities")
+}
+
+// propertyRuns plays n runs of propertyRun on a fresh server from a
+// random seed (logged), Redis emptied before each, alternating
+// propWindows and, after each turn of them, configs; it requires each to
+// hold.
+func propertyRuns(t *testing.T, n int, configs []propConfig, lose bool) {
+	t.Helper()
+	rdb, _ := redistest.Client(t)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	for run := range n {
+		require.NoError(t, rdb.FlushAll(context.Background()).Err())
+		s := uint64(run) + seed
+		conf := configs[run/len(propWindows)%len(configs)]
+		msg := propertyRun(t, rdb, s, propWindows[run%len(propWindows)], conf, lose)
+		require.Empty(t, msg, "seed %d (run %d)", s, run)
+	}
 }
 
 // propGossipDenies counts the deny-untils heard gossip set or extended

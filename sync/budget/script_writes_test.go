@@ -214,6 +214,23 @@ func scriptSteps(m *Machine, seed uint64, unit int64) (next func() (scriptCall, 
 	}
 }
 
+// runSteps runs every call of scriptSteps(m, seed, unit) through the
+// script on rdb, in order, requiring each to run, and hands each step's
+// number, call and reply to each.
+func runSteps(t *testing.T, rdb *redis.Client, m *Machine, seed uint64, unit int64, each func(step int, sc scriptCall, res *Result)) {
+	t.Helper()
+	next := scriptSteps(m, seed, unit)
+	for step := 0; ; step++ {
+		sc, ok := next()
+		if !ok {
+			return
+		}
+		res, err := Exec(context.Background(), rdb, m, sc.c, sc.now)
+		require.NoError(t, err, "step %d: the script runs", step)
+		each(step, sc, res)
+	}
+}
+
 // stepsMachine is the Machine scriptSteps configures call by call.
 func stepsMachine(t testing.TB, unit int64) *Machine {
 	t.Helper()
@@ -266,17 +283,10 @@ func TestScriptWritesPinned(t *testing.T) {
 			ctx := context.Background()
 			writes := monitorWrites(t, p.Addr, rdb)
 			m := stepsMachine(t, tc.unit)
-			next := scriptSteps(m, 20261206, tc.unit)
 			replies := fnv.New64a()
-			for step := 0; ; step++ {
-				sc, ok := next()
-				if !ok {
-					break
-				}
-				res, err := Exec(ctx, rdb, m, sc.c, sc.now)
-				require.NoError(t, err, "step %d: the script runs", step)
+			runSteps(t, rdb, m, 20261206, tc.unit, func(_ int, _ scriptCall, res *Result) {
 				fmt.Fprintf(replies, "%+v\n", *res)
-			}
+			})
 			w := fnv.New64a()
 			ws := writes()
 			for _, l := range ws {
