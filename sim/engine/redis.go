@@ -64,13 +64,13 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 
 // pipelined decides the requests of order through lim: ask(i) says whether
 // request i goes to Redis (false: nothing is sent for it), at what now
-// and under what key, and done(i, d) gets its decision. The requests are split over
-// redisLanes goroutines by identity, each sending its share, in order, in
-// pipelines of at most redisBatch (lim.AllowEach), one after the other,
-// and none holding two calls of one identity (AllowEach's rule for
-// concurrent callers): each identity's calls run at Redis in order, and
-// different identities' share pipelines, which changes no decision. It
-// returns the first error.
+// and under what key, and done(i, d) gets its decision. The requests are
+// split over redisLanes goroutines by identity, each sending its share,
+// in order, in pipelines of at most redisBatch (lim.AllowEach), one after
+// the other, and none holding two calls of one identity (AllowEach's rule
+// for concurrent callers): each identity's calls run at Redis in order,
+// and different identities' share pipelines, which changes no decision.
+// It returns the first error.
 func (e *Env) pipelined(ctx context.Context, lim *redis.Limiter, order []int,
 	ask func(i int) (time.Time, string, bool), done func(i int, d core.Decision)) error {
 	errs := make([]error, redisLanes)

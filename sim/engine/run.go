@@ -59,7 +59,7 @@ func Run(ctx context.Context, e *Env, mode string) (Result, error) {
 	if e.Ideal() && e.Faults.Any() {
 		return Result{}, fmt.Errorf("faults need the honest network (not -network ideal)")
 	}
-	if l := e.Faults.RedisLoss; l >= e.Trace.Duration {
+	if l := e.Faults.RedisLoss; l > 0 && l >= e.Trace.Duration {
 		return Result{}, fmt.Errorf("redis loss at %v: past the trace's end (%v)", l, e.Trace.Duration)
 	}
 	began := time.Now()
