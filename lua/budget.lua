@@ -33,7 +33,10 @@
 --          is w + 2 the call records nothing again
 -- ARGV[16] on, per item:
 --   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
---   (x, gw, u)...; gmin is the least headroom the item's want is granted at
+--   (x, gw, u)...; gmin is the least headroom the item's want is granted at,
+--   or 0 for an identity the caller owns (every unit Redis counted of it in
+--   its last two windows was the caller's): granted min(want, headroom),
+--   no share of the headroom held back for other PoPs
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1, with u = 0 a slot given up unused; an op of a window
@@ -559,10 +562,14 @@ for n = 1, nitems do
       -- a quarter of an equal share of the headroom per ask, and none
       -- below gmin: budget held where no request comes is what denies a
       -- request elsewhere, so the last units stay at Redis to be decided
-      -- where the requests are
-      if h >= 4 * P * want then
+      -- where the requests are; an owned identity (gmin 0) has no
+      -- elsewhere: its want, up to the headroom
+      local gmin = ARGV[a + 4] + 0
+      if gmin == 0 then
+        grant = mmin(want, h)
+      elseif h >= 4 * P * want then
         grant = want
-      elseif h >= ARGV[a + 4] + 0 then
+      elseif h >= gmin then
         grant = mmin(want, ceil(h / (4 * P)))
       end
       if grant > 0 then

@@ -159,6 +159,59 @@ func TestGrantFloor(t *testing.T) {
 	}
 }
 
+// TestOwnedIdentity: a Call's item is Owned (its top-up granted up to the
+// whole headroom, Item.Owned) only when Redis called the identity
+// contested and every unit it counted of it, in its last window and the
+// one before, is one this PoP reported. Another PoP's units in either
+// window, a headroom far from the limit, or nothing counted in the window
+// before (early in a window C holds only what was reported so far) each
+// leave it shared. A mutation dropping any of the conditions fails a case
+// here.
+func TestOwnedIdentity(t *testing.T) {
+	for name, tc := range map[string]struct {
+		prevHere bool  // this PoP admitted a unit in the window before
+		cw       int64 // Redis' C of this window, after this PoP's 2 units
+		cprev    int64 // Redis' C of the window before
+		headroom int64
+		owned    bool
+	}{
+		"sole in both windows, contested": {prevHere: true, cw: 2, cprev: 1, headroom: 5, owned: true},
+		"another PoP's units now":         {prevHere: true, cw: 3, cprev: 1, headroom: 5},
+		"another PoP's units before":      {prevHere: true, cw: 2, cprev: 3, headroom: 5},
+		"far from the limit":              {prevHere: true, cw: 2, cprev: 1, headroom: 20},
+		"nothing counted before":          {cw: 2, cprev: 0, headroom: 5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := newTestMachine(t, func(c *Config) {
+				c.PoPs = 4
+				c.Limit = core.PerWindow(40, testWindow*time.Millisecond)
+			})
+			if tc.prevHere {
+				m.Request(w0-200, "g", 1) // free credit of the window before
+			} else {
+				m.Request(w0-testWindow-200, "g", 1) // two windows before: seen long ago, nothing in the window before
+			}
+			m.Request(w0, "g", 1) // free credit
+			_, c := m.Request(w0+1, "g", 1)
+			require.NotNil(t, c, "no grant or free credit covers it: a decision Call")
+			m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw - 1, CPrev: tc.cprev, Headroom: tc.headroom}}}, nil)
+			b := m.Tick(w0 + 3) // reports the free units
+			require.Len(t, b, 1)
+			m.Finish(b[0], &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: -1, CW: tc.cw, CPrev: tc.cprev, Headroom: tc.headroom}}}, nil)
+			e := m.view["g"]
+			require.NotNil(t, e, "a full entry")
+			for _, g := range e.grants {
+				require.Zero(t, g.bal, "no grant was made: the next request asks Redis")
+			}
+			require.Equal(t, int64(2), m.reported(e), "both units of this window are reported")
+			_, c = m.Request(w0+300, "g", 1) // seen here 300 ms: settled, it asks a top-up
+			require.NotNil(t, c, "a decision Call")
+			require.Positive(t, c.Items[0].Want, "it asks a top-up")
+			assert.Equal(t, tc.owned, c.Items[0].Owned, "Redis counts %d units of this window, 2 of them this PoP's, and %d of the one before (headroom %d)", tc.cw, tc.cprev, tc.headroom)
+		})
+	}
+}
+
 // TestFullWaitsSpread: 32 PoPs denied at saturation by the same reply end
 // their waits spread over [retry, retry + refill()), not together: every
 // wait in that range, at least 24 distinct, and between them covering
