@@ -111,7 +111,10 @@ func (m *Machine) grantFloor(e *entry) int64 {
 // another PoP's are often still unreported spends of its grant, so the
 // last window alone called an identity spread over the PoPs owned (the
 // small limit's near-limit clients: 78 wrongly limited against 28; with
-// both windows 38).
+// both windows 38). When the identity moves to or spreads over other
+// PoPs, the first reply that counts another PoP's unit ends it, and the
+// balance held here shrinks at the next Sync without demand to what the
+// rate expects over the grant's horizon (Tick's returns).
 func (m *Machine) owned(e *entry) bool {
 	return m.contested(e) && m.sole(e) && e.lowPrev > 0 && m.reportedIn(e, e.lowW-1) >= e.lowPrev
 }
