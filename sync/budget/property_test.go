@@ -132,6 +132,10 @@ func propertyRuns(t *testing.T, n int, configs []propConfig, lose bool) {
 // over every run.
 var propGossipDenies uint64
 
+// propOwnedGrants counts the grants Redis made to items of an owned
+// identity (Item.Owned: the want up to the whole headroom) over every run.
+var propOwnedGrants uint64
+
 // gossipDeny is a deny-until heard gossip set: key denied from at to until.
 type gossipDeny struct {
 	key       string
@@ -156,6 +160,7 @@ const (
 	propNoCredit
 	propMixed
 	propAlone // TestPropertyLease's: every PoP configured as if alone (property_lease_test.go)
+	propHome  // TestPropertyOwned's: each key's requests from its home PoP, which may move (property_owned_test.go)
 )
 
 const (
@@ -247,7 +252,12 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 	push := func(e *propEvent) { seq++; e.seq = seq; heap.Push(&q, e) }
 	start := int64(5000) * propWindow
 	horizon := start + 12*propWindow
-	// Requests: bursts at random instants, from random PoPs.
+	// Requests: bursts at random instants, from random PoPs (under
+	// propHome, from the key's home at that instant).
+	from := func(p int, key string, at int64) int { return p }
+	if conf == propHome {
+		from = homes(rng, keys, start, horizon)
+	}
 	for range 60 {
 		at := start + rng.Int64N(horizon-start)
 		burst := 1 + rng.IntN(15)
@@ -262,7 +272,8 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 			if rng.IntN(3) == 0 {
 				pp = rng.IntN(propPoPs)
 			}
-			push(&propEvent{at: at + int64(i)*rng.Int64N(30), kind: 0, pop: pp, key: key, n: n})
+			when := at + int64(i)*rng.Int64N(30)
+			push(&propEvent{at: when, kind: 0, pop: from(pp, key, when), key: key, n: n})
 		}
 	}
 	// Single units just after window starts, from random PoPs: free credit
@@ -272,8 +283,9 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 	for range 30 {
 		at := start + (1+rng.Int64N(11))*propWindow
 		p, key := rng.IntN(propPoPs), keys[rng.IntN(len(keys))]
-		push(&propEvent{at: at - 1 - rng.Int64N(40), kind: 0, pop: p, key: key, n: 1})
-		push(&propEvent{at: at + rng.Int64N(40), kind: 0, pop: p, key: key, n: 1})
+		t0, t1 := at-1-rng.Int64N(40), at+rng.Int64N(40)
+		push(&propEvent{at: t0, kind: 0, pop: from(p, key, t0), key: key, n: 1})
+		push(&propEvent{at: t1, kind: 0, pop: from(p, key, t1), key: key, n: 1})
 	}
 	tickFrom := start
 	var lease leaseRun
@@ -381,6 +393,11 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 				return fmt.Sprintf("script: %v", err)
 			}
 			lease.ran(ev.by, ev.call, res)
+			for i, it := range ev.call.Items {
+				if it.Owned && res.Items[i].Grant > 0 {
+					propOwnedGrants++
+				}
+			}
 			if ev.call.Decision() && res.Items[0].Allowed == 1 {
 				counted[ev.key] = append(counted[ev.key], admission{ev.at, ev.call.Items[0].N})
 			}
