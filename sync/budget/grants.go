@@ -114,7 +114,10 @@ func (m *Machine) grantFloor(e *entry) int64 {
 // both windows 38). When the identity moves to or spreads over other
 // PoPs, the first reply that counts another PoP's unit ends it, and the
 // balance held here shrinks at the next Sync without demand to what the
-// rate expects over the grant's horizon (Tick's returns).
+// rate expects over the grant's horizon (Tick's returns). From this
+// PoP's first unit in a window Redis has not answered about until the
+// reply that does, its own counts no longer reach the window before
+// Redis' last, and the top-ups it asks before that reply are shares.
 func (m *Machine) owned(e *entry) bool {
 	return m.contested(e) && m.sole(e) && e.lowPrev > 0 && m.reportedIn(e, e.lowW-1) >= e.lowPrev
 }

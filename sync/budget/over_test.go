@@ -159,14 +159,15 @@ func TestGrantFloor(t *testing.T) {
 	}
 }
 
-// TestOwnedIdentity: a Call's item is Owned (its top-up granted up to the
-// whole headroom, Item.Owned) only when Redis called the identity
-// contested and every unit it counted of it, in its last window and the
-// one before, is one this PoP reported. Another PoP's units in either
-// window, a headroom far from the limit, or nothing counted in the window
-// before (early in a window C holds only what was reported so far) each
-// leave it shared. A mutation dropping any of the conditions fails a case
-// here.
+// TestOwnedIdentity: a decision Call's item, and a Sync's, is Owned (its
+// top-up granted up to the whole headroom, Item.Owned) only when Redis
+// called the identity contested and every unit it counted of it, in its
+// last window and the one before, is one this PoP reported. Another
+// PoP's units in either window, a headroom far from the limit, or nothing
+// counted in the window before (early in a window C holds only what was
+// reported so far) each leave it shared. A mutation dropping any of the
+// conditions fails a case here, and one leaving Owned out of either
+// path's item fails the owned case.
 func TestOwnedIdentity(t *testing.T) {
 	for name, tc := range map[string]struct {
 		prevHere bool  // this PoP admitted a unit in the window before
@@ -208,6 +209,20 @@ func TestOwnedIdentity(t *testing.T) {
 			require.NotNil(t, c, "a decision Call")
 			require.Positive(t, c.Items[0].Want, "it asks a top-up")
 			assert.Equal(t, tc.owned, c.Items[0].Owned, "Redis counts %d units of this window, 2 of them this PoP's, and %d of the one before (headroom %d)", tc.cw, tc.cprev, tc.headroom)
+			m.Complete(w0+301, c, &Result{Now: w0 + 301, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: tc.cw, CPrev: tc.cprev, Headroom: tc.headroom, Retry: 1}}}, nil)
+			m.Request(w0+400, "g", 1) // demand since the last Sync
+			b = m.Tick(w0 + 401)
+			var sync *Item
+			for _, bc := range b {
+				for i := range bc.Items {
+					if bc.Items[i].Key == "g" {
+						sync = &bc.Items[i]
+					}
+				}
+			}
+			require.NotNil(t, sync, "the Sync plans an item for g")
+			require.Positive(t, sync.Want, "it tops g up")
+			assert.Equal(t, tc.owned, sync.Owned, "the Sync's item is owned as the decision Call's was")
 		})
 	}
 }

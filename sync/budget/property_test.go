@@ -133,7 +133,8 @@ func propertyRuns(t *testing.T, n int, configs []propConfig, lose bool) {
 var propGossipDenies uint64
 
 // propOwnedGrants counts the grants Redis made to items of an owned
-// identity (Item.Owned: the want up to the whole headroom) over every run.
+// identity (Item.Owned: the want up to the whole headroom) larger than a
+// share of the headroom would have been, over every run.
 var propOwnedGrants uint64
 
 // gossipDeny is a deny-until heard gossip set: key denied from at to until.
@@ -394,7 +395,10 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 			}
 			lease.ran(ev.by, ev.call, res)
 			for i, it := range ev.call.Items {
-				if it.Owned && res.Items[i].Grant > 0 {
+				// an owned grant past what the share rule gives: ⌈h/4P⌉ of
+				// the headroom h before it (the reply's is after it)
+				share := 4 * int64(ev.by.Config().PoPs)
+				if g := res.Items[i].Grant; it.Owned && g > (res.Items[i].Headroom+g+share-1)/share {
 					propOwnedGrants++
 				}
 			}

@@ -19,6 +19,7 @@
 -- script records every check)  ARGV[16] on, per item:
 --   field, bucket, n, want, gmin, nclaims, claim windows..., nops,
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at
+--   (0: an owned identity, granted its want up to the headroom)
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
@@ -313,7 +314,9 @@ for _ = 1, nitems do
     end
     if want > 0 then
       local h = headroom(s, 1)
-      if h >= 4 * P * want then
+      if gmin == 0 then -- an owned identity: its want, up to the headroom
+        grant = math.min(want, h)
+      elseif h >= 4 * P * want then
         grant = want
       elseif h >= gmin then
         grant = math.min(want, math.ceil(h / (4 * P)))
