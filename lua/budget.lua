@@ -36,7 +36,9 @@
 --   (x, gw, u)...; gmin is the least headroom the item's want is granted at,
 --   or 0 for an identity the caller owns (every unit Redis counted of it in
 --   its last two windows was the caller's): granted min(want, headroom),
---   no share of the headroom held back for other PoPs
+--   no share of the headroom held back for other PoPs (the caller's word:
+--   a caller that says it wrongly holds budget others' requests wait for,
+--   never more than the headroom)
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1, with u = 0 a slot given up unused; an op of a window

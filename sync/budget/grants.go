@@ -99,8 +99,7 @@ func (m *Machine) grantFloor(e *entry) int64 {
 
 // owned reports whether this PoP owns e: Redis called it contested, and
 // every unit Redis counted of it in its last window and the one before
-// (C of each, at least one unit in the one before) is one this PoP
-// reported. Its top-up is then granted up to the whole headroom (the
+// (C of each, at least one unit in each) is one this PoP reported. Its top-up is then granted up to the whole headroom (the
 // Item's Owned) rather than a quarter of an equal share of it: no other
 // PoP's request is denied by budget held here, and a share sized for P
 // PoPs starved the one PoP that has the identity (pinned's near-limit
