@@ -26,19 +26,21 @@ const (
 
 // Item is one identity's part of a Call: its report (Ops, free-slot Claims),
 // a decision of N units at Redis (N > 0) and a grant request of Want units,
-// granted only while Redis' headroom is at least Floor (0 means 1; see
-// Machine.grantFloor), a quarter of an equal share of a headroom under
-// 4 × PoPs × Want; for an Owned identity (Machine.owned) Want up to the
-// whole headroom, whatever Floor says.
+// granted only while Redis' headroom h is at least Floor (0 means 1; see
+// Machine.grantFloor): Want when h ≥ Divisor × Want, else the least of
+// Want and ⌈h / Divisor⌉. Divisor 0 means 4 × PoPs, a quarter of an equal
+// share; Machine.divisor sets less for a PoP that served more of the
+// identity's units, and 1 for one it owns (Want up to the whole headroom).
+// A grant never passes h, whatever Floor and Divisor say.
 type Item struct {
-	Key    string
-	Bucket int
-	N      int64
-	Want   int64
-	Floor  int64
-	Owned  bool
-	Claims []int64
-	Ops    []Op
+	Key     string
+	Bucket  int
+	N       int64
+	Want    int64
+	Floor   int64
+	Divisor int64
+	Claims  []int64
+	Ops     []Op
 }
 
 // ItemResult is Redis' answer for one Item: Allowed is -1 when the item
@@ -231,11 +233,11 @@ func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
 		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, c.hotWin, c.hotCur, strconv.FormatUint(cfg.Incarnation, 16), c.announce, len(c.Items), c.recorded}
 	for _, it := range c.Items {
-		gmin := max(1, it.Floor)
-		if it.Owned {
-			gmin = 0 // the script's owned identity: no share held back
+		div := it.Divisor
+		if div <= 0 {
+			div = 4 * int64(cfg.PoPs) // a quarter of an equal share
 		}
-		args = append(args, it.Key, it.Bucket, it.N, it.Want, gmin, len(it.Claims))
+		args = append(args, it.Key, it.Bucket, it.N, it.Want, max(1, it.Floor), div, len(it.Claims))
 		for _, x := range it.Claims {
 			args = append(args, x)
 		}

@@ -440,7 +440,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		// one top-up in flight per identity: the replies of a burst's
 		// Calls land after it, and a grant each would hold budget where
 		// no request comes
-		it.Want, it.Floor, it.Owned = m.topUp(e, x, true), m.grantFloor(e), m.owned(e)
+		it.Want, it.Floor, it.Divisor = m.topUp(e, x, true), m.grantFloor(e), m.divisor(e)
 	}
 	c := &Call{Group: g, Now: now, Items: []Item{it}, req: req, hotWin: -1}
 	m.announce(c, x)

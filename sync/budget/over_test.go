@@ -159,71 +159,87 @@ func TestGrantFloor(t *testing.T) {
 	}
 }
 
-// TestOwnedIdentity: a decision Call's item, and a Sync's, is Owned (its
-// top-up granted up to the whole headroom, Item.Owned) only when Redis
-// called the identity contested and every unit it counted of it, in its
-// last window and the one before, is one this PoP reported. Another
-// PoP's units in either window, a headroom far from the limit, or nothing
-// counted in the window before (early in a window C holds only what was
-// reported so far) each leave it shared. A mutation dropping any of the
-// conditions fails a case here, and one leaving Owned out of either
-// path's item fails the owned case.
-func TestOwnedIdentity(t *testing.T) {
+// TestGrantDivisor: a decision Call's item, and a Sync's, carries
+// Divisor 1 (owned: its top-up granted up to the whole headroom) only
+// when Redis called the identity contested and every unit it counted of
+// it, in its last window and the one before, is one this PoP reported.
+// Under NoWait, another PoP's units in either window make it 4·C/mine
+// over the two windows, rounded and held within [4, 4P]; under the
+// default they leave it 0 (the equal share), as do, under both, a
+// headroom far from the limit or nothing counted in the window before
+// (early in a window C holds only what was reported so far). A mutation
+// dropping any of owned's conditions, the clamp at either end, or the
+// policy's test fails a case here, and one leaving Divisor out of either
+// path's item fails every case but the zeros.
+func TestGrantDivisor(t *testing.T) {
 	for name, tc := range map[string]struct {
 		prevHere bool  // this PoP admitted a unit in the window before
 		cw       int64 // Redis' C of this window, after this PoP's 2 units
 		cprev    int64 // Redis' C of the window before
 		headroom int64
-		owned    bool
+		divisor  int64 // under NoWait; the default's is 1 or 0
 	}{
-		"sole in both windows, contested": {prevHere: true, cw: 2, cprev: 1, headroom: 5, owned: true},
-		"another PoP's units now":         {prevHere: true, cw: 3, cprev: 1, headroom: 5},
-		"another PoP's units before":      {prevHere: true, cw: 2, cprev: 3, headroom: 5},
+		"sole in both windows, contested": {prevHere: true, cw: 2, cprev: 1, headroom: 5, divisor: 1},
+		"another PoP's units now":         {prevHere: true, cw: 3, cprev: 1, headroom: 5, divisor: 5},   // 4·4/3
+		"another PoP's units before":      {prevHere: true, cw: 2, cprev: 3, headroom: 5, divisor: 7},   // 4·5/3
+		"most units here":                 {prevHere: true, cw: 2, cprev: 2, headroom: 5, divisor: 5},   // 4·4/3 (owned needs the window before too)
+		"a P-th of the units":             {prevHere: true, cw: 8, cprev: 4, headroom: 5, divisor: 16},  // 4·12/3 = 4P
+		"under a P-th":                    {prevHere: true, cw: 15, cprev: 5, headroom: 5, divisor: 16}, // 4·20/3, held at 4P
 		"far from the limit":              {prevHere: true, cw: 2, cprev: 1, headroom: 20},
 		"nothing counted before":          {cw: 2, cprev: 0, headroom: 5},
 	} {
-		t.Run(name, func(t *testing.T) {
-			m := newTestMachine(t, func(c *Config) {
-				c.PoPs = 4
-				c.Limit = core.PerWindow(40, testWindow*time.Millisecond)
-			})
-			if tc.prevHere {
-				m.Request(w0-200, "g", 1) // free credit of the window before
-			} else {
-				m.Request(w0-testWindow-200, "g", 1) // two windows before: seen long ago, nothing in the window before
-			}
-			m.Request(w0, "g", 1) // free credit
-			_, c := m.Request(w0+1, "g", 1)
-			require.NotNil(t, c, "no grant or free credit covers it: a decision Call")
-			m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw - 1, CPrev: tc.cprev, Headroom: tc.headroom}}}, nil)
-			b := m.Tick(w0 + 3) // reports the free units
-			require.Len(t, b, 1)
-			m.Finish(b[0], &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: -1, CW: tc.cw, CPrev: tc.cprev, Headroom: tc.headroom}}}, nil)
-			e := m.view["g"]
-			require.NotNil(t, e, "a full entry")
-			for _, g := range e.grants {
-				require.Zero(t, g.bal, "no grant was made: the next request asks Redis")
-			}
-			require.Equal(t, int64(2), m.reported(e), "both units of this window are reported")
-			_, c = m.Request(w0+300, "g", 1) // seen here 300 ms: settled, it asks a top-up
-			require.NotNil(t, c, "a decision Call")
-			require.Positive(t, c.Items[0].Want, "it asks a top-up")
-			assert.Equal(t, tc.owned, c.Items[0].Owned, "Redis counts %d units of this window, 2 of them this PoP's, and %d of the one before (headroom %d)", tc.cw, tc.cprev, tc.headroom)
-			m.Complete(w0+301, c, &Result{Now: w0 + 301, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: tc.cw, CPrev: tc.cprev, Headroom: tc.headroom, Retry: 1}}}, nil)
-			m.Request(w0+400, "g", 1) // demand since the last Sync
-			b = m.Tick(w0 + 401)
-			var sync *Item
-			for _, bc := range b {
-				for i := range bc.Items {
-					if bc.Items[i].Key == "g" {
-						sync = &bc.Items[i]
+		for _, noWait := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, NoWait %v", name, noWait), func(t *testing.T) {
+				want := tc.divisor
+				if !noWait && want != 1 {
+					want = 0
+				}
+				m := newTestMachine(t, func(c *Config) {
+					c.PoPs = 4
+					c.Limit = core.PerWindow(40, testWindow*time.Millisecond)
+					c.NoWait = noWait
+				})
+				if tc.prevHere {
+					m.Request(w0-200, "g", 1) // free credit of the window before
+				} else {
+					m.Request(w0-testWindow-200, "g", 1) // two windows before: seen long ago, nothing in the window before
+				}
+				m.Request(w0, "g", 1) // free credit
+				_, c := m.Request(w0+1, "g", 1)
+				require.NotNil(t, c, "no grant or free credit covers it: a decision Call")
+				m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw - 1, CPrev: tc.cprev, Headroom: tc.headroom}}}, nil)
+				b := m.Tick(w0 + 3) // reports the free units
+				require.Len(t, b, 1)
+				m.Finish(b[0], &Result{Now: w0 + 4, Window: 1000, Items: []ItemResult{{Allowed: -1, CW: tc.cw, CPrev: tc.cprev, Headroom: tc.headroom}}}, nil)
+				e := m.view["g"]
+				require.NotNil(t, e, "a full entry")
+				for _, g := range e.grants {
+					require.Zero(t, g.bal, "no grant was made: the next request asks Redis")
+				}
+				require.Equal(t, int64(2), m.reported(e), "both units of this window are reported")
+				_, c = m.Request(w0+300, "g", 1) // seen here 300 ms: settled, it asks a top-up
+				if c != nil {
+					require.Positive(t, c.Items[0].Want, "it asks a top-up")
+					assert.Equal(t, want, c.Items[0].Divisor, "Redis counts %d units of this window, 2 of them this PoP's, and %d of the one before (headroom %d)", tc.cw, tc.cprev, tc.headroom)
+					m.Complete(w0+301, c, &Result{Now: w0 + 301, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: tc.cw, CPrev: tc.cprev, Headroom: tc.headroom, Retry: 1}}}, nil)
+				} else {
+					require.True(t, noWait && tc.headroom < 10, "only NoWait denies a contested identity's request here, without a Call")
+				}
+				m.Request(w0+400, "g", 1) // demand since the last Sync
+				b = m.Tick(w0 + 401)
+				var sync *Item
+				for _, bc := range b {
+					for i := range bc.Items {
+						if bc.Items[i].Key == "g" {
+							sync = &bc.Items[i]
+						}
 					}
 				}
-			}
-			require.NotNil(t, sync, "the Sync plans an item for g")
-			require.Positive(t, sync.Want, "it tops g up")
-			assert.Equal(t, tc.owned, sync.Owned, "the Sync's item is owned as the decision Call's was")
-		})
+				require.NotNil(t, sync, "the Sync plans an item for g")
+				require.Positive(t, sync.Want, "it tops g up")
+				assert.Equal(t, want, sync.Divisor, "the Sync's item has the decision Call's divisor")
+			})
+		}
 	}
 }
 

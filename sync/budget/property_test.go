@@ -133,9 +133,11 @@ func propertyRuns(t *testing.T, n int, configs []propConfig, lose bool) {
 var propGossipDenies uint64
 
 // propOwnedGrants counts the grants Redis made to items of an owned
-// identity (Item.Owned: the want up to the whole headroom) larger than a
-// share of the headroom would have been, over every run.
-var propOwnedGrants uint64
+// identity (Item.Divisor 1: the want up to the whole headroom) larger
+// than the equal share of the headroom would have been, over every run;
+// propSplitGrants those to items of a larger divisor below 4P (a PoP
+// that served more than a P-th of the identity's counted units).
+var propOwnedGrants, propSplitGrants uint64
 
 // gossipDeny is a deny-until heard gossip set: key denied from at to until.
 type gossipDeny struct {
@@ -150,8 +152,9 @@ var propWindows = []int64{1000, 400}
 // propConfigs are the PoPs' configurations the runs alternate, after every
 // window: a FreeCredit of 1 unit at every PoP; none (-1) at every PoP,
 // where every local admission is a grant's; and mixed, each PoP (each
-// incarnation) drawing 1 unit or none and a PoPs of 1 to propPoPs, as a
-// deployment's PoPs may be configured while a change rolls out.
+// incarnation) drawing 1 unit or none and a PoPs of 1 to propPoPs, the
+// odd PoPs running NoWait, as a deployment's PoPs may be configured while
+// a change rolls out.
 var propConfigs = []propConfig{propCredit, propNoCredit, propMixed}
 
 type propConfig int
@@ -236,9 +239,12 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		case propAlone:
 			pops = 1
 		}
+		// under propMixed and propHome the odd PoPs run NoWait (no draw:
+		// the random numbers stay those of the runs before it)
+		noWait := (conf == propMixed || conf == propHome) && p%2 == 1
 		m, err := NewMachine(Config{PoP: fmt.Sprintf("p%d", p), Incarnation: rng.Uint64() | 1,
 			Limit: core.PerWindow(propMax, time.Duration(propWindow)*time.Millisecond), PoPs: pops, Buckets: 3, Groups: 2,
-			FreeCredit: credit, FailClosed: true, SyncInterval: 100 * time.Millisecond, RTT: 40 * time.Millisecond, ExpirySlack: time.Hour})
+			FreeCredit: credit, NoWait: noWait, FailClosed: true, SyncInterval: 100 * time.Millisecond, RTT: 40 * time.Millisecond, ExpirySlack: time.Hour})
 		require.NoError(t, err)
 		return m
 	}
@@ -395,11 +401,16 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 			}
 			lease.ran(ev.by, ev.call, res)
 			for i, it := range ev.call.Items {
-				// an owned grant past what the share rule gives: ⌈h/4P⌉ of
-				// the headroom h before it (the reply's is after it)
+				// a grant past what the equal share gives: ⌈h/4P⌉ of the
+				// headroom h before it (the reply's is after it)
 				share := 4 * int64(ev.by.Config().PoPs)
-				if g := res.Items[i].Grant; it.Owned && g > (res.Items[i].Headroom+g+share-1)/share {
-					propOwnedGrants++
+				if g := res.Items[i].Grant; g > (res.Items[i].Headroom+g+share-1)/share {
+					switch {
+					case it.Divisor == 1:
+						propOwnedGrants++
+					case it.Divisor > 1:
+						propSplitGrants++
+					}
 				}
 			}
 			if ev.call.Decision() && res.Items[0].Allowed == 1 {

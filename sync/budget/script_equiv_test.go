@@ -63,8 +63,9 @@ func refState(t testing.TB, rdb *redis.Client, m *Machine, key string, x int64) 
 // Machine's: PoPs
 // with clocks up to 0.6 windows apart, retried and older sequence
 // numbers, decisions, claims and ops of windows w−3..w+3 (spends of any
-// grant window, returns, free credit, fallback), owned items (gmin 0:
-// granted their want up to the headroom), an identity twice in a
+// grant window, returns, free credit, fallback), items of every grant
+// divisor (0: the equal share, 1: owned, granted their want up to the
+// headroom, and those between), an identity twice in a
 // batch, restarts (a new incarnation), PoPs of different free credit
 // announcing the windows they may spend it in (some already past).
 func TestScriptMatchesReference(t *testing.T) {
@@ -137,7 +138,7 @@ func matchReference(t *testing.T, unit int64) {
 		if rng.IntN(5) == 0 { // a decision
 			k := inGroup()
 			c.Items = []Item{{Key: k, Bucket: cur.bucket(k), N: 1 + rng.Int64N(3*unit), Want: rng.Int64N(3 * unit), Floor: rng.Int64N(int64(pops+2) * unit)}}
-			c.Items[0].Owned = rng.IntN(4) == 0
+			c.Items[0].Divisor = rng.Int64N(4*pops + 1)
 		} else {
 			switch r := rng.IntN(10); {
 			case r == 0 && p.seq[g] > 0: // a retry
@@ -151,7 +152,7 @@ func matchReference(t *testing.T, unit int64) {
 			}
 			for range 1 + rng.IntN(6) {
 				k := inGroup()
-				it := Item{Key: k, Bucket: cur.bucket(k), Want: rng.Int64N(6 * unit), Floor: rng.Int64N(int64(pops+2) * unit), Owned: rng.IntN(4) == 0}
+				it := Item{Key: k, Bucket: cur.bucket(k), Want: rng.Int64N(6 * unit), Floor: rng.Int64N(int64(pops+2) * unit), Divisor: rng.Int64N(4*pops + 1)}
 				if rng.IntN(8) == 0 {
 					it.N = 1 + rng.Int64N(2*unit)
 				}

@@ -204,41 +204,43 @@ func b2i(b bool) int64 {
 // PoPs' items, and checks every grant keeps E, E1 and E2 within the limit,
 // that a small headroom is shared (no item takes it all), and that no
 // grant is made below the item's Floor (P: the last units stay at Redis
-// for the requests; 1: down to the last unit); an Owned item, whatever its
-// Floor, is granted its want up to the whole headroom, down to the last
-// unit (a mutation granting it a share, or more than the headroom, fails).
+// for the requests; 1: down to the last unit). Each grant is the want
+// while the headroom h before it is at least Divisor × want, else
+// ⌈h / Divisor⌉: a quarter of an equal share (Divisor 0, sent as 4P), a
+// larger part (Divisor 6), the whole headroom (Divisor 1, an owned
+// identity, down to its last unit). A mutation granting an item a share
+// other than its divisor's, or more than the headroom, fails.
 func TestScriptGrantsWithinHeadroom(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	const pops, max, want = 4, 40, 15
 	for _, tc := range []struct {
-		floor int64
-		owned bool
-	}{{floor: pops}, {floor: 1}, {floor: pops, owned: true}} {
-		name := fmt.Sprintf("floor %d, owned %v", tc.floor, tc.owned)
+		floor, divisor int64
+	}{{floor: pops}, {floor: 1}, {floor: 1, divisor: 1}, {floor: pops, divisor: 6}} {
+		name := fmt.Sprintf("floor %d, divisor %d", tc.floor, tc.divisor)
 		m, err := NewMachine(Config{PoP: "p", Incarnation: 7, Limit: core.PerWindow(max, testWindow*time.Millisecond), PoPs: pops, Buckets: 4, Groups: 2,
-			Namespace: fmt.Sprint("gw", tc.floor, tc.owned)})
+			Namespace: fmt.Sprint("gw", tc.floor, "d", tc.divisor)})
 		require.NoError(t, err, "a valid config")
 		w := int64(500)
 		now := w*testWindow + 2500
 		key := "hot"
 		var total, last int64
-		floor := tc.floor
-		if tc.owned {
-			floor = 1 // an owned identity is granted down to its last unit
+		div := tc.divisor
+		if div == 0 {
+			div = 4 * pops // the equal share
 		}
 		for range 200 { // each ask takes at least one unit while there is headroom
 			before := goHeadroom(states(t, rdb, m, key, w), pops, 1, max, now-w*testWindow, testWindow)
-			r := call(t, rdb, m, 0, now, Item{Key: key, Bucket: m.bucket(key), Want: want, Floor: tc.floor, Owned: tc.owned})
+			r := call(t, rdb, m, 0, now, Item{Key: key, Bucket: m.bucket(key), Want: want, Floor: tc.floor, Divisor: tc.divisor})
 			g := r.Items[0].Grant
 			last = before
 			assert.LessOrEqual(t, g, before, "%s: a grant of %d never passes the headroom %d before it", name, g, before)
 			switch {
-			case tc.owned:
-				assert.Equal(t, min(want, before), g, "%s: the want, up to the whole headroom %d", name, before)
-			case before < floor:
+			case before < tc.floor:
 				assert.Zero(t, g, "%s: no grant below the floor (headroom %d)", name, before)
-			case before < 4*pops*want:
-				assert.Equal(t, min(want, int64(math.Ceil(float64(before)/(4*pops)))), g, "%s: a headroom of %d below 4 × P × want is shared: a quarter of an equal share per ask", name, before)
+			case before >= div*want:
+				assert.Equal(t, int64(want), g, "%s: a headroom of %d at least %d × want grants the want", name, before, div)
+			default:
+				assert.Equal(t, min(want, int64(math.Ceil(float64(before)/float64(div)))), g, "%s: a headroom of %d below %d × want is divided by %d", name, before, div, div)
 			}
 			if g == 0 {
 				break
@@ -251,7 +253,7 @@ func TestScriptGrantsWithinHeadroom(t *testing.T) {
 		assert.Equal(t, total, st[0].G, "%s: G_w holds every grant", name)
 		// Free credit reserved: R_w and R_{w+1} = P each, R_{w+2} = P: E1 = G + 2P.
 		assert.Equal(t, int64(max-2*pops), total+last, "%s: grants stop when E1 = G_w + R_w + R_{w+1} comes within the floor of the limit", name)
-		assert.Less(t, last, floor, "%s: the headroom left, %d, is below the floor", name, last)
+		assert.Less(t, last, tc.floor, "%s: the headroom left, %d, is below the floor", name, last)
 	}
 }
 

@@ -188,7 +188,7 @@ func (m *Machine) plan(e *entry, x, now int64) (Item, bool) {
 		return Item{}, false
 	}
 	e.renounce = false
-	it := Item{Key: e.key, Bucket: int(e.bucket), Want: want, Floor: m.grantFloor(e), Owned: m.owned(e), Ops: e.takeOps(), Claims: m.claims(e, x, false)}
+	it := Item{Key: e.key, Bucket: int(e.bucket), Want: want, Floor: m.grantFloor(e), Divisor: m.divisor(e), Ops: e.takeOps(), Claims: m.claims(e, x, false)}
 	return it, true
 }
 
