@@ -32,15 +32,14 @@
 --          asked a decision or a grant recorded w - 1 .. w + 2); when it
 --          is w + 2 the call records nothing again
 -- ARGV[16] on, per item:
---   field, bucket, n, want, gmin, div, nclaims, claim windows..., nops,
---   (x, gw, u)...; a grant is want when the headroom h is at least
---   div * want, else min(want, ceil(h / div)) while h >= gmin, else 0:
---   div is the caller's divisor of the headroom (4P for a quarter of an
---   equal share, less for a PoP that served more of the identity's counted
---   units, 1 for an identity it owns), gmin the least headroom it is
---   granted at; both are the caller's word (a wrong one holds budget
---   others' requests wait for, never more than the headroom: div < 1
---   counts as 1)
+--   field, bucket, n, want, g, nclaims, claim windows..., nops,
+--   (x, gw, u)...; g >= 1 grants want when the headroom h is at least
+--   4P * want, else min(want, ceil(h / 4P)) (a quarter of an equal share)
+--   while h >= g, else 0; g <= 0 divides h by d = max(1, -g) instead,
+--   down to h = 1: a PoP that served more of the identity's counted units
+--   asks a larger part (d < 4P), one that owns it (d = 1) its want up to
+--   the headroom; g is the caller's word (a wrong one holds budget
+--   others' requests wait for, never more than the headroom)
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1, with u = 0 a slot given up unused; an op of a window
@@ -296,7 +295,7 @@ for n = 1, nitems do
   if not checks then
     checks = ARGV[i + 2] + 0 > 0 or ARGV[i + 3] + 0 > 0
   end
-  i = i + 7 + ARGV[i + 6]
+  i = i + 6 + ARGV[i + 5]
   i = i + 1 + 3 * ARGV[i]
 end
 
@@ -471,12 +470,12 @@ end
 local q = 6
 for n = 1, nitems do
   local s, a = itS[n], itArg[n]
-  local nn, want, nclaims = ARGV[a + 2] + 0, ARGV[a + 3] + 0, ARGV[a + 6] + 0
-  local nops = ARGV[a + 7 + nclaims] + 0
+  local nn, want, nclaims = ARGV[a + 2] + 0, ARGV[a + 3] + 0, ARGV[a + 5] + 0
+  local nops = ARGV[a + 6 + nclaims] + 0
   local allowed, grant = -1, 0
   local h, hr, retry
   if retried == 0 then
-    local o = a + 8 + nclaims
+    local o = a + 7 + nclaims
     for _ = 1, nops do
       local x, gwa, u = ARGV[o] + 0, ARGV[o + 1] + 0, ARGV[o + 2] + 0
       o = o + 3
@@ -517,7 +516,7 @@ for n = 1, nitems do
         end
       end
     end
-    for j = a + 7, a + 6 + nclaims do
+    for j = a + 6, a + 5 + nclaims do
       local d = ARGV[j] - w
       if d >= -1 and d <= 2 then
         local k = 3 * (d + 3) + 3
@@ -563,15 +562,19 @@ for n = 1, nitems do
     end
     if want > 0 then
       h, hr = headroom(s, 1, false, rp, rw, r1, r2)
-      -- the caller's divisor of the headroom per ask (a quarter of an
-      -- equal share by default), and none below gmin: budget held where
-      -- no request comes is what denies a request elsewhere, so the last
-      -- units stay at Redis to be decided where the requests are; an
-      -- owned identity (div 1) has no elsewhere: its want, up to the
-      -- headroom
-      local gmin, dv = ARGV[a + 4] + 0, ARGV[a + 5] + 0
-      if dv < 1 then
-        dv = 1
+      -- a quarter of an equal share of the headroom per ask, and none
+      -- below gmin: budget held where no request comes is what denies a
+      -- request elsewhere, so the last units stay at Redis to be decided
+      -- where the requests are; a caller's own divisor (g <= 0) is a PoP
+      -- that served more of the demand, or owns the identity (1: its
+      -- want, up to the headroom)
+      local gmin, dv = ARGV[a + 4] + 0, 4 * P
+      if gmin <= 0 then
+        dv = -gmin
+        if dv < 1 then
+          dv = 1
+        end
+        gmin = 1
       end
       if h >= dv * want then
         grant = want

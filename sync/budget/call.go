@@ -25,13 +25,15 @@ const (
 )
 
 // Item is one identity's part of a Call: its report (Ops, free-slot Claims),
-// a decision of N units at Redis (N > 0) and a grant request of Want units,
-// granted only while Redis' headroom h is at least Floor (0 means 1; see
-// Machine.grantFloor): Want when h ≥ Divisor × Want, else the least of
-// Want and ⌈h / Divisor⌉. Divisor 0 means 4 × PoPs, a quarter of an equal
-// share; Machine.divisor sets less for a PoP that served more of the
-// identity's units, and 1 for one it owns (Want up to the whole headroom).
-// A grant never passes h, whatever Floor and Divisor say.
+// a decision of N units at Redis (N > 0) and a grant request of Want units.
+// Redis grants Want when its headroom h is at least Divisor × Want, else
+// the least of Want and ⌈h / Divisor⌉. Divisor 0 (or 4 × PoPs) is a
+// quarter of an equal share, granted only while h is at least Floor (0
+// means 1; see Machine.grantFloor); Machine.divisor sets less for a PoP
+// that served more of the identity's units, and 1 for one it owns (Want
+// up to the whole headroom): such a divisor is granted down to one unit,
+// whatever Floor says (the script reads both from one argument). A grant
+// never passes h, whatever Floor and Divisor say.
 type Item struct {
 	Key     string
 	Bucket  int
@@ -233,11 +235,11 @@ func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
 		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, c.hotWin, c.hotCur, strconv.FormatUint(cfg.Incarnation, 16), c.announce, len(c.Items), c.recorded}
 	for _, it := range c.Items {
-		div := it.Divisor
-		if div <= 0 {
-			div = 4 * int64(cfg.PoPs) // a quarter of an equal share
+		g := max(1, it.Floor) // the equal share's floor
+		if it.Divisor > 0 && it.Divisor != 4*int64(cfg.PoPs) {
+			g = -it.Divisor // a divisor of its own, granted down to one unit
 		}
-		args = append(args, it.Key, it.Bucket, it.N, it.Want, max(1, it.Floor), div, len(it.Claims))
+		args = append(args, it.Key, it.Bucket, it.N, it.Want, g, len(it.Claims))
 		for _, x := range it.Claims {
 			args = append(args, x)
 		}

@@ -160,39 +160,41 @@ func TestGrantFloor(t *testing.T) {
 }
 
 // TestGrantDivisor: a decision Call's item, and a Sync's, carries
-// Divisor 1 (owned: its top-up granted up to the whole headroom) only
-// when Redis called the identity contested and every unit it counted of
-// it, in its last window and the one before, is one this PoP reported.
-// Under NoWait, another PoP's units in either window make it 4·C/mine
-// over the two windows, rounded and held within [4, 4P]; under the
-// default they leave it 0 (the equal share), as do, under both, a
-// headroom far from the limit or nothing counted in the window before
-// (early in a window C holds only what was reported so far). A mutation
-// dropping any of owned's conditions, the clamp at either end, or the
-// policy's test fails a case here, and one leaving Divisor out of either
-// path's item fails every case but the zeros.
+// Divisor 1 (owned: its top-up granted up to the whole headroom) when
+// Redis called the identity contested and every unit it counted of it,
+// in its last window and the one before, is one this PoP reported.
+// Another PoP's units in either window leave it 0 (the equal share)
+// under the default, and make it C/mine over the two windows, rounded
+// and held within [1, P], under NoWait (1 too where this PoP served most
+// of them). A headroom far from the limit, or nothing counted in the
+// window before (early in a window C holds only what was reported so
+// far), leave it 0 under both. A mutation dropping any of owned's
+// conditions, the clamp at P, or the policy's test fails a case here,
+// and one leaving Divisor out of either path's item fails every case but
+// the zeros.
 func TestGrantDivisor(t *testing.T) {
 	for name, tc := range map[string]struct {
 		prevHere bool  // this PoP admitted a unit in the window before
 		cw       int64 // Redis' C of this window, after this PoP's 2 units
 		cprev    int64 // Redis' C of the window before
 		headroom int64
-		divisor  int64 // under NoWait; the default's is 1 or 0
+		divisor  int64 // under NoWait
+		owned    bool  // the default's divisor is 1 if so, else 0
 	}{
-		"sole in both windows, contested": {prevHere: true, cw: 2, cprev: 1, headroom: 5, divisor: 1},
-		"another PoP's units now":         {prevHere: true, cw: 3, cprev: 1, headroom: 5, divisor: 5},   // 4·4/3
-		"another PoP's units before":      {prevHere: true, cw: 2, cprev: 3, headroom: 5, divisor: 7},   // 4·5/3
-		"most units here":                 {prevHere: true, cw: 2, cprev: 2, headroom: 5, divisor: 5},   // 4·4/3 (owned needs the window before too)
-		"a P-th of the units":             {prevHere: true, cw: 8, cprev: 4, headroom: 5, divisor: 16},  // 4·12/3 = 4P
-		"under a P-th":                    {prevHere: true, cw: 15, cprev: 5, headroom: 5, divisor: 16}, // 4·20/3, held at 4P
+		"sole in both windows, contested": {prevHere: true, cw: 2, cprev: 1, headroom: 5, divisor: 1, owned: true},
+		"another PoP's units now":         {prevHere: true, cw: 4, cprev: 2, headroom: 5, divisor: 2},  // 6/3
+		"another PoP's units before":      {prevHere: true, cw: 2, cprev: 3, headroom: 5, divisor: 2},  // 5/3
+		"most units here":                 {prevHere: true, cw: 3, cprev: 1, headroom: 5, divisor: 1},  // 4/3, not owned
+		"a P-th of the units":             {prevHere: true, cw: 8, cprev: 4, headroom: 5, divisor: 4},  // 12/3 = P
+		"under a P-th":                    {prevHere: true, cw: 15, cprev: 5, headroom: 5, divisor: 4}, // 20/3, held at P
 		"far from the limit":              {prevHere: true, cw: 2, cprev: 1, headroom: 20},
 		"nothing counted before":          {cw: 2, cprev: 0, headroom: 5},
 	} {
 		for _, noWait := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, NoWait %v", name, noWait), func(t *testing.T) {
 				want := tc.divisor
-				if !noWait && want != 1 {
-					want = 0
+				if !noWait {
+					want = map[bool]int64{true: 1, false: 0}[tc.owned]
 				}
 				m := newTestMachine(t, func(c *Config) {
 					c.PoPs = 4

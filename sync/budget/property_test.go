@@ -132,12 +132,13 @@ func propertyRuns(t *testing.T, n int, configs []propConfig, lose bool) {
 // over every run.
 var propGossipDenies uint64
 
-// propOwnedGrants counts the grants Redis made to items of an owned
-// identity (Item.Divisor 1: the want up to the whole headroom) larger
-// than the equal share of the headroom would have been, over every run;
-// propSplitGrants those to items of a larger divisor below 4P (a PoP
-// that served more than a P-th of the identity's counted units).
-var propOwnedGrants, propSplitGrants uint64
+// propWholeGrants counts the grants Redis made to items of divisor 1
+// (an owned identity, or under NoWait one this PoP served most of: the
+// want up to the whole headroom) larger than the equal share of the
+// headroom would have been, over every run; propSplitGrants those to
+// items of a divisor from 2 to P (under NoWait, a PoP that served more
+// than a P-th of the identity's counted units and less than most).
+var propWholeGrants, propSplitGrants uint64
 
 // gossipDeny is a deny-until heard gossip set: key denied from at to until.
 type gossipDeny struct {
@@ -407,7 +408,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 				if g := res.Items[i].Grant; g > (res.Items[i].Headroom+g+share-1)/share {
 					switch {
 					case it.Divisor == 1:
-						propOwnedGrants++
+						propWholeGrants++
 					case it.Divisor > 1:
 						propSplitGrants++
 					}

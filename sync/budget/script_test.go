@@ -203,19 +203,21 @@ func b2i(b bool) int64 {
 // TestScriptGrantsWithinHeadroom asks for more than there is, from many
 // PoPs' items, and checks every grant keeps E, E1 and E2 within the limit,
 // that a small headroom is shared (no item takes it all), and that no
-// grant is made below the item's Floor (P: the last units stay at Redis
-// for the requests; 1: down to the last unit). Each grant is the want
-// while the headroom h before it is at least Divisor × want, else
-// ⌈h / Divisor⌉: a quarter of an equal share (Divisor 0, sent as 4P), a
-// larger part (Divisor 6), the whole headroom (Divisor 1, an owned
-// identity, down to its last unit). A mutation granting an item a share
-// other than its divisor's, or more than the headroom, fails.
+// grant of an equal share (Divisor 0) is made below the item's Floor (P:
+// the last units stay at Redis for the requests; 1: down to the last
+// unit). Each grant is the want while the headroom h before it is at
+// least Divisor × want, else ⌈h / Divisor⌉: a quarter of an equal share
+// (Divisor 0, 4P), a larger part (Divisor 6), the whole headroom
+// (Divisor 1, an owned identity); a divisor of the item's own is granted
+// down to the last unit whatever its Floor. A mutation granting an item
+// a share other than its divisor's, or more than the headroom, or
+// holding a divisor's grant at the Floor, fails.
 func TestScriptGrantsWithinHeadroom(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	const pops, max, want = 4, 40, 15
 	for _, tc := range []struct {
 		floor, divisor int64
-	}{{floor: pops}, {floor: 1}, {floor: 1, divisor: 1}, {floor: pops, divisor: 6}} {
+	}{{floor: pops}, {floor: 1}, {floor: pops, divisor: 1}, {floor: pops, divisor: 6}} {
 		name := fmt.Sprintf("floor %d, divisor %d", tc.floor, tc.divisor)
 		m, err := NewMachine(Config{PoP: "p", Incarnation: 7, Limit: core.PerWindow(max, testWindow*time.Millisecond), PoPs: pops, Buckets: 4, Groups: 2,
 			Namespace: fmt.Sprint("gw", tc.floor, "d", tc.divisor)})
@@ -224,9 +226,9 @@ func TestScriptGrantsWithinHeadroom(t *testing.T) {
 		now := w*testWindow + 2500
 		key := "hot"
 		var total, last int64
-		div := tc.divisor
+		div, floor := tc.divisor, int64(1) // a divisor of its own: down to the last unit
 		if div == 0 {
-			div = 4 * pops // the equal share
+			div, floor = 4*pops, tc.floor // the equal share, held at the floor
 		}
 		for range 200 { // each ask takes at least one unit while there is headroom
 			before := goHeadroom(states(t, rdb, m, key, w), pops, 1, max, now-w*testWindow, testWindow)
@@ -235,7 +237,7 @@ func TestScriptGrantsWithinHeadroom(t *testing.T) {
 			last = before
 			assert.LessOrEqual(t, g, before, "%s: a grant of %d never passes the headroom %d before it", name, g, before)
 			switch {
-			case before < tc.floor:
+			case before < floor:
 				assert.Zero(t, g, "%s: no grant below the floor (headroom %d)", name, before)
 			case before >= div*want:
 				assert.Equal(t, int64(want), g, "%s: a headroom of %d at least %d × want grants the want", name, before, div)
@@ -253,7 +255,7 @@ func TestScriptGrantsWithinHeadroom(t *testing.T) {
 		assert.Equal(t, total, st[0].G, "%s: G_w holds every grant", name)
 		// Free credit reserved: R_w and R_{w+1} = P each, R_{w+2} = P: E1 = G + 2P.
 		assert.Equal(t, int64(max-2*pops), total+last, "%s: grants stop when E1 = G_w + R_w + R_{w+1} comes within the floor of the limit", name)
-		assert.Less(t, last, tc.floor, "%s: the headroom left, %d, is below the floor", name, last)
+		assert.Less(t, last, floor, "%s: the headroom left, %d, is below the floor", name, last)
 	}
 }
 

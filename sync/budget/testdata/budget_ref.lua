@@ -17,10 +17,11 @@
 -- ARGV[12] the caller's incarnation  ARGV[13] announce-through (0: none)
 -- ARGV[14] item count  ARGV[15] checks recorded through (ignored: this
 -- script records every check)  ARGV[16] on, per item:
---   field, bucket, n, want, gmin, div, nclaims, claim windows..., nops,
---   (x, gw, u)...; a grant is want when the headroom h >= div * want, else
---   min(want, ceil(h / div)) while h >= gmin (div 1: an owned identity,
---   its want up to the headroom; div < 1 counts as 1)
+--   field, bucket, n, want, g, nclaims, claim windows..., nops,
+--   (x, gw, u)...; g >= 1: a grant is want when the headroom h >= 4P *
+--   want, else min(want, ceil(h / 4P)) while h >= g; g <= 0: the same
+--   with the divisor d = max(1, -g) in place of 4P, while h >= 1 (d = 1:
+--   an owned identity, its want up to the headroom)
 --   op: gw >= 0 takes u from G_gw; x >= 0 adds u to C_x (x = -1: a return);
 --   gw = -1 is the PoP's free credit of window x, which also claims its
 --   slot (K_x + 1); gw = -2 is a fallback admission (C_x only).
@@ -166,7 +167,7 @@ do
   local j = 16
   for _ = 1, nitems do
     checks = checks or tonumber(ARGV[j + 2]) > 0 or tonumber(ARGV[j + 3]) > 0
-    j = j + 7 + tonumber(ARGV[j + 6])
+    j = j + 6 + tonumber(ARGV[j + 5])
     j = j + 1 + 3 * tonumber(ARGV[j])
   end
 end
@@ -252,9 +253,12 @@ for _ = 1, nitems do
   local n = tonumber(ARGV[i + 2])
   local want = tonumber(ARGV[i + 3])
   local gmin = tonumber(ARGV[i + 4])
-  local div = math.max(1, tonumber(ARGV[i + 5]))
-  local nclaims = tonumber(ARGV[i + 6])
-  i = i + 7
+  local div = 4 * P
+  if gmin <= 0 then
+    div, gmin = math.max(1, -gmin), 1
+  end
+  local nclaims = tonumber(ARGV[i + 5])
+  i = i + 6
   local s = {}
   for d = -2, 2 do
     s[d] = load(b, f, w + d)
