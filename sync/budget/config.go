@@ -84,8 +84,9 @@ type Config struct {
 	// left, and lets the next Sync ask a grant; a calm identity's Sync
 	// then also asks a grant ahead of its next request (Redis work per
 	// identity seen, bought for latency). Clients near their limit lose
-	// 2–11% of their quota where they spread over PoPs (the more PoPs,
-	// the more), 1.5% on one (docs/budget.md has both measured).
+	// 2–11% of their quota where they spread over PoPs (the more PoPs a
+	// client spreads over, the more), 1.4% on one (docs/budget.md has
+	// both measured).
 	NoWait bool
 	// SyncInterval is the time between Syncs (Limiter's ticker, and the
 	// demand horizon of a grant); 0 means 100 ms.

@@ -169,9 +169,11 @@ func TestGrantFloor(t *testing.T) {
 // of them). A headroom far from the limit, or nothing counted in the
 // window before (early in a window C holds only what was reported so
 // far), leave it 0 under both. A mutation dropping any of owned's
-// conditions, the clamp at P, or the policy's test fails a case here,
-// and one leaving Divisor out of either path's item fails every case but
-// the zeros.
+// conditions, the clamp at P, or the policy's test fails a case here;
+// one leaving Divisor out of the Sync's item fails every case but the
+// zeros, and one leaving it out of the decision Call's item the
+// default's owned case (under NoWait a contested identity's request is
+// denied here, with no Call).
 func TestGrantDivisor(t *testing.T) {
 	for name, tc := range map[string]struct {
 		prevHere bool  // this PoP admitted a unit in the window before
@@ -243,6 +245,39 @@ func TestGrantDivisor(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestGrantDivisorNothingHere: under NoWait, a contested identity this
+// PoP admitted none of (Redis counted only other PoPs' units: mine is 0)
+// asks a quarter of an equal share (Divisor 0), not a part of its own: a
+// mutation dropping the guard divides by zero, and one reading C/0 as
+// +Inf clamped gave divisor 1, the whole headroom to a PoP that served
+// nothing.
+func TestGrantDivisorNothingHere(t *testing.T) {
+	m := newTestMachine(t, func(c *Config) {
+		c.PoPs, c.NoWait, c.FreeCredit = 4, true, -1
+		c.Limit = core.PerWindow(40, testWindow*time.Millisecond)
+	})
+	_, c := m.Request(w0, "g", 1)
+	require.NotNil(t, c, "no grant or free credit covers it: a decision Call")
+	m.Complete(w0+1, c, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 6, CPrev: 4, Headroom: 5, Retry: 1}}}, nil)
+	e := m.view["g"]
+	require.NotNil(t, e, "a full entry")
+	require.True(t, m.contested(e), "Redis said 5 units of 40 are left")
+	require.Zero(t, m.reported(e)+m.reportedIn(e, e.lowW-1), "nothing of it admitted here")
+	_, c = m.Request(w0+300, "g", 1)
+	require.Nil(t, c, "NoWait denies a contested identity's request here")
+	var item *Item
+	for _, b := range m.Tick(w0 + 301) {
+		for i := range b.Items {
+			if b.Items[i].Key == "g" {
+				item = &b.Items[i]
+			}
+		}
+	}
+	require.NotNil(t, item, "the Sync plans an item for g")
+	require.Positive(t, item.Want, "it tops g up")
+	assert.Zero(t, item.Divisor, "a quarter of an equal share")
 }
 
 // TestFullWaitsSpread: 32 PoPs denied at saturation by the same reply end

@@ -136,8 +136,9 @@ var propGossipDenies uint64
 // (an owned identity, or under NoWait one this PoP served most of: the
 // want up to the whole headroom) larger than the equal share of the
 // headroom would have been, over every run; propSplitGrants those to
-// items of a divisor from 2 to P (under NoWait, a PoP that served more
-// than a P-th of the identity's counted units and less than most).
+// items of a divisor from 2 to P (under NoWait, a PoP that served less
+// than most of the identity's counted units: P, an equal share, at a
+// P-th or less).
 var propWholeGrants, propSplitGrants uint64
 
 // gossipDeny is a deny-until heard gossip set: key denied from at to until.

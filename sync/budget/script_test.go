@@ -207,9 +207,9 @@ func b2i(b bool) int64 {
 // the last units stay at Redis for the requests; 1: down to the last
 // unit). Each grant is the want while the headroom h before it is at
 // least Divisor × want, else ⌈h / Divisor⌉: a quarter of an equal share
-// (Divisor 0, 4P), a larger part (Divisor 6), the whole headroom
-// (Divisor 1, an owned identity); a divisor of the item's own is granted
-// down to the last unit whatever its Floor. A mutation granting an item
+// (Divisor 0, or 4P said outright), a larger part (Divisor 6), the whole
+// headroom (Divisor 1, an owned identity); a divisor of the item's own is
+// granted down to the last unit whatever its Floor. A mutation granting an item
 // a share other than its divisor's, or more than the headroom, or
 // holding a divisor's grant at the Floor, fails.
 func TestScriptGrantsWithinHeadroom(t *testing.T) {
@@ -217,7 +217,7 @@ func TestScriptGrantsWithinHeadroom(t *testing.T) {
 	const pops, max, want = 4, 40, 15
 	for _, tc := range []struct {
 		floor, divisor int64
-	}{{floor: pops}, {floor: 1}, {floor: pops, divisor: 1}, {floor: pops, divisor: 6}} {
+	}{{floor: pops}, {floor: 1}, {floor: pops, divisor: 4 * pops}, {floor: pops, divisor: 1}, {floor: pops, divisor: 6}} {
 		name := fmt.Sprintf("floor %d, divisor %d", tc.floor, tc.divisor)
 		m, err := NewMachine(Config{PoP: "p", Incarnation: 7, Limit: core.PerWindow(max, testWindow*time.Millisecond), PoPs: pops, Buckets: 4, Groups: 2,
 			Namespace: fmt.Sprint("gw", tc.floor, "d", tc.divisor)})
@@ -227,7 +227,7 @@ func TestScriptGrantsWithinHeadroom(t *testing.T) {
 		key := "hot"
 		var total, last int64
 		div, floor := tc.divisor, int64(1) // a divisor of its own: down to the last unit
-		if div == 0 {
+		if div == 0 || div == 4*pops {
 			div, floor = 4*pops, tc.floor // the equal share, held at the floor
 		}
 		for range 200 { // each ask takes at least one unit while there is headroom
