@@ -533,26 +533,36 @@ func TestFullBackoff(t *testing.T) {
 
 // TestNoWait: under Config.NoWait a contested identity's request no grant
 // or free credit covers is denied here (SrcFull), with Redis still
-// reporting headroom, and the next Sync asks a grant for it; by default
-// the same request goes to Redis.
+// reporting headroom, once the units the view knows were admitted of it
+// reach 3/8 of the limit (busy), and the next Sync asks a grant for it;
+// below that, and by default, the same request goes to Redis. A mutation
+// dropping the busy test fails the case under it, one denying whatever
+// the count, or never, fails one of the two.
 func TestNoWait(t *testing.T) {
-	for _, noWait := range []bool{false, true} {
-		m := newTestMachine(t, func(c *Config) { c.NoWait = noWait })
-		m.Request(w0, "h", 1) // free credit
-		_, c := m.Request(w0+1, "h", 1)
-		require.NotNil(t, c, "nothing known yet: Redis is asked")
-		m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 1}}}, nil)
-		d, c := m.Request(w0+3, "h", 1)
-		if !noWait {
-			assert.NotNil(t, c, "default: a contested identity with headroom at Redis is decided there")
-			continue
+	for _, tc := range []struct {
+		cw   int64 // Redis' C after the units it counted
+		busy bool  // cw of a limit of 10 reaches 3.75
+	}{{cw: 3}, {cw: 4, busy: true}} {
+		for _, noWait := range []bool{false, true} {
+			name := fmt.Sprintf("C %d, NoWait %v", tc.cw, noWait)
+			m := newTestMachine(t, func(c *Config) { c.NoWait = noWait })
+			m.Request(w0, "h", 1) // free credit
+			_, c := m.Request(w0+1, "h", 1)
+			require.NotNil(t, c, "%s: nothing known yet: Redis is asked", name)
+			m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, Headroom: 1}}}, nil)
+			require.Equal(t, tc.busy, m.busy(m.view["h"], w0+3, 1000), "%s: busy", name)
+			d, c := m.Request(w0+3, "h", 1)
+			if !noWait || !tc.busy {
+				assert.NotNil(t, c, "%s: a contested identity with headroom at Redis is decided there", name)
+				continue
+			}
+			assert.Nil(t, c, "%s: no Call", name)
+			assert.Equal(t, Decision{Source: SrcFull}, d, "%s: a busy contested request the budget cannot cover is denied here", name)
+			calls := m.Tick(w0 + 100)
+			require.Len(t, calls, 1, "%s: the Sync carries the identity", name)
+			require.Len(t, calls[0].Items, 1)
+			assert.Positive(t, calls[0].Items[0].Want, "%s: the Sync asks a grant for the denied demand", name)
 		}
-		assert.Nil(t, c, "NoWait: no Call")
-		assert.Equal(t, Decision{Source: SrcFull}, d, "NoWait: a contested request the budget cannot cover is denied here")
-		calls := m.Tick(w0 + 100)
-		require.Len(t, calls, 1, "the Sync carries the identity")
-		require.Len(t, calls[0].Items, 1)
-		assert.Positive(t, calls[0].Items[0].Want, "the Sync asks a grant for the denied demand")
 	}
 }
 

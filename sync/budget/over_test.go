@@ -171,9 +171,9 @@ func TestGrantFloor(t *testing.T) {
 // far), leave it 0 under both. A mutation dropping any of owned's
 // conditions, the clamp at P, or the policy's test fails a case here;
 // one leaving Divisor out of the Sync's item fails every case but the
-// zeros, and one leaving it out of the decision Call's item the
-// default's owned case (under NoWait a contested identity's request is
-// denied here, with no Call).
+// zeros, and one leaving it out of the decision Call's item every case
+// but the zeros and the last with a divisor (under NoWait a busy
+// contested identity's request is denied here, with no Call).
 func TestGrantDivisor(t *testing.T) {
 	for name, tc := range map[string]struct {
 		prevHere bool  // this PoP admitted a unit in the window before
@@ -260,13 +260,13 @@ func TestGrantDivisorNothingHere(t *testing.T) {
 	})
 	_, c := m.Request(w0, "g", 1)
 	require.NotNil(t, c, "no grant or free credit covers it: a decision Call")
-	m.Complete(w0+1, c, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 6, CPrev: 4, Headroom: 5, Retry: 1}}}, nil)
+	m.Complete(w0+1, c, &Result{Now: w0 + 1, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 16, CPrev: 4, Headroom: 5, Retry: 1}}}, nil)
 	e := m.view["g"]
 	require.NotNil(t, e, "a full entry")
 	require.True(t, m.contested(e), "Redis said 5 units of 40 are left")
 	require.Zero(t, m.reported(e)+m.reportedIn(e, e.lowW-1), "nothing of it admitted here")
 	_, c = m.Request(w0+300, "g", 1)
-	require.Nil(t, c, "NoWait denies a contested identity's request here")
+	require.Nil(t, c, "NoWait denies a busy contested identity's request here")
 	var item *Item
 	for _, b := range m.Tick(w0 + 301) {
 		for i := range b.Items {
