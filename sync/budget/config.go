@@ -81,7 +81,10 @@ type Config struct {
 	// near its limit is served as pure Redis serves it, at the price of a
 	// round trip for such requests; true (latency first) denies it here
 	// once Redis has said the identity has under a quarter of its limit
-	// left, and lets the next Sync ask a grant; a calm identity's Sync
+	// left and the units known admitted of it reach 3/8 of the limit
+	// (below, budget held elsewhere is what leaves it little headroom,
+	// and the request goes to Redis), and lets the next Sync ask a
+	// grant; a calm identity's Sync
 	// then also asks a grant ahead of its next request (Redis work per
 	// identity seen, bought for latency). Clients near their limit lose
 	// 2–11% of their quota where they spread over PoPs (the more PoPs a

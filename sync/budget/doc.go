@@ -19,7 +19,8 @@
 // credit (Config.FreeCredit units per identity and window), the fallback
 // on the view while Redis is down, and a local denial while Redis' last
 // reply left the identity no headroom (or, with Config.NoWait, once Redis
-// has called it contested). Otherwise Request returns a
+// has called it contested and what was admitted of it reaches 3/8 of the
+// limit). Otherwise Request returns a
 // decision Call: the free slot and the grant balance pay what they can of
 // the request and Redis is asked for the rest; the Call also carries this
 // PoP's report of the identity (its unreported spends and, for an
