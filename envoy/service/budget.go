@@ -25,7 +25,7 @@ type BudgetOptions struct {
 	// Namespace-<max>-<window ms>. "" = "el".
 	Namespace  string
 	FailClosed bool          // Redis unreachable: deny what no grant or free credit covers (else decide on the view)
-	NoWait     bool          // budget.Config.NoWait: deny here a request no grant covers once Redis called the identity contested
+	NoWait     bool          // budget.Config.NoWait: deny here a request no grant covers once Redis called the identity contested and 3/8 of its limit is known admitted
 	Sync       time.Duration // sync interval; 0 = 100 ms
 	Clock      core.Clock    // nil = the system clock
 	// NATS, when set, has every limiter gossip over it (budget.Limiter's

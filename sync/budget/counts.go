@@ -25,7 +25,7 @@ func (m *Machine) viewCounts(e *entry, x int64) (cur, prev int64) {
 	return max(cur, own.Cur), max(prev, own.Prev)
 }
 
-// busy reports whether the units the view knows were admitted of e
+// heavy reports whether the units the view knows were admitted of e
 // (viewCounts, under core's sliding rule at now, in window x) reach 3/8
 // of the limit. NoWait denies here a contested identity's request no
 // grant covers only then: below it, what leaves the identity little
@@ -39,7 +39,7 @@ func (m *Machine) viewCounts(e *entry, x int64) (cur, prev int64) {
 // (round trips saved −0.0–1.1 point, the worst identity at 32 PoPs'
 // spread-attack 1.07 against pure Redis' 1.06), at a half none, at
 // more cost (1.08, and −0.0–1.3 points).
-func (m *Machine) busy(e *entry, now, x int64) bool {
+func (m *Machine) heavy(e *entry, now, x int64) bool {
 	cur, prev := m.viewCounts(e, x)
 	return 8*core.SlidingEstimate(cur, prev, now-x*m.w, m.w) >= 3*float64(m.cfg.Limit.Max)
 }

@@ -58,10 +58,11 @@ func (m *Machine) contested(e *entry) bool {
 }
 
 // horizon is the ms a contested identity's grant should last: four Sync
-// intervals plus RTTs (on pop-sim's mixed scenario, under the earlier policy
-// that denied a busy contested request here, near-limit clients were
-// served 96.4% of their quota with four, 94.8% with two, 91.7% with one:
-// a shorter grant runs out before the next one lands).
+// intervals plus RTTs (on pop-sim's mixed scenario, under an earlier
+// policy that denied here every contested request no grant covered,
+// near-limit clients were served 96.4% of their quota with four, 94.8%
+// with two, 91.7% with one: a shorter grant runs out before the next one
+// lands).
 func (m *Machine) horizon() float64 {
 	return 4 * float64((m.cfg.SyncInterval + m.cfg.RTT).Milliseconds())
 }

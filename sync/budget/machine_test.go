@@ -534,30 +534,45 @@ func TestFullBackoff(t *testing.T) {
 // TestNoWait: under Config.NoWait a contested identity's request no grant
 // or free credit covers is denied here (SrcFull), with Redis still
 // reporting headroom, once the units the view knows were admitted of it
-// reach 3/8 of the limit (busy), and the next Sync asks a grant for it;
-// below that, and by default, the same request goes to Redis. A mutation
-// dropping the busy test fails the case under it, one denying whatever
-// the count, or never, fails one of the two.
+// reach 3/8 of the limit (heavy), and the next Sync asks a grant for it;
+// below that, and by default, the same request goes to Redis. The view's
+// units come from Redis' count of this window, or of the window before
+// under the sliding weight, or this PoP's own count where larger. A
+// mutation dropping the heavy test fails the cases under it; one denying
+// whatever the count, or never, or reading the window before at no
+// weight, or this PoP's own count not at all, fails one of the others.
 func TestNoWait(t *testing.T) {
 	for _, tc := range []struct {
-		cw   int64 // Redis' C after the units it counted
-		busy bool  // cw of a limit of 10 reaches 3.75
-	}{{cw: 3}, {cw: 4, busy: true}} {
+		cw, cprev int64 // Redis' C of this window after the units it counted, and of the window before
+		extra     int64 // units this PoP admits at Redis after that reply, with Redis' count unchanged
+		heavy     bool  // of a limit of 10, the sliding estimate reaches 3.75
+	}{
+		{cw: 3},
+		{cw: 4, heavy: true},
+		{cw: 2, cprev: 2, heavy: true}, // 2 + 2 × (1 − 3/1000)
+		{cw: 2, extra: 2, heavy: true}, // this PoP's own 4 units
+	} {
 		for _, noWait := range []bool{false, true} {
-			name := fmt.Sprintf("C %d, NoWait %v", tc.cw, noWait)
+			name := fmt.Sprintf("C %d, C before %d, %d more here, NoWait %v", tc.cw, tc.cprev, tc.extra, noWait)
 			m := newTestMachine(t, func(c *Config) { c.NoWait = noWait })
 			m.Request(w0, "h", 1) // free credit
 			_, c := m.Request(w0+1, "h", 1)
 			require.NotNil(t, c, "%s: nothing known yet: Redis is asked", name)
-			m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, Headroom: 1}}}, nil)
-			require.Equal(t, tc.busy, m.busy(m.view["h"], w0+3, 1000), "%s: busy", name)
+			res := &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: tc.cw, CPrev: tc.cprev, Headroom: 1}}}
+			m.Complete(w0+2, c, res, nil)
+			for range tc.extra {
+				_, c := m.Request(w0+2, "h", 1)
+				require.NotNil(t, c, "%s: not heavy yet: Redis is asked", name)
+				m.Complete(w0+2, c, res, nil)
+			}
+			require.Equal(t, tc.heavy, m.heavy(m.view["h"], w0+3, 1000), "%s: heavy", name)
 			d, c := m.Request(w0+3, "h", 1)
-			if !noWait || !tc.busy {
+			if !noWait || !tc.heavy {
 				assert.NotNil(t, c, "%s: a contested identity with headroom at Redis is decided there", name)
 				continue
 			}
 			assert.Nil(t, c, "%s: no Call", name)
-			assert.Equal(t, Decision{Source: SrcFull}, d, "%s: a busy contested request the budget cannot cover is denied here", name)
+			assert.Equal(t, Decision{Source: SrcFull}, d, "%s: a heavy contested request the budget cannot cover is denied here", name)
 			calls := m.Tick(w0 + 100)
 			require.Len(t, calls, 1, "%s: the Sync carries the identity", name)
 			require.Len(t, calls[0].Items, 1)

@@ -172,8 +172,8 @@ func TestGrantFloor(t *testing.T) {
 // conditions, the clamp at P, or the policy's test fails a case here;
 // one leaving Divisor out of the Sync's item fails every case but the
 // zeros, and one leaving it out of the decision Call's item every case
-// but the zeros and the last with a divisor (under NoWait a busy
-// contested identity's request is denied here, with no Call).
+// but the zeros and "under a P-th" (under NoWait a heavy contested
+// identity's request is denied here, with no Call).
 func TestGrantDivisor(t *testing.T) {
 	for name, tc := range map[string]struct {
 		prevHere bool  // this PoP admitted a unit in the window before
@@ -248,8 +248,10 @@ func TestGrantDivisor(t *testing.T) {
 }
 
 // TestGrantDivisorNothingHere: under NoWait, a contested identity this
-// PoP admitted none of (Redis counted only other PoPs' units: mine is 0)
-// asks a quarter of an equal share (Divisor 0), not a part of its own: a
+// PoP admitted none of (Redis counted only other PoPs' units: mine is 0;
+// 16 and 4 of them, so the identity is heavy and its request is denied
+// here, the Sync's item asking the top-up) asks a quarter of an equal
+// share (Divisor 0), not a part of its own: a
 // mutation dropping the guard divides by zero, and one reading C/0 as
 // +Inf clamped gave divisor 1, the whole headroom to a PoP that served
 // nothing.
@@ -266,7 +268,7 @@ func TestGrantDivisorNothingHere(t *testing.T) {
 	require.True(t, m.contested(e), "Redis said 5 units of 40 are left")
 	require.Zero(t, m.reported(e)+m.reportedIn(e, e.lowW-1), "nothing of it admitted here")
 	_, c = m.Request(w0+300, "g", 1)
-	require.Nil(t, c, "NoWait denies a busy contested identity's request here")
+	require.Nil(t, c, "NoWait denies a heavy contested identity's request here")
 	var item *Item
 	for _, b := range m.Tick(w0 + 301) {
 		for i := range b.Items {

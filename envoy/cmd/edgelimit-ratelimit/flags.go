@@ -99,7 +99,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.StringVar(&o.pop, "pop", host, "budget: this instance's PoP name, unique among the instances")
 	fs.IntVar(&o.budgetPoPs, "budget-pops", 0, "budget: instances that may admit one identity (required with -backend budget)")
 	fs.DurationVar(&o.budgetSync, "budget-sync", 100*time.Millisecond, "budget: how often reports, returns and grant top-ups go to Redis")
-	fs.BoolVar(&o.budgetNoWait, "budget-no-wait", false, "budget: deny here a request no grant covers once Redis called its identity contested (latency over the last percent of quota)")
+	fs.BoolVar(&o.budgetNoWait, "budget-no-wait", false, "budget: deny here a request no grant covers once Redis called its identity contested and 3/8 of its limit is known admitted (latency over the last percent of quota)")
 	fs.StringVar(&o.natsURL, "nats-url", "", "budget: NATS server(s) for gossip between instances; empty = no gossip")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
