@@ -103,16 +103,15 @@ func (m *Machine) grantFloor(e *entry) int64 {
 // (C of each, at least one unit in each) is one this PoP reported. Its
 // top-up is then granted up to the whole headroom (divisor 1) rather
 // than a share of it: no other PoP's request is denied by budget held
-// here, and a share sized for P
-// PoPs starved the one PoP that has the identity (pinned's near-limit
-// clients waited a round trip for 14,206 requests of 50,000, 7,268 owned;
-// under NoWait, which denies what no grant covers, they were served
-// 84.9% of the reference, 99.6% owned). The window before is required
-// too: early in a window C holds only the units reported so far, and
-// another PoP's are often still unreported spends of its grant, so the
-// last window alone called an identity spread over the PoPs owned (the
-// small limit's near-limit clients: 78 wrongly limited against 28; with
-// both windows 38). When the identity moves to or spreads over other
+// here, and a share sized for P PoPs starved the one PoP that has the
+// identity (pinned's near-limit clients waited a round trip for 14,206
+// requests of 50,000, 7,268 owned; under NoWait, which denies what no
+// grant covers, they were served 84.9% of the reference, 99.6% owned).
+// The window before is required too: early in a window C holds only the
+// units reported so far, and another PoP's are often still unreported
+// spends of its grant, so the last window alone called an identity
+// spread over the PoPs owned (the small limit's near-limit clients: 78
+// wrongly limited against 28; with both windows 38). When the identity moves to or spreads over other
 // PoPs, the first reply that counts another PoP's unit ends it, and the
 // balance held here shrinks at the next Sync without demand to what the
 // rate expects over the grant's horizon (Tick's returns). From this
@@ -142,14 +141,14 @@ func (m *Machine) owned(e *entry) bool {
 // it; clients spread over every PoP 90.6%, 90.6%, 90.9% and 91.7%. A new
 // identity's grant stays the quarter of an equal share: half of one
 // served the flash crowd over 1 s 94.2% of pure Redis' quota, against
-// 96.9%. From this PoP's first unit in a window Redis has not answered
-// about until the reply that does, its count of the window before
-// Redis' last reads 0 while Redis' still holds it (as owned's), and the
-// divisor reads high: the grant is smaller, never larger.
-// The default sends a request no grant covers to Redis instead, and a
-// quarter of this PoP's part bought it 0.1 point of round trips for the
-// worst identity 0.01 over the limit further on 6 of 22 lines
-// (scripts/budget-lines.sh).
+// 96.9%. The default sends a request no grant covers to Redis instead,
+// and a quarter of this PoP's part bought it 0.1 point of round trips for
+// the worst identity 0.01 over the limit further on 6 of 22 lines
+// (scripts/budget-lines.sh). From this PoP's first unit in a window
+// Redis has not answered about until the reply that does, its count of
+// the window before Redis' last reads 0 while Redis' still holds it (as
+// owned's), and the divisor reads high: the grant is smaller, never
+// larger.
 func (m *Machine) divisor(e *entry) int64 {
 	if m.owned(e) {
 		return 1

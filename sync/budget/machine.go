@@ -379,9 +379,10 @@ const giveUpAhead = 2
 // free credit → Redis down (or noCall): fallback on the view →
 // known full (Redis' last reply left no headroom: denied here for the
 // wait absorb set), or contested and heavy under Config.NoWait → a
-// decision Call to Redis. A request the budget cannot cover goes to Redis rather than
-// being denied on a guess: a local denial without Redis' word is where a
-// client near its limit loses quota (docs/budget.md, "Candidates tried").
+// decision Call to Redis. A request the budget cannot cover goes to Redis
+// rather than being denied on a guess: a local denial without Redis' word
+// is where a client near its limit loses quota (docs/budget.md,
+// "Candidates tried").
 func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (Decision, *Call) {
 	if e == nil {
 		if m.freeLight(now, key, n) {
