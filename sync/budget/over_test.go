@@ -195,8 +195,11 @@ func TestGrantDivisor(t *testing.T) {
 		for _, noWait := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, NoWait %v", name, noWait), func(t *testing.T) {
 				want := tc.divisor
-				if !noWait {
-					want = map[bool]int64{true: 1, false: 0}[tc.owned]
+				if !noWait { // the default: owned (1) or the equal share (0)
+					want = 0
+					if tc.owned {
+						want = 1
+					}
 				}
 				m := newTestMachine(t, func(c *Config) {
 					c.PoPs = 4
@@ -227,18 +230,10 @@ func TestGrantDivisor(t *testing.T) {
 					assert.Equal(t, want, c.Items[0].Divisor, "Redis counts %d units of this window, 2 of them this PoP's, and %d of the one before (headroom %d)", tc.cw, tc.cprev, tc.headroom)
 					m.Complete(w0+301, c, &Result{Now: w0 + 301, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: tc.cw, CPrev: tc.cprev, Headroom: tc.headroom, Retry: 1}}}, nil)
 				} else {
-					require.True(t, noWait && tc.headroom < 10, "only NoWait denies a contested identity's request here, without a Call")
+					require.True(t, noWait && tc.headroom < 10, "only NoWait denies a heavy contested identity's request here, without a Call")
 				}
 				m.Request(w0+400, "g", 1) // demand since the last Sync
-				b = m.Tick(w0 + 401)
-				var sync *Item
-				for _, bc := range b {
-					for i := range bc.Items {
-						if bc.Items[i].Key == "g" {
-							sync = &bc.Items[i]
-						}
-					}
-				}
+				sync := itemOf(m.Tick(w0+401), "g")
 				require.NotNil(t, sync, "the Sync plans an item for g")
 				require.Positive(t, sync.Want, "it tops g up")
 				assert.Equal(t, want, sync.Divisor, "the Sync's item has the decision Call's divisor")
@@ -269,17 +264,23 @@ func TestGrantDivisorNothingHere(t *testing.T) {
 	require.Zero(t, m.reported(e)+m.reportedIn(e, e.lowW-1), "nothing of it admitted here")
 	_, c = m.Request(w0+300, "g", 1)
 	require.Nil(t, c, "NoWait denies a heavy contested identity's request here")
-	var item *Item
-	for _, b := range m.Tick(w0 + 301) {
-		for i := range b.Items {
-			if b.Items[i].Key == "g" {
-				item = &b.Items[i]
-			}
-		}
-	}
+	item := itemOf(m.Tick(w0+301), "g")
 	require.NotNil(t, item, "the Sync plans an item for g")
 	require.Positive(t, item.Want, "it tops g up")
 	assert.Zero(t, item.Divisor, "a quarter of an equal share")
+}
+
+// itemOf is the last item about key in calls, or nil.
+func itemOf(calls []*Call, key string) *Item {
+	var it *Item
+	for _, c := range calls {
+		for i := range c.Items {
+			if c.Items[i].Key == key {
+				it = &c.Items[i]
+			}
+		}
+	}
+	return it
 }
 
 // TestFullWaitsSpread: 32 PoPs denied at saturation by the same reply end

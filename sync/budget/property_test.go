@@ -402,10 +402,10 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 				return fmt.Sprintf("script: %v", err)
 			}
 			lease.ran(ev.by, ev.call, res)
+			// a grant past what the equal share gives: ⌈h/4P⌉ of the
+			// headroom h before it (the reply's is after it)
+			share := 4 * int64(ev.by.Config().PoPs)
 			for i, it := range ev.call.Items {
-				// a grant past what the equal share gives: ⌈h/4P⌉ of the
-				// headroom h before it (the reply's is after it)
-				share := 4 * int64(ev.by.Config().PoPs)
 				if g := res.Items[i].Grant; g > (res.Items[i].Headroom+g+share-1)/share {
 					switch {
 					case it.Divisor == 1:
