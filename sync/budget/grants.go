@@ -156,12 +156,19 @@ func (m *Machine) divisor(e *entry) int64 {
 	if !m.cfg.NoWait || !m.contested(e) || e.lowPrev <= 0 {
 		return 0
 	}
-	mine, counted := m.reported(e)+m.reportedIn(e, e.lowW-1), e.lowC+e.lowPrev
+	mine, counted := m.part(e)
 	if mine <= 0 {
 		return 0
 	}
 	d := (2*counted + mine) / (2 * mine) // counted/mine, rounded
 	return min(max(d, 1), int64(m.cfg.PoPs))
+}
+
+// part is this PoP's part of what Redis counted of e: the units Redis
+// counted in its last two windows (counted) and those of them this PoP
+// reported (mine). The grant divisor and the flood test read it.
+func (m *Machine) part(e *entry) (mine, counted int64) {
+	return m.reported(e) + m.reportedIn(e, e.lowW-1), e.lowC + e.lowPrev
 }
 
 // sole reports whether every unit Redis counted of e in its last window

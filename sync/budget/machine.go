@@ -378,7 +378,8 @@ const giveUpAhead = 2
 // made full (promoted) and goes on; cached deny-until → grant balance →
 // free credit → Redis down (or noCall): fallback on the view →
 // known full (Redis' last reply left no headroom: denied here for the
-// wait absorb set), or contested and heavy under Config.NoWait → a
+// wait absorb set), contested and heavy under Config.NoWait, or flooding
+// with a decision Call about it already in flight (flood.go) → a
 // decision Call to Redis. A request the budget cannot cover goes to Redis
 // rather than being denied on a guess: a local denial without Redis' word
 // is where a client near its limit loses quota (docs/budget.md,
@@ -421,7 +422,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		}
 		return verdict(ok, SrcFallback)
 	}
-	if now < e.fullUntil || (m.cfg.NoWait && m.contested(e) && m.heavy(e, now, x)) {
+	if now < e.fullUntil || (m.cfg.NoWait && m.contested(e) && m.heavy(e, now, x)) || (e.asking > 0 && m.flooding(e)) {
 		return verdict(false, SrcFull)
 	}
 	req := &pending{e: e, n: n, x: x}

@@ -626,6 +626,61 @@ func TestOneTopUpInFlight(t *testing.T) {
 	assert.Positive(t, third.Items[0].Want, "with nothing in flight the next Call tops up again")
 }
 
+// TestFloodingDeniedWhileAsking: while a decision Call about an identity
+// is in flight from this PoP, its next request the budget cannot cover is
+// denied here (SrcFull, no Call) when it floods: contested, and its
+// demand, this PoP's rate scaled by its part of what Redis counted,
+// reaches twice the limit. A client near its limit, an identity with
+// headroom, and a flooding one with nothing in flight are each decided at
+// Redis. The test drives the rate through requests and a Tick. It
+// catches the rule without the Call in flight (the last case fails),
+// without the contested test (the third), without the rate test (the
+// first case's second Call is denied), and a rate not scaled by this
+// PoP's part (this PoP served 2 of Redis' 8 units: unscaled, the first
+// case's demand reads 12 units a window, under twice the limit of 10).
+func TestFloodingDeniedWhileAsking(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		headroom int64 // Redis' headroom in its reply (contested under 10/4)
+		inflight int   // decision Calls sent before the Tick and still out
+		settle   bool  // their replies come before the request
+		wantCall bool
+	}{
+		{name: "flooding, a Call in flight", headroom: 1, inflight: 10},
+		{name: "near its limit, a Call in flight", headroom: 1, inflight: 1, wantCall: true},
+		{name: "flooding demand, headroom left", headroom: 5, inflight: 10, wantCall: true},
+		{name: "flooding, nothing in flight", headroom: 1, inflight: 10, settle: true, wantCall: true},
+	} {
+		m := newTestMachine(t, nil) // 10 per window, 2 PoPs
+		m.Request(w0, "f", 1)       // free credit
+		_, c := m.Request(w0+1, "f", 1)
+		require.NotNil(t, c, "%s: Redis is asked", tc.name)
+		m.Complete(w0+2, c, &Result{Now: w0 + 2, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 8, Headroom: tc.headroom}}}, nil)
+		e := m.view["f"]
+		mine, counted := m.part(e)
+		require.Equal(t, [2]int64{2, 8}, [2]int64{mine, counted}, "%s: this PoP reported 2 of Redis' 8 units", tc.name)
+		var out []*Call
+		for i := range tc.inflight {
+			_, c := m.Request(w0+3+int64(i), "f", 1)
+			require.NotNil(t, c, "%s: request %d: no rate known yet, Redis is asked", tc.name, i)
+			out = append(out, c)
+		}
+		m.Tick(w0 + 100) // the demand becomes a rate
+		if tc.settle {
+			for _, c := range out {
+				m.Complete(w0+101, c, &Result{Now: w0 + 101, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 8, Headroom: tc.headroom}}}, nil)
+			}
+		}
+		d, c := m.Request(w0+102, "f", 1)
+		if tc.wantCall {
+			assert.NotNil(t, c, "%s: decided at Redis", tc.name)
+			continue
+		}
+		assert.Nil(t, c, "%s: no Call", tc.name)
+		assert.Equal(t, Decision{Source: SrcFull}, d, "%s: denied here", tc.name)
+	}
+}
+
 // TestClaimsSkipUsedSlots: a calm identity's free unit of window w may
 // still be unreported when its free unit of w+1 is spent; an item sent in
 // w+1 then gives up neither slot, since each op reporting a use claims
