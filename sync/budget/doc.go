@@ -20,9 +20,9 @@
 // on the view while Redis is down, and a local denial while Redis' last
 // reply left the identity no headroom (or, with Config.NoWait, once Redis
 // has called it contested and what was admitted of it reaches 3/8 of the
-// limit), and a local denial of a flooding identity (demand at twice its
-// limit or more) while a decision Call about it is in flight from this
-// PoP (flood.go). Otherwise Request returns a
+// limit), and a local denial of a flooding identity (contested, its
+// demand at twice its limit or more) while a decision Call about it is in
+// flight from this PoP (flood.go). Otherwise Request returns a
 // decision Call: the free slot and the grant balance pay what they can of
 // the request and Redis is asked for the rest; the Call also carries this
 // PoP's report of the identity (its unreported spends and, for an

@@ -8,8 +8,15 @@ const floodFactor = 2
 // floodFactor times the limit a window: this PoP's demand rate (averaged
 // over about a window by the Syncs) scaled by its part of what Redis
 // counted of e (part: an identity this PoP serves a quarter of, four times
-// this PoP's rate), so that neither a client near its limit nor one
-// bursting at a single PoP reads as a flood.
+// this PoP's rate). A client near its limit served at this PoP alone
+// reads its own rate, under twice the limit. The rate counts the units
+// asked here and the part the units admitted, so a PoP denied more than
+// the others (no grant while another PoP holds one) reads its part low
+// and the identity's demand high: a client under its limit can then read
+// as a flood at that PoP, and its requests there while a Call is out are
+// denied; so can one served here alone at a window's start (part). The
+// guards measured against that cost more than they mended
+// (docs/budget.md, "Flooding identities").
 //
 // While a decision Call about a flooding identity is in flight from this
 // PoP, decide denies its next requests the budget cannot cover here

@@ -15,7 +15,7 @@ type Source uint8
 // admitted from it: SrcGrant or SrcFree, see Machine.Complete).
 const (
 	SrcDenyCache Source = iota // cached deny-until, from C alone
-	SrcFull                    // denied locally: Redis' last reply left the identity no headroom
+	SrcFull                    // denied locally: Redis' last reply left the identity no headroom, NoWait's heavy identity, or a flood with a Call out (Machine.decide)
 	SrcGrant                   // admitted from a grant balance
 	SrcFree                    // admitted from this PoP's free credit
 	SrcFallback                // decided on the view while Redis is down

@@ -681,6 +681,37 @@ func TestFloodingDeniedWhileAsking(t *testing.T) {
 	}
 }
 
+// TestFloodingReadsDemand: the flood test's reading of an identity's
+// demand, on entries set by hand (a Call out, contested): this PoP's rate
+// over its part of Redis' count of the last two windows. An identity
+// served here alone at 1.1 of its limit is no flood; one this PoP serves
+// half of, asking here at 0.6 of the limit a window (1.2 in all), is
+// none; at 1.1 here (2.2 in all), it is. Scaling this PoP's rate by P
+// instead of its part fails the first case, reading it unscaled the
+// last, a flood from once the limit the first and third.
+func TestFloodingReadsDemand(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		lowC, lowPrev int64
+		own           core.WindowState
+		rate          float64 // units asked here a window
+		mine, counted int64
+		flooding      bool
+	}{
+		{name: "in step, served here alone", lowC: 5, lowPrev: 5, own: core.WindowState{Index: 1000, Cur: 5, Prev: 5}, rate: 11, mine: 10, counted: 10},
+		{name: "half here, at 1.2 times the limit", lowC: 8, own: core.WindowState{Index: 1000, Cur: 4}, rate: 6, mine: 4, counted: 8},
+		{name: "half here, at 2.2 times the limit", lowC: 8, own: core.WindowState{Index: 1000, Cur: 4}, rate: 11, mine: 4, counted: 8, flooding: true},
+	} {
+		m := newTestMachine(t, nil) // 10 per window, 2 PoPs
+		e := m.entry("d")
+		e.lowW, e.lowC, e.lowPrev, e.headroom = 1000, tc.lowC, tc.lowPrev, 1
+		e.own, e.rate, e.asking = tc.own, tc.rate/testWindow, 1
+		mine, counted := m.part(e)
+		assert.Equal(t, [2]int64{tc.mine, tc.counted}, [2]int64{mine, counted}, "%s: part", tc.name)
+		assert.Equal(t, tc.flooding, m.flooding(e), "%s: flooding", tc.name)
+	}
+}
+
 // TestClaimsSkipUsedSlots: a calm identity's free unit of window w may
 // still be unreported when its free unit of w+1 is spent; an item sent in
 // w+1 then gives up neither slot, since each op reporting a use claims
