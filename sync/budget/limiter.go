@@ -140,7 +140,9 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // stays counted. A ctx whose deadline passed before the call is decided
 // on the view, with a *core.UnavailableError wrapping the deadline, and
 // does not put the Limiter down; one that passes while Redis does not
-// answer is an outage. A call not sent is not counted in Stats. After
+// answer is an outage. A panic in the Redis call (a client's hook) goes
+// on to the caller once the Call is completed as a caller's that left
+// (execDecision). A call not sent is not counted in Stats. After
 // Close it returns ErrClosed. A bad key (core.ValidateKey) or a weight
 // outside 1..Limit.Max returns an error matching core.ErrInvalid, and
 // nothing is counted, planned or sent.
@@ -193,8 +195,7 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	case err != nil:
 		err, failed = &core.UnavailableError{Op: "budget script", Err: err}, false
 	default:
-		r, err = Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
-		err = l.callError(ctx, err)
+		r, err = l.execDecision(ctx, c, t, sent)
 	}
 	// the reply's arrival on the request's timeline: a failed call is
 	// decided on the view as it is then (Machine.Complete)
