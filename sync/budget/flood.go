@@ -33,7 +33,7 @@ const floodFactor = 2
 // 71.4 → 73.8% on mixed, 70.6 → 76.3% on spread-attack, 80.9 → 86.8% on
 // pinned (62.8 → 77.7% on mixed at a limit of 1000), attackers were
 // served 0.995–0.997 of pure Redis' quota (0.997–0.998 before; the small
-// limit's 1.031 → 1.018), every other class within 0.001 of before, and
+// limit's 1.031 → 1.018), every other class within 0.005 of before, and
 // the worst identity stayed within +0.01 of pure Redis' on every line. At
 // three times the limit: 0.4–0.6 point fewer round trips saved and the
 // bursts' decision error 0.33 point higher. docs/budget.md, "Flooding
