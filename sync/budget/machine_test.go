@@ -682,7 +682,7 @@ func TestFloodingDeniedWhileAsking(t *testing.T) {
 }
 
 // TestFloodingReadsDemand: the flood test's reading of an identity's
-// demand, on entries set by hand (a Call out, contested): this PoP's rate
+// demand, on contested entries set by hand: this PoP's rate
 // over its part of Redis' count of the last two windows. An identity
 // served here alone at 1.1 of its limit is no flood; one this PoP serves
 // half of, asking here at 0.6 of the limit a window (1.2 in all), is
@@ -705,7 +705,7 @@ func TestFloodingReadsDemand(t *testing.T) {
 		m := newTestMachine(t, nil) // 10 per window, 2 PoPs
 		e := m.entry("d")
 		e.lowW, e.lowC, e.lowPrev, e.headroom = 1000, tc.lowC, tc.lowPrev, 1
-		e.own, e.rate, e.asking = tc.own, tc.rate/testWindow, 1
+		e.own, e.rate = tc.own, tc.rate/testWindow
 		mine, counted := m.part(e)
 		assert.Equal(t, [2]int64{tc.mine, tc.counted}, [2]int64{mine, counted}, "%s: part", tc.name)
 		assert.Equal(t, tc.flooding, m.flooding(e), "%s: flooding", tc.name)
