@@ -111,8 +111,9 @@ func (m *Machine) grantFloor(e *entry) int64 {
 // units reported so far, and another PoP's are often still unreported
 // spends of its grant, so the last window alone called an identity
 // spread over the PoPs owned (the small limit's near-limit clients: 78
-// wrongly limited against 28; with both windows 38). When the identity moves to or spreads over other
-// PoPs, the first reply that counts another PoP's unit ends it, and the
+// wrongly limited against 28; with both windows 38). When the identity
+// moves to or spreads over other PoPs, the first reply that counts
+// another PoP's unit ends it, and the
 // balance held here shrinks at the next Sync without demand to what the
 // rate expects over the grant's horizon (Tick's returns). From this
 // PoP's first unit in a window Redis has not answered about until the

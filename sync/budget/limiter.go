@@ -197,9 +197,9 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	default:
 		r, err = l.execDecision(ctx, c, t, sent)
 	}
-	// the reply's arrival on the request's timeline: a failed call is
-	// decided on the view as it is then (Machine.Complete)
-	arrived := t + max(0, core.Millis(l.clock.Now())-sent)
+	// a failed call is decided on the view as it is at the reply's arrival
+	// (Machine.Complete)
+	arrived := l.arrival(t, sent)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d = l.m.complete(arrived, c, r, err, failed)
@@ -207,6 +207,13 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 		return core.Decision{}, err // no decision (Machine.Complete)
 	}
 	return l.m.Describe(arrived, key, n, d), err
+}
+
+// arrival is when the reply of a call sent at sent (the PoP's clock) for
+// a request stamped t came, on the request's timeline: t plus the time
+// the call took.
+func (l *Limiter) arrival(t, sent int64) int64 {
+	return t + max(0, core.Millis(l.clock.Now())-sent)
 }
 
 // callError is what a call on ctx that failed with err returns: a

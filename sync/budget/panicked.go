@@ -3,8 +3,6 @@ package budget
 import (
 	"context"
 	"fmt"
-
-	"github.com/edgelimit/edgelimit/core"
 )
 
 // execDecision runs AllowN's decision Call c (Exec, then callError), the
@@ -20,9 +18,8 @@ import (
 func (l *Limiter) execDecision(ctx context.Context, c *Call, t, sent int64) (r *Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			arrived := t + max(0, core.Millis(l.clock.Now())-sent)
 			l.mu.Lock()
-			l.m.complete(arrived, c, nil, &CanceledError{Op: "budget script", Err: errPanicked}, false)
+			l.m.complete(l.arrival(t, sent), c, nil, &CanceledError{Op: "budget script", Err: errPanicked}, false)
 			l.mu.Unlock()
 			panic(p)
 		}
