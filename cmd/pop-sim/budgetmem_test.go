@@ -104,21 +104,23 @@ func TestBudgetRowAndNote(t *testing.T) {
 	assert.Contains(t, table, fmt.Sprintf("by source deny-cache %v (", bySource["deny-cache"]), "the budget note's sources, in the Machine's order")
 	assert.Positive(t, st["paid_late"], "requests Redis denied that the PoP's budget paid at the reply (this run has some)")
 	assert.Contains(t, table, fmt.Sprintf("; paid late %v (", st["paid_late"]), "the budget note's requests paid late")
-	var split []string
-	for _, c := range r.Results[1]["classes"].([]any) {
-		cl := c.(map[string]any)
-		by, _ := cl["false_denies_by_source"].(map[string]any)
-		for _, src := range []string{"deny-cache", "full", "grant", "free", "fallback", "redis"} {
-			if k, ok := by[src]; ok && k.(float64) > 0 {
-				split = append(split, fmt.Sprintf("%s %v", src, k))
+	for _, kind := range []string{"denies", "allows"} {
+		var split []string
+		for _, c := range r.Results[1]["classes"].([]any) {
+			cl := c.(map[string]any)
+			by, _ := cl["false_"+kind+"_by_source"].(map[string]any)
+			for _, src := range []string{"deny-cache", "full", "grant", "free", "fallback", "redis"} {
+				if k, ok := by[src]; ok && k.(float64) > 0 {
+					split = append(split, fmt.Sprintf("%s %v", src, k))
+				}
 			}
+			if len(split) > 0 {
+				assert.Contains(t, table, fmt.Sprintf("%s: %s", cl["class"], strings.Join(split, ", ")), "the budget note's false %s of class %s by source", kind, cl["class"])
+			}
+			split = split[:0]
 		}
-		if len(split) > 0 {
-			assert.Contains(t, table, fmt.Sprintf("%s: %s", cl["class"], strings.Join(split, ", ")), "the budget note's false denies of class %s by source", cl["class"])
-		}
-		split = split[:0]
+		assert.Contains(t, table, "; false "+kind+" by source: ", "the budget note splits false %s", kind)
 	}
-	assert.Contains(t, table, "; false denies by source: ", "the budget note splits false denies")
 
 	keys, err := rdb.Keys(ctx, "*").Result()
 	require.NoError(t, err)

@@ -51,19 +51,24 @@ func budgetNote(name string, r engine.Result) string {
 		name, credit, b.ItemsPerDecision, b.CallsPerDecision, float64(b.RoundTrips)/float64(max(r.Decisions, 1)),
 		b.Machines, b.Calls, b.Items, b.RoundTrips, strings.Join(by, ", "))
 	note += fmt.Sprintf("; paid late %d (denied at Redis, paid by a grant or free credit the reply found: counted under grant or free, they waited a round trip)", b.PaidLate)
-	if fd := falseDenyNote(r); fd != "" {
+	if fd := bySourceNote(r, func(c engine.ClassResult) map[string]int64 { return c.FalseDeniesBySource }); fd != "" {
 		note += "; false denies by source: " + fd
+	}
+	if fa := bySourceNote(r, func(c engine.ClassResult) map[string]int64 { return c.FalseAllowsBySource }); fa != "" {
+		note += "; false allows by source: " + fa
 	}
 	return note
 }
 
-// falseDenyNote lists, per class with false denies, how many each source
-// made ("attackers: full 16452, redis 4116"), sources in the order the
-// Machine tries them, a crash's unanswered requests last.
-func falseDenyNote(r engine.Result) string {
+// bySourceNote lists, per class with any, how many false verdicts of one
+// kind (split picks false denies or false allows) each source made
+// ("attackers: full 16452, redis 4116"), sources in the order the Machine
+// tries them, a crash's unanswered requests last.
+func bySourceNote(r engine.Result, split func(engine.ClassResult) map[string]int64) string {
 	var per []string
 	for _, c := range r.Classes {
-		if len(c.FalseDeniesBySource) == 0 {
+		m := split(c)
+		if len(m) == 0 {
 			continue
 		}
 		var by []string
@@ -72,11 +77,11 @@ func falseDenyNote(r engine.Result) string {
 			if strings.HasPrefix(name, "Source(") {
 				break
 			}
-			if k := c.FalseDeniesBySource[name]; k > 0 {
+			if k := m[name]; k > 0 {
 				by = append(by, fmt.Sprintf("%s %d", name, k))
 			}
 		}
-		if k := c.FalseDeniesBySource["crash"]; k > 0 {
+		if k := m["crash"]; k > 0 {
 			by = append(by, fmt.Sprintf("crash %d", k))
 		}
 		per = append(per, c.Class+": "+strings.Join(by, ", "))

@@ -27,6 +27,9 @@ type ClassResult struct {
 	// unanswered); nil for modes that name no source, and absent from
 	// JSON for those and for a class without false denies.
 	FalseDeniesBySource map[string]int64 `json:"false_denies_by_source,omitempty"`
+	// FalseAllowsBySource splits FalseAllows the same way (a crash
+	// admits nothing it leaves unanswered, so "crash" never appears).
+	FalseAllowsBySource map[string]int64 `json:"false_allows_by_source,omitempty"`
 }
 
 // FaultCost is what one fault of Env.Faults cost a mode: the decisions of
@@ -51,6 +54,7 @@ type judges struct {
 	waited  []int64
 	faults  []faultJudge
 	denyBy  []map[string]int64 // per class: false denies by source (outcome.source set)
+	allowBy []map[string]int64 // per class: false allows by source (outcome.source set)
 }
 
 type faultJudge struct {
@@ -64,8 +68,10 @@ func (e *Env) newJudges(o *outcome) *judges {
 	j := &judges{classes: make([]truth.Tally, len(e.Trace.Classes)), waited: make([]int64, len(e.Trace.Classes))}
 	if o.source != nil {
 		j.denyBy = make([]map[string]int64, len(e.Trace.Classes))
+		j.allowBy = make([]map[string]int64, len(e.Trace.Classes))
 		for c := range j.denyBy {
 			j.denyBy[c] = map[string]int64{}
+			j.allowBy[c] = map[string]int64{}
 		}
 	}
 	w, f := e.Limit.Window, e.Faults
@@ -100,8 +106,12 @@ func (j *judges) observe(e *Env, o *outcome, i int, shouldAllow bool) {
 		if o.latency[i] > 0 {
 			j.waited[c]++
 		}
-		if j.denyBy != nil && shouldAllow && !o.allowed[i] {
-			j.denyBy[c][o.source[i]]++
+		if j.denyBy != nil && shouldAllow != o.allowed[i] {
+			if shouldAllow {
+				j.denyBy[c][o.source[i]]++
+			} else {
+				j.allowBy[c][o.source[i]]++
+			}
 		}
 	}
 	for k := range j.faults {
@@ -137,6 +147,7 @@ func (j *judges) classResults(e *Env, whole *truth.Dense, felt *truth.Felt) []Cl
 			Felt: feltOf(felts[c]), Waited: j.waited[c]})
 		if j.denyBy != nil {
 			out[len(out)-1].FalseDeniesBySource = j.denyBy[c]
+			out[len(out)-1].FalseAllowsBySource = j.allowBy[c]
 		}
 	}
 	return out

@@ -74,28 +74,39 @@ func TestBudgetStatsCountCrashedMachines(t *testing.T) {
 	assertFalseDeniesBySource(t, r, true)
 }
 
-// assertFalseDeniesBySource checks that every class's false denies are
-// split by source: the split sums to the class's FalseDenies and names
-// only the Machine's sources ("crash" too when crashed, and then some).
+// assertFalseDeniesBySource checks that every class's false denies and
+// false allows are split by source: each split sums to the class's
+// FalseDenies or FalseAllows and names only the Machine's sources ("crash"
+// too among the denies when crashed, and then some; never among the
+// allows, since a crash admits nothing it leaves unanswered).
 func assertFalseDeniesBySource(t *testing.T, r Result, crashed bool) {
 	t.Helper()
-	known := map[string]bool{"crash": crashed}
+	known := map[string]bool{}
 	for _, n := range []string{"deny-cache", "full", "grant", "free", "fallback", "redis"} {
 		known[n] = true
 	}
-	var denied, byCrash int64
+	var denied, allowed, byCrash int64
 	for _, c := range r.Classes {
-		require.NotNil(t, c.FalseDeniesBySource, "class %s: no split", c.Class)
+		require.NotNil(t, c.FalseDeniesBySource, "class %s: no split of false denies", c.Class)
+		require.NotNil(t, c.FalseAllowsBySource, "class %s: no split of false allows", c.Class)
 		var sum int64
 		for s, k := range c.FalseDeniesBySource {
-			assert.True(t, known[s], "class %s: source %q", c.Class, s)
+			assert.True(t, known[s] || (crashed && s == "crash"), "class %s: false denies' source %q", c.Class, s)
 			sum += k
 		}
 		assert.Equal(t, c.FalseDenies, sum, "class %s: split %v", c.Class, c.FalseDeniesBySource)
+		sum = 0
+		for s, k := range c.FalseAllowsBySource {
+			assert.True(t, known[s], "class %s: false allows' source %q", c.Class, s)
+			sum += k
+		}
+		assert.Equal(t, c.FalseAllows, sum, "class %s: split %v", c.Class, c.FalseAllowsBySource)
 		denied += c.FalseDenies
+		allowed += c.FalseAllows
 		byCrash += c.FalseDeniesBySource["crash"]
 	}
 	assert.Positive(t, denied, "no false denies: the split is not exercised")
+	assert.Positive(t, allowed, "no false allows: the split is not exercised")
 	if crashed {
 		assert.Positive(t, byCrash, "a crash left no request unanswered that the exact log admits")
 	}
