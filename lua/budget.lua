@@ -31,7 +31,13 @@
 --          (see "The first count": a reply to its call of window w that
 --          asked a decision or a grant recorded w - 1 .. w + 2); when it
 --          is w + 2 the call records nothing again
--- ARGV[16] on, per item:
+-- ARGV[16] age, ms: a decision's sliding estimate (E) and its retry are
+--          taken at now - age, the instant the caller sent the request by
+--          its estimate of the one-way delay, while that instant is within
+--          Redis' window w (else at now); only more cautious than at now,
+--          since the previous window weighs more then. Grants and E1, E2
+--          stay at now. 0: every check at now (a batch sends 0)
+-- ARGV[17] on, per item:
 --   field, bucket, n, want, g, nclaims, claim windows..., nops,
 --   (x, gw, u)...; g >= 1 grants want when the headroom h is at least
 --   4P * want, else min(want, ceil(h / 4P)) (a quarter of an equal share)
@@ -116,9 +122,16 @@ local prefix = ARGV[8]
 local seq = ARGV[9] + 0
 local hotWin = ARGV[10] + 0
 local nitems = ARGV[14] + 0
+local age = ARGV[16] + 0
 
 local w = floor(now / W)
 local elapsed = now - w * W
+-- a decision's instant within w: the request's send by the caller's
+-- estimate (ARGV[16]), or now when that is before w began
+local decElapsed = elapsed
+if age > 0 and age <= elapsed then
+  decElapsed = elapsed - age
+end
 local batch = seq > 0 and hotWin >= 0
 
 local retried = 0
@@ -272,7 +285,7 @@ local bl = {}       -- buckets in order of first mention
 local bf = {}       -- bucket -> its states in order of first mention
 local itS, itArg = {}, {} -- per item: its state, its ARGV index
 local checks = false      -- some item asks a decision (n > 0) or a grant (want > 0)
-local i = 16
+local i = 17
 for n = 1, nitems do
   local f, b = ARGV[i], ARGV[i + 1]
   local id = b .. '|' .. f
@@ -405,20 +418,24 @@ end
 -- the start of w + 2, which E2 guards against grants spent in w + 1),
 -- and, when that is under need, the ms until need units fit if nothing
 -- changes: when E binds, the time the sliding estimate takes to fall to
--- max − need (core.SlidingRetryMillis); when E1 or E2 binds (budget
+-- max − need (core.SlidingRetryMillis), counted for a decision from its
+-- instant (decElapsed: the caller counts it from its send); when E1 or E2 binds (budget
 -- reserved for the next windows), at least the next window. rp, rw, r1,
 -- r2 are R of w - 1, w, w + 1, w + 2: the free credit PoPs may still
 -- spend unseen (computed per item below), or all 0 for what was admitted
 -- and granted alone.
-local Wl = W - elapsed
 local function headroom(s, need, dec, rp, rw, r1, r2)
   local cur = s[10] + s[11] + s[8] + rw
   local prev = s[7] + rp + s[5]
+  local el = elapsed
+  if dec then
+    el = decElapsed
+  end
   local est
   if prev == 0 then
     est = cur
   else
-    est = cur + prev * Wl / W
+    est = cur + prev * (W - el) / W
   end
   local h = ceil(max + 1 - est) - 1
   while h > 0 and not (est < max - h + 1) do
@@ -447,9 +464,9 @@ local function headroom(s, need, dec, rp, rw, r1, r2)
   local retry = 0
   if est >= room then
     if prev > 0 and cur < room then
-      retry = mmax(0, floor(W - (room - cur) * W / prev) + 1 - elapsed)
+      retry = mmax(0, floor(W - (room - cur) * W / prev) + 1 - el)
     else
-      retry = W - elapsed + mmax(0, floor(W - room * W / cur) + 1)
+      retry = W - el + mmax(0, floor(W - room * W / cur) + 1)
     end
   end
   if max - e1 < need or max - e2 < need then

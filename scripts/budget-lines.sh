@@ -20,11 +20,15 @@
 #     PoPs at 40,000 requests a second per PoP (the budget limiter runs
 #     it without free credit: budget.AutoFreeCredit);
 #   - mixed at 1,000,000 identities and 2,000,000 requests (Redis bytes
-#     per identity at scale).
+#     per identity at scale);
+#   - a larger limit: mixed and near-limit at 1,000 per 10 s, ten times the
+#     default's requests (2,000,000) so each identity sends what it does at
+#     100: there a one-way delay of 75 ms moves the sliding estimate by
+#     up to 7.5 units, where at 100 it moves it by less than one.
 #
 # DIR receives each line's report (LINE.json, pop-sim -json), its stderr
 # (LINE.err), the crowd traces, and the table as text (table.txt) and JSON
-# (lines.json). Progress goes to stderr, the table to stdout. About 3–6 min
+# (lines.json). Progress goes to stderr, the table to stdout. About 5–8 min
 # on 2 shared cores.
 #
 #   scripts/budget-lines.sh /tmp/budget-lines
@@ -81,6 +85,8 @@ lines=(
 	"gossip-loss-dup-5%|-scenario mixed -mode redis,$mode-gossip -gossip-loss 0.05 -gossip-dup 0.05"
 	"small-limit-1s|-scenario mixed -window 1s -limit 20 -requests 640000 -identities 100000 -rate 40000"
 	"mixed-1m-identities|-scenario mixed -identities 1000000 -requests 2000000"
+	"mixed-limit-1000|-scenario mixed -limit 1000 -requests 2000000"
+	"near-limit-limit-1000|-scenario near-limit -limit 1000 -requests 2000000"
 )
 names=()
 start=$SECONDS

@@ -105,6 +105,7 @@ type Call struct {
 	hotWin, hotCur int64      // the group's hot cursor when the batch was sent
 	announce       int64      // this PoP may spend free credit through this window, once Redis counts it (0: no announcement)
 	recorded       int64      // its group's checkedTo when planned: the script records this PoP's checks unless they are (lease.go)
+	age            int64      // ms: Redis decides its units as of this long before its now (the request's send by this PoP's estimate; age.go), 0: at its now
 	trip           *trip      // the round trip Stats counted it in (nil: not counted; unsent.go)
 	reset          *resetting // what a Reset's Call took from the view (reset.go)
 }
@@ -233,7 +234,7 @@ func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 		server, now = "1", 0
 	}
 	args := []any{now, server, cfg.Limit.WindowMillis(), cfg.Limit.Max, cfg.PoPs, cfg.FreeCredit,
-		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, c.hotWin, c.hotCur, strconv.FormatUint(cfg.Incarnation, 16), c.announce, len(c.Items), c.recorded}
+		cfg.ExpirySlack.Milliseconds(), tag, c.Seq, c.hotWin, c.hotCur, strconv.FormatUint(cfg.Incarnation, 16), c.announce, len(c.Items), c.recorded, c.age}
 	for _, it := range c.Items {
 		g := max(1, it.Floor) // the equal share's floor
 		if it.Divisor > 0 && it.Divisor != 4*int64(cfg.PoPs) {

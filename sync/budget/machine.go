@@ -73,29 +73,31 @@ type Stats struct {
 // no clock, no I/O, not safe for concurrent use (Limiter wraps it). Every
 // time it is handed is in ms of the PoP's clock. Build one with NewMachine.
 type Machine struct {
-	cfg        Config
-	w          int64               // window, ms
-	view       map[string]*entry   // full entries
-	lights     [2]map[string]light // light records of windows lightX and lightX−1 (light.go)
-	lightX     int64
-	ren        renounced // identities named hot that this PoP holds nothing else of (renounce.go)
-	forgot     int64     // the latest window whose slot state may have been dropped (forget.go)
-	tickX      int64     // the latest window a Tick ran in: the tiers roll at most one window past it (forget.go)
-	clockAt    int64     // the PoP's clock as last read, by a Tick or Clock (ms; math.MinInt64: none): waits of a call stamped ahead count from it (anchor.go)
-	space      string    // Keyspace(Namespace, Limit): every key's hash tag starts with it (tag)
-	all        []*entry  // the full entries; e.slot is e's index (Tick's sweep walks it)
-	dirty      []*entry  // entries to plan at the next Tick (e.queued)
-	sweep      int       // the next index of all the sweep visits
-	groups     []groupState
-	down       bool     // the last call failed; cleared by the next that succeeds
-	graceUntil int64    // after an outage, contested identities stay on the fallback until then (recovered)
-	lease      int64    // the least of the groups' leased: free credit is spent in windows up to it (lease.go)
-	leaseFrom  int64    // the greatest of the groups' leasedFrom
-	reports    reports  // decision Calls carrying reports (reports.go)
-	rseq       uint64   // the last Reset's Call (its guard's sequence)
-	id         string   // sender name in gossip (ID)
-	told       []*entry // identities to name in the next Gossip (e.telling)
-	stats      Stats
+	cfg         Config
+	w           int64               // window, ms
+	view        map[string]*entry   // full entries
+	lights      [2]map[string]light // light records of windows lightX and lightX−1 (light.go)
+	lightX      int64
+	ren         renounced // identities named hot that this PoP holds nothing else of (renounce.go)
+	forgot      int64     // the latest window whose slot state may have been dropped (forget.go)
+	tickX       int64     // the latest window a Tick ran in: the tiers roll at most one window past it (forget.go)
+	clockAt     int64     // the PoP's clock as last read, by a Tick or Clock (ms; math.MinInt64: none): waits of a call stamped ahead count from it (anchor.go)
+	space       string    // Keyspace(Namespace, Limit): every key's hash tag starts with it (tag)
+	all         []*entry  // the full entries; e.slot is e's index (Tick's sweep walks it)
+	dirty       []*entry  // entries to plan at the next Tick (e.queued)
+	sweep       int       // the next index of all the sweep visits
+	groups      []groupState
+	down        bool     // the last call failed; cleared by the next that succeeds
+	graceUntil  int64    // after an outage, contested identities stay on the fallback until then (recovered)
+	lease       int64    // the least of the groups' leased: free credit is spent in windows up to it (lease.go)
+	leaseFrom   int64    // the greatest of the groups' leasedFrom
+	reports     reports  // decision Calls carrying reports (reports.go)
+	rseq        uint64   // the last Reset's Call (its guard's sequence)
+	id          string   // sender name in gossip (ID)
+	told        []*entry // identities to name in the next Gossip (e.telling)
+	stats       Stats
+	oneWay      float64 // ms: half a decision Call's round trip, averaged (age.go)
+	oneWayKnown bool    // a decision Call's reply came back: oneWay holds a sample
 }
 
 // groupState is one group's Sync pipeline: its last sequence number, the
@@ -305,6 +307,7 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 		return m.decideNoCall(now, c.req.e, c.req.n)
 	}
 	sent := m.sentAt(c.Now) // the PoP's clock, not a stamp ahead of it (anchor.go)
+	m.heardBack(now - c.Now)
 	m.recovered(m.arrivedAt(sent, now, c, r))
 	m.acknowledged(c, r)
 	e, it := c.req.e, r.Items[0]
@@ -444,7 +447,7 @@ func (m *Machine) decide(now int64, key string, e *entry, n int64, noCall any) (
 		// no request comes
 		it.Want, it.Floor, it.Divisor = m.topUp(e, x, true), m.grantFloor(e), m.divisor(e)
 	}
-	c := &Call{Group: g, Now: now, Items: []Item{it}, req: req, hotWin: -1}
+	c := &Call{Group: g, Now: now, Items: []Item{it}, req: req, hotWin: -1, age: m.ageFor(e)}
 	m.announce(c, x)
 	if ((m.cfg.FreeCredit > 0 && x+giveUpAhead > e.sentClaims) || len(e.pending()) > 0) && m.reports.room() && !m.ahead(x) {
 		// The request asks Redis, and reports with it: for an identity

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -679,6 +680,47 @@ func TestFloodingDeniedWhileAsking(t *testing.T) {
 		assert.Nil(t, c, "%s: no Call", tc.name)
 		assert.Equal(t, Decision{Source: SrcFull}, d, "%s: denied here", tc.name)
 	}
+}
+
+// TestDecisionCarriesItsAge: a decision Call carries this PoP's estimate
+// of the one-way delay to Redis, half its decision Calls' round trips
+// averaged with weight 1/8 for the newest: none before a reply came back,
+// 40 ms after one of 80 ms, 45 ms after one of 160 ms more; a Call
+// without a reply (its caller left) teaches nothing; an identity greedy here (asking over twice its share)
+// is decided at Redis' now. It catches the age left out of the Call, a
+// round trip not halved, an average that keeps the first sample or
+// takes the last, a Call without a reply counted as a sample, and greedy identities
+// aged.
+func TestDecisionCarriesItsAge(t *testing.T) {
+	m := newTestMachine(t, nil) // 10 per window, 2 PoPs
+	ask := func(at int64, key string) *Call {
+		t.Helper()
+		m.Request(at, key, 1) // its free credit
+		_, c := m.Request(at+1, key, 1)
+		require.NotNil(t, c, "%s: Redis is asked", key)
+		return c
+	}
+	reply := func(at int64) *Result {
+		return &Result{Now: at, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 2, Headroom: 8}}}
+	}
+	c := ask(w0, "a")
+	assert.Zero(t, c.age, "no reply yet: decided at Redis' now")
+	m.Complete(w0+1+80, c, reply(w0+41), nil)
+	c = ask(w0+200, "b")
+	assert.EqualValues(t, 40, c.age, "half of the one round trip seen")
+	m.Complete(w0+201+160, c, reply(w0+281), nil)
+	c = ask(w0+400, "c")
+	assert.EqualValues(t, 45, c.age, "40 + (80 − 40) / 8")
+	m.Complete(w0+401+1000, c, nil, &CanceledError{Op: "budget script", Err: context.Canceled}) // its caller left
+	c = ask(w0+1500, "d")
+	assert.EqualValues(t, 45, c.age, "a failed Call is no sample")
+	m.Complete(w0+1501+90, c, reply(w0+1546), nil)
+
+	g := m.entry("g")
+	g.rate = 2 * 10 / float64(2*testWindow) // twice the share of 2 PoPs, in units a ms
+	require.True(t, m.greedy(g), "g asks twice its share here")
+	c = ask(w0+1700, "g")
+	assert.Zero(t, c.age, "a greedy identity is decided at Redis' now")
 }
 
 // TestFloodingReadsDemand: the flood test's reading of an identity's

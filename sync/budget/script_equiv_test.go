@@ -67,7 +67,9 @@ func refState(t testing.TB, rdb *redis.Client, m *Machine, key string, x int64) 
 // divisor (0: the equal share, 1: owned, granted their want up to the
 // headroom, and those between), an identity twice in a
 // batch, restarts (a new incarnation), PoPs of different free credit
-// announcing the windows they may spend it in (some already past).
+// announcing the windows they may spend it in (some already past), and
+// calls whose decisions are taken at an age before now (Call.age), some
+// reaching back before Redis' window.
 func TestScriptMatchesReference(t *testing.T) {
 	// unit scales the limit and every count: 1 keeps them small (one byte
 	// each in the layout's encoding), 30,000 takes them to three and five.
@@ -176,6 +178,9 @@ func matchReference(t *testing.T, unit int64) {
 		}
 		if rng.IntN(4) == 0 { // an announcement, some of them stale
 			c.announce = w - 2 + rng.Int64N(5)
+		}
+		if rng.IntN(2) == 0 { // decisions taken at an instant before now, some before Redis' window
+			c.age = rng.Int64N(window / 2)
 		}
 		want, err := execRef(ctx, rdb, ref, old, c, now)
 		require.NoError(t, err, "step %d: the reference script runs", step)

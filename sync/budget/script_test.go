@@ -193,6 +193,77 @@ func TestScriptEstimateMatchesCore(t *testing.T) {
 	}
 }
 
+// TestScriptDecisionAtItsAge: a decision Call's age moves the instant its
+// units are decided at, and the retry of a denial, back from Redis' now by
+// that many ms while that stays within Redis' window, and not at all when
+// it would leave it; its grant and the reply's headroom stay at now. Each
+// case writes a state where the previous window weighs, so that the
+// verdict at the aged instant can differ from the one at now, and checks
+// the verdict against core's estimate at the expected instant, the retry
+// against core.SlidingRetryMillis there (E alone binds: nothing is
+// reserved ahead), and the headroom and grant against goHeadroom at now.
+// It catches an age ignored, applied with the wrong sign, applied to the
+// grant or the headroom, applied past the window's start (clamped to it
+// or not), and a retry counted from now.
+func TestScriptDecisionAtItsAge(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	const pops, max = 4, 1000
+	m := testMachine(t, pops, max)
+	var aged, atNow, differ int
+	for i := range 300 {
+		key := fmt.Sprintf("aged%d", i)
+		w := int64(5000 + i)
+		elapsed := rng.Int64N(testWindow)
+		now := w*testWindow + elapsed
+		age := rng.Int64N(testWindow / 4)
+		// every slot claimed (no reservation) and the next windows empty:
+		// E binds, not E1 or E2
+		prevC := 800 + rng.Int64N(400)
+		// C of w near what the estimate at now leaves room for
+		curC := min(max, max64(0, max-prevC*(testWindow-elapsed)/testWindow+rng.Int64N(41)-20))
+		s := map[int]cgk{-2: {}, -1: {C: prevC, K: pops}, 0: {C: curC, K: pops}, 1: {K: pops}, 2: {K: pops}}
+		for d := -2; d <= 2; d++ {
+			writeState(t, rdb, m, key, w+int64(d), s[d])
+		}
+		at := elapsed
+		if age <= elapsed {
+			at = elapsed - age
+			aged++
+		} else {
+			atNow++
+		}
+		cur, prev := s[0].C, s[-1].C
+		ok := core.SlidingAdmits(core.SlidingEstimate(cur, prev, at, testWindow), max, 1)
+		if ok != core.SlidingAdmits(core.SlidingEstimate(cur, prev, elapsed, testWindow), max, 1) {
+			differ++
+		}
+		c := &Call{Group: m.group(m.bucket(key)), Items: []Item{{Key: key, Bucket: m.bucket(key), N: 1, Want: 3, Divisor: 1}}, age: age}
+		r, err := Exec(context.Background(), rdb, m, c, now)
+		require.NoError(t, err, "the budget script runs")
+		it := r.Items[0]
+		assert.Equal(t, b2i(ok), it.Allowed, "case %d: C %d, previous C %d at elapsed %d, age %d: the verdict at elapsed %d", i, cur, prev, elapsed, age, at)
+		if ok {
+			s[0] = cgk{C: cur + 1, K: pops}
+		}
+		h := goHeadroom(s, pops, 0, max, elapsed, testWindow)
+		assert.Equal(t, min(3, h), it.Grant, "case %d: the grant is sized at now (headroom %d before it)", i, h)
+		if !ok {
+			// the grant made after the denial weighs in its wait
+			assert.Equal(t, core.SlidingRetryMillis(cur+it.Grant, prev, at, testWindow, max, 1), it.Retry,
+				"case %d: a denial's retry counts from the decision's instant (elapsed %d)", i, at)
+		}
+		s[0] = cgk{C: s[0].C, G: it.Grant, K: pops}
+		assert.Equal(t, goHeadroom(s, pops, 0, max, elapsed, testWindow), it.Headroom, "case %d: the reply's headroom is at now", i)
+	}
+	t.Logf("%d decisions aged, %d at now (age past the window's start), %d whose verdict the age changed", aged, atNow, differ)
+	require.Positive(t, aged, "no decision was aged")
+	require.Positive(t, atNow, "no age reached back past the window's start")
+	require.Positive(t, differ, "no age changed a verdict: the cases do not test it")
+}
+
 func b2i(b bool) int64 {
 	if b {
 		return 1

@@ -16,7 +16,8 @@
 -- ARGV[10] hot cursor's window ARGV[11] hot cursor
 -- ARGV[12] the caller's incarnation  ARGV[13] announce-through (0: none)
 -- ARGV[14] item count  ARGV[15] checks recorded through (ignored: this
--- script records every check)  ARGV[16] on, per item:
+-- script records every check)  ARGV[16] age: a decision's E and retry
+-- at now - age when that is within w, else at now  ARGV[17] on, per item:
 --   field, bucket, n, want, g, nclaims, claim windows..., nops,
 --   (x, gw, u)...; g >= 1: a grant is want when the headroom h >= 4P *
 --   want, else min(want, ceil(h / 4P)) while h >= g; g <= 0: the same
@@ -164,7 +165,7 @@ if ann > 0 and c > 0 then
 end
 local checks = false
 do
-  local j = 16
+  local j = 17
   for _ = 1, nitems do
     checks = checks or tonumber(ARGV[j + 2]) > 0 or tonumber(ARGV[j + 3]) > 0
     j = j + 6 + tonumber(ARGV[j + 5])
@@ -210,11 +211,16 @@ local function headroom(s, need, dec)
   local cw, p1, p2, n1, n2 = s[0], s[-1], s[-2], s[1], s[2]
   local cur = cw[1] + cw[2] + p1[2] + R(cw, 0)
   local prev = p1[1] + R(p1, -1) + p2[2]
+  local at = elapsed
+  local age = tonumber(ARGV[16])
+  if dec and age > 0 and age <= elapsed then
+    at = elapsed - age
+  end
   local est
   if prev == 0 then
     est = cur
   else
-    est = cur + prev * (W - elapsed) / W
+    est = cur + prev * (W - at) / W
   end
   local h = math.ceil(max + 1 - est) - 1
   while h > 0 and not (est < max - h + 1) do
@@ -233,9 +239,9 @@ local function headroom(s, need, dec)
   local retry = 0
   if est >= room then
     if prev > 0 and cur < room then
-      retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - elapsed)
+      retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - at)
     else
-      retry = W - elapsed + math.max(0, math.floor(W - room * W / cur) + 1)
+      retry = W - at + math.max(0, math.floor(W - room * W / cur) + 1)
     end
   end
   if max - e1 < need or max - e2 < need then
@@ -246,7 +252,7 @@ end
 
 local out = {now, w, retried, 0, through, from}
 local hotOps, hotOrder = {}, {}
-local i = 16
+local i = 17
 for _ = 1, nitems do
   local f = ARGV[i]
   local b = ARGV[i + 1]
