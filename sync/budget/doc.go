@@ -29,9 +29,11 @@
 // identity new here or contested, its free slots of the next two windows
 // given up), numbered so that Redis applies it once. AllowN
 // runs it outside the lock (Exec: lua/budget.lua, EVALSHA then EVAL on
-// NOSCRIPT), which applies the report, decides at Redis, counts the units
-// into C and tops up the grant, and Machine.Complete applies the reply
-// (a denial that what this PoP holds by then covers is admitted from it).
+// NOSCRIPT), which applies the report, decides at Redis (as of the
+// request's send by this PoP's estimate of the one-way delay, the Call's
+// age: age.go), counts the units into C and tops up the grant, and
+// Machine.Complete applies the reply (a denial that what this PoP holds
+// by then covers is admitted from it).
 // Machine.Describe then tells the Decision in core's terms (Remaining,
 // RetryAfter, ResetAfter). Limiter implements core.Limiter: Peek asks
 // Redis with a Call that writes nothing (Machine.Peek, PeekDone), Reset
