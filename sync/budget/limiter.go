@@ -162,6 +162,11 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	}
 	l.m.Clock(pop)
 	d, c := l.m.Request(t, key, n)
+	if c != nil && !l.onRedis {
+		// the script runs at t, the request's own time (at): a decision
+		// there is already at the request's instant, so nothing to age
+		c.age = 0
+	}
 	if c == nil {
 		defer l.mu.Unlock()
 		var err error

@@ -108,3 +108,40 @@ func TestLimiterGroupsByClient(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4, l.m.Config().Groups, "a Groups set by the user is kept")
 }
+
+// TestInjectedClockDecidesUnaged: a Limiter given a clock runs its Calls at
+// the request's own time (Limiter.at), so a decision there is already at
+// the request's instant and carries no age, which would move it before
+// the request. With this PoP's one-way delay taken as 2 s, a request that
+// the estimate at its own instant admits, and the estimate 2 s earlier
+// denies, is admitted; the same request on Redis' clock (no clock given,
+// pop-sim's model of Redis running the Call later) is aged. It catches
+// the age sent with an injected clock's Calls, and the age not sent on
+// Redis' clock.
+func TestInjectedClockDecidesUnaged(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	const max = 100
+	at := int64(w0 + testWindow/2)
+	l, err := New(Config{PoP: "a", Limit: core.PerWindow(max, testWindow*time.Millisecond), PoPs: 1, FreeCredit: -1}, rdb, core.NewManualClock(time.UnixMilli(at)))
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close(ctx) })
+	// previous window 100, this one 45: at half the window the estimate
+	// is 95 (one unit fits), 2 s earlier 115 (none does)
+	writeState(t, rdb, l.m, "k", 999, cgk{C: 100, K: 1})
+	writeState(t, rdb, l.m, "k", 1000, cgk{C: 45, K: 1})
+	l.m.oneWay, l.m.oneWayKnown = 2000, true
+	d, err := l.Allow(ctx, "k")
+	require.NoError(t, err)
+	assert.True(t, d.Allowed, "decided at the request's own instant: %+v", d)
+
+	// the same on Redis' clock, run at the same instant: aged 2 s, denied
+	m := l.m
+	m.oneWay, m.oneWayKnown = 2000, true
+	_, c := m.Request(at, "k", 1)
+	require.NotNil(t, c, "Redis is asked")
+	assert.EqualValues(t, 2000, c.age, "a Call planned by the Machine carries the age")
+	r, err := Exec(ctx, rdb, m, c, at)
+	require.NoError(t, err)
+	assert.EqualValues(t, 0, r.Items[0].Allowed, "aged 2 s, the estimate (116 with the unit admitted above) leaves no unit")
+}
