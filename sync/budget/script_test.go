@@ -140,6 +140,15 @@ func goHeadroom(s map[int]cgk, pops, c, max, elapsed, w int64) int64 {
 	return max64(0, min(h, max-e1, max-e2))
 }
 
+// seeded is a random source of a fresh seed, which it logs (a failure's
+// run can be replayed with it), on PCG stream stream.
+func seeded(t *testing.T, stream uint64) *rand.Rand {
+	t.Helper()
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, stream))
+}
+
 func max64(a, b int64) int64 {
 	if a > b {
 		return a
@@ -159,9 +168,7 @@ func call(t *testing.T, rdb *redis.Client, m *Machine, seq uint64, now int64, it
 // goHeadroom (core.SlidingEstimate / core.SlidingAdmits).
 func TestScriptEstimateMatchesCore(t *testing.T) {
 	rdb, _ := redistest.Client(t)
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := seeded(t, 1)
 	const pops, max = 4, 50
 	m := testMachine(t, pops, max)
 	for i := range 300 {
@@ -207,9 +214,7 @@ func TestScriptEstimateMatchesCore(t *testing.T) {
 // or not), and a retry counted from now.
 func TestScriptDecisionAtItsAge(t *testing.T) {
 	rdb, _ := redistest.Client(t)
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 3))
+	rng := seeded(t, 3)
 	const pops, max = 4, 1000
 	m := testMachine(t, pops, max)
 	var aged, atNow, differ int
