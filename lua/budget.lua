@@ -419,11 +419,11 @@ end
 -- and, when that is under need, the ms until need units fit if nothing
 -- changes: when E binds, the time the sliding estimate takes to fall to
 -- max − need (core.SlidingRetryMillis), counted for a decision from its
--- instant (decElapsed: the caller counts it from its send); when E1 or E2 binds (budget
--- reserved for the next windows), at least the next window. rp, rw, r1,
--- r2 are R of w - 1, w, w + 1, w + 2: the free credit PoPs may still
--- spend unseen (computed per item below), or all 0 for what was admitted
--- and granted alone.
+-- instant (decElapsed: the caller counts it from its send); when E1 or
+-- E2 binds (budget reserved for the next windows), at least the next
+-- window. rp, rw, r1, r2 are R of w - 1, w, w + 1, w + 2: the free credit
+-- PoPs may still spend unseen (computed per item below), or all 0 for
+-- what was admitted and granted alone.
 local function headroom(s, need, dec, rp, rw, r1, r2)
   local cur = s[10] + s[11] + s[8] + rw
   local prev = s[7] + rp + s[5]
