@@ -686,11 +686,11 @@ func TestFloodingDeniedWhileAsking(t *testing.T) {
 // of the one-way delay to Redis, half its decision Calls' round trips
 // averaged with weight 1/8 for the newest: none before a reply came back,
 // 40 ms after one of 80 ms, 45 ms after one of 160 ms more; a Call
-// without a reply (its caller left) teaches nothing; an identity greedy here (asking over twice its share)
-// is decided at Redis' now. It catches the age left out of the Call, a
-// round trip not halved, an average that keeps the first sample or
-// takes the last, a Call without a reply counted as a sample, and greedy identities
-// aged.
+// without a reply (its caller left) teaches nothing; an identity greedy
+// here (asking over twice its share) is decided at Redis' now. It
+// catches the age left out of the Call, a round trip not halved, an
+// average that keeps the first sample or takes the last, a Call without
+// a reply counted as a sample, and greedy identities aged.
 func TestDecisionCarriesItsAge(t *testing.T) {
 	m := newTestMachine(t, nil) // 10 per window, 2 PoPs
 	ask := func(at int64, key string) *Call {
@@ -713,7 +713,7 @@ func TestDecisionCarriesItsAge(t *testing.T) {
 	assert.EqualValues(t, 45, c.age, "40 + (80 − 40) / 8")
 	m.Complete(w0+401+1000, c, nil, &CanceledError{Op: "budget script", Err: context.Canceled}) // its caller left
 	c = ask(w0+1500, "d")
-	assert.EqualValues(t, 45, c.age, "a failed Call is no sample")
+	assert.EqualValues(t, 45, c.age, "a Call without a reply is no sample")
 	m.Complete(w0+1501+90, c, reply(w0+1546), nil)
 
 	g := m.entry("g")
