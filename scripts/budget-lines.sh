@@ -22,9 +22,9 @@
 #   - mixed at 1,000,000 identities and 2,000,000 requests (Redis bytes
 #     per identity at scale);
 #   - a larger limit: mixed and near-limit at 1,000 per 10 s, ten times the
-#     default's requests (2,000,000) so each identity sends what it does at
-#     100: there a one-way delay of 75 ms moves the sliding estimate by
-#     up to 7.5 units, where at 100 it moves it by less than one.
+#     default's requests (2,000,000), so each identity sends the same
+#     multiple of its limit as at 100: there a one-way delay of 75 ms moves
+#     the sliding estimate by up to 7.5 units, at 100 by under one.
 #
 # DIR receives each line's report (LINE.json, pop-sim -json), its stderr
 # (LINE.err), the crowd traces, and the table as text (table.txt) and JSON
