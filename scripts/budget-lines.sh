@@ -28,7 +28,7 @@
 #
 # DIR receives each line's report (LINE.json, pop-sim -json), its stderr
 # (LINE.err), the crowd traces, and the table as text (table.txt) and JSON
-# (lines.json). Progress goes to stderr, the table to stdout. About 5–8 min
+# (lines.json). Progress goes to stderr, the table to stdout. About 3–6 min
 # on 2 shared cores.
 #
 #   scripts/budget-lines.sh /tmp/budget-lines
