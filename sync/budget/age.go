@@ -35,17 +35,30 @@ const oneWayWeight = 1.0 / 8
 // heardBack folds a decision Call's round trip, rtt ms on this PoP's
 // clock from its request to its reply, into oneWay: half of it, averaged
 // (exponentially, oneWayWeight). A negative rtt (a reply handed back on
-// a clock behind the request's) is ignored.
+// a clock behind the request's) is ignored. A sample counts at most
+// oneWayCap: a slow reply (a client pool's wait, a pause, a NOSCRIPT's
+// second round trip, the first call's dial) took round trips or waits
+// the next Call will not, and an age too long denies near the limit what
+// Redis at the request's instant would admit.
 func (m *Machine) heardBack(rtt int64) {
 	if rtt < 0 {
 		return
 	}
-	half := float64(rtt) / 2
+	half := min(float64(rtt)/2, m.oneWayCap())
 	if !m.oneWayKnown {
 		m.oneWay, m.oneWayKnown = half, true
 		return
 	}
 	m.oneWay += (half - m.oneWay) * oneWayWeight
+}
+
+// oneWayCap is the most one sample adds to oneWay's average, ms: twice the
+// average, and at least the configured round trip (Config.RTT), so the
+// first sample counts at most that and an average near 0 can still grow.
+// A delay that truly grows is followed within a few Calls (each sample
+// can move the average up by an eighth of it).
+func (m *Machine) oneWayCap() float64 {
+	return max(2*m.oneWay, float64(m.cfg.RTT.Milliseconds()))
 }
 
 // ageFor is the age, ms, of a decision Call about e planned now: this

@@ -686,11 +686,13 @@ func TestFloodingDeniedWhileAsking(t *testing.T) {
 // of the one-way delay to Redis, half its decision Calls' round trips
 // averaged with weight 1/8 for the newest: none before a reply came back,
 // 40 ms after one of 80 ms, 45 ms after one of 160 ms more; a Call
-// without a reply (its caller left) teaches nothing; an identity greedy
-// here (asking over twice its share) is decided at Redis' now. It
-// catches the age left out of the Call, a round trip not halved, an
-// average that keeps the first sample or takes the last, a Call without
-// a reply counted as a sample, and greedy identities aged.
+// without a reply (its caller left) teaches nothing; a slow reply counts
+// as twice the average, and a first one at most the configured round
+// trip; an identity greedy here (asking over twice its share) is decided
+// at Redis' now. It catches the age left out of the Call, a round trip
+// not halved, an average that keeps the first sample or takes the last,
+// a Call without a reply counted as a sample, a sample or a first sample
+// uncapped, and greedy identities aged.
 func TestDecisionCarriesItsAge(t *testing.T) {
 	m := newTestMachine(t, nil) // 10 per window, 2 PoPs
 	ask := func(at int64, key string) *Call {
@@ -714,13 +716,24 @@ func TestDecisionCarriesItsAge(t *testing.T) {
 	m.Complete(w0+401+1000, c, nil, &CanceledError{Op: "budget script", Err: context.Canceled}) // its caller left
 	c = ask(w0+1500, "d")
 	assert.EqualValues(t, 45, c.age, "a Call without a reply is no sample")
-	m.Complete(w0+1501+90, c, reply(w0+1546), nil)
+	m.Complete(w0+1501+1000, c, reply(w0+1546), nil) // a slow reply: half of it, 500, counts as twice the average
+	c = ask(w0+2600, "e")
+	assert.EqualValues(t, 50, c.age, "45 + (2 × 45 − 45) / 8 = 50.6")
+	m.Complete(w0+2601+90, c, reply(w0+2646), nil)
 
 	g := m.entry("g")
 	g.rate = 2 * 10 / float64(2*testWindow) // twice the share of 2 PoPs, in units a ms
 	require.True(t, m.greedy(g), "g asks twice its share here")
 	c = ask(w0+1700, "g")
 	assert.Zero(t, c.age, "a greedy identity is decided at Redis' now")
+
+	// a first reply that took several round trips (a dial, a NOSCRIPT's
+	// second trip) counts at most the configured round trip, 50 ms
+	m = newTestMachine(t, nil)
+	c = ask(w0, "a")
+	m.Complete(w0+1+2000, c, reply(w0+1000), nil)
+	c = ask(w0+2100, "b")
+	assert.EqualValues(t, m.Config().RTT.Milliseconds(), c.age, "the first sample capped at Config.RTT")
 }
 
 // TestFloodingReadsDemand: the flood test's reading of an identity's
