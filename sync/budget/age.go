@@ -1,5 +1,7 @@
 package budget
 
+import "time"
+
 // A decision Call's age. Redis runs a decision when the Call arrives, one
 // one-way delay after the request was made; the sliding estimate there
 // weighs the previous window less than it did at the request, by prev ×
@@ -35,7 +37,7 @@ const oneWayWeight = 1.0 / 8
 // heardBack folds a decision Call's round trip, rtt ms on this PoP's
 // clock from its request to its reply, into oneWay: half of it, averaged
 // (exponentially, oneWayWeight). A negative rtt (a reply handed back on
-// a clock behind the request's) is ignored. A sample counts at most
+// a clock behind the request's) is ignored. A sample counts as at most
 // oneWayCap: a slow reply (a client pool's wait, a pause, a NOSCRIPT's
 // second round trip, the first call's dial) took round trips or waits
 // the next Call will not, and an age too long denies near the limit what
@@ -52,13 +54,15 @@ func (m *Machine) heardBack(rtt int64) {
 	m.oneWay += (half - m.oneWay) * oneWayWeight
 }
 
-// oneWayCap is the most one sample adds to oneWay's average, ms: twice the
-// average, and at least the configured round trip (Config.RTT), so the
-// first sample counts at most that and an average near 0 can still grow.
-// A delay that truly grows is followed within a few Calls (each sample
-// can move the average up by an eighth of it).
+// oneWayCap is the most one sample counts as, ms: the larger of twice
+// oneWay's average, the expected one-way delay (half Config.RTT) and 1
+// ms. So the first sample counts at most the expected delay, and an
+// average below it, or near 0, can still grow. A delay above the
+// expected one is followed at most an eighth of the average a Call
+// (about six Calls to double): an age too short, as before ages were
+// sent, never one too long.
 func (m *Machine) oneWayCap() float64 {
-	return max(2*m.oneWay, float64(m.cfg.RTT.Milliseconds()))
+	return max(2*m.oneWay, float64(m.cfg.RTT)/float64(2*time.Millisecond), 1)
 }
 
 // ageFor is the age, ms, of a decision Call about e planned now: this

@@ -95,7 +95,11 @@ type Config struct {
 	// demand horizon of a grant); 0 means 100 ms.
 	SyncInterval time.Duration
 	// RTT is the expected round trip to Redis, added to the grant horizon;
-	// 0 means 50 ms.
+	// 0 means 50 ms. Half of it bounds the first sample of this PoP's
+	// one-way delay, the age its decisions at Redis are taken at (a first
+	// call that dials or loads the script takes several round trips): set
+	// it to at least the real round trip, or the age grows to the real
+	// delay by at most an eighth a decision Call.
 	RTT time.Duration
 	// ExpirySlack is added to every Redis key's expiry; 0 means
 	// DefaultExpirySlack.

@@ -11,22 +11,27 @@
 // entry, for which decide tries in order: the cached deny-until, the grant
 // balance, this PoP's free credit (Config.FreeCredit units per identity
 // and window), the fallback on the view while Redis is down, a local
-// denial while Redis' last reply left no headroom, and one of a flooding
-// identity while a Call about it is in flight (flood.go). Otherwise
-// Request returns a decision Call, carrying this PoP's numbered report of
-// the identity; AllowN runs it outside the lock (Exec: lua/budget.lua),
-// which applies the report, decides at Redis as of the request's send
-// (the Call's age: age.go), counts the units and tops up the grant, and
-// Machine.Complete applies the reply. Machine.Describe tells the Decision
-// in core's terms. Peek asks Redis with a Call that writes nothing; Reset
-// forgets an identity at Redis and, once Redis applied it, in the view.
-// Every SyncInterval, Limiter.Sync runs Machine.Tick's batches (spends,
-// returns, free-slot claims, grant requests) and Machine.Finish applies
-// their replies; with Limiter.UseNATS, Machine.Gossip names identities
-// over their limit at Redis alone and other PoPs deny them without a
-// round trip (Machine.Hear). Close runs a last Sync.
+// denial while Redis' last reply left no headroom (with Config.NoWait,
+// also once Redis called the identity contested and what was admitted of
+// it reaches 3/8 of the limit), and one of a flooding identity while a
+// Call about it is in flight (flood.go). Otherwise Request returns a
+// decision Call, carrying this PoP's numbered report of the identity when
+// it has one (at most 32 outstanding); AllowN runs it outside the lock
+// (Exec: lua/budget.lua), which applies the report, decides at Redis as
+// of the request's send (now less the Call's age, this PoP's estimate of
+// its one-way delay: age.go), counts the units and tops up the grant, and
+// Machine.Complete applies the reply (a denial that what this PoP holds
+// by then covers is admitted from it). Machine.Describe tells the
+// Decision in core's terms. Peek asks Redis with a Call that writes
+// nothing; Reset forgets an identity at Redis and, once Redis applied it,
+// in the view. Every SyncInterval the loop Limiter.Start began calls
+// Limiter.Sync, which runs Machine.Tick's batches (spends, returns,
+// free-slot claims, grant requests) and Machine.Finish applies their
+// replies; with Limiter.UseNATS, Machine.Gossip names identities over
+// their limit at Redis alone and other PoPs deny them without a round
+// trip (Machine.Hear). Close runs a last Sync.
 //
-// Invariants, each checked on a real Redis over random interleavings:
+// The invariant and the stated bounds, each with its test on a real Redis:
 //
 //   - Budget: at every admission by any PoP, the sliding estimate of the
 //     units all PoPs truly admitted satisfies core.SlidingAdmits, as pure
@@ -34,14 +39,16 @@
 //     units it knows of), G (granted, not yet reported) and K (free slots
 //     claimed), and grants or decides only while what the PoPs can still
 //     admit unasked stays within the limit now and at the starts of the
-//     next two windows (TestPropertyBudget).
+//     next two windows (TestPropertyBudget, over random interleavings).
 //   - Counting: Sync batches, decision Calls carrying a report, and
 //     Resets are numbered, each kind in a sequence of its own, and Redis
 //     applies a number at most once (a guard per incarnation and group),
 //     so a retried or resent report changes nothing (TestScriptRetriedBatch,
 //     TestDecisionReportAppliedOnce, TestResetReplyLostAppliedOnce). A
 //     caller that left (*CanceledError) is no outage and no decision: its
-//     report goes again, what its request took goes back
+//     report goes again, what its request took goes back, and what Redis
+//     may have counted of a Call it ran stays counted; a caller gone
+//     before its call takes and sends nothing
 //     (TestCanceledInFlightKeepsReports, TestCanceledBeforeCallCountsNothing).
 //   - Gossip only denies: a count heard is a lower bound merged by
 //     maximum, so duplicated, reordered or lost messages change nothing a
@@ -50,13 +57,16 @@
 //     the free slots' reservation at Redis already, so nothing it admitted
 //     is missing from the accounting; a restarted PoP spends no fresh free
 //     credit in a window decided while its previous incarnation was
-//     counted (lease.go; TestPropertyBudget allows the bound from before
-//     that rule: c per restart per window, and c of another PoP's slot a
-//     second claim may hide).
+//     counted, unless those decisions reserved for one more spender
+//     (lease.go, "the first count"; TestPropertyBudget allows the bound
+//     from before that rule: c per restart per window, and c of another
+//     PoP's slot a second claim may hide).
 //   - Redis loss: if Redis loses its state, the PoPs together may admit up
 //     to Max more in the loss's window and the two after it, and 2c·P of
-//     leased free credit through the fourth; then the invariant holds
-//     again (TestPropertyRedisLosesState).
+//     leased free credit through the fourth window after it; then the
+//     invariant holds again, as nothing a Machine keeps from the lost keys
+//     outlasts the third window after the loss (TestPropertyRedisLosesState,
+//     over random interleavings; TestLimiterAfterRedisRestartsEmpty).
 //
 // Every Redis key of a limit carries its Keyspace (Config.Namespace, Max
 // and window) in its hash tag, so limits sharing a Namespace never share a

@@ -687,14 +687,19 @@ func TestFloodingDeniedWhileAsking(t *testing.T) {
 // averaged with weight 1/8 for the newest: none before a reply came back,
 // 40 ms after one of 80 ms, 45 ms after one of 160 ms more; a Call
 // without a reply (its caller left) teaches nothing; a slow reply counts
-// as twice the average, and a first one at most the configured round
-// trip; an identity greedy here (asking over twice its share) is decided
-// at Redis' now. It catches the age left out of the Call, a round trip
-// not halved, an average that keeps the first sample or takes the last,
-// a Call without a reply counted as a sample, a sample or a first sample
-// uncapped, and greedy identities aged.
+// as twice the average, and a first one at most the expected one-way
+// delay (half Config.RTT); an expected round trip under 2 ms still lets
+// the age grow from 1 ms; an identity greedy here (asking over twice its
+// share) is decided at Redis' now. It catches the age left out of the
+// Call, a round trip not halved, an average that keeps the first sample
+// or takes the last, a Call without a reply counted as a sample, a
+// sample or a first sample uncapped, the 1 ms floor left out (or
+// Config.RTT rounded down to whole ms, which stuck the age at 0), and
+// greedy identities aged.
 func TestDecisionCarriesItsAge(t *testing.T) {
-	m := newTestMachine(t, nil) // 10 per window, 2 PoPs
+	// 10 per window, 2 PoPs; an expected round trip of 100 ms, so no
+	// sample below is capped but the slow one
+	m := newTestMachine(t, func(c *Config) { c.RTT = 100 * time.Millisecond })
 	ask := func(at int64, key string) *Call {
 		t.Helper()
 		m.Request(at, key, 1) // its free credit
@@ -724,16 +729,28 @@ func TestDecisionCarriesItsAge(t *testing.T) {
 	g := m.entry("g")
 	g.rate = 2 * 10 / float64(2*testWindow) // twice the share of 2 PoPs, in units a ms
 	require.True(t, m.greedy(g), "g asks twice its share here")
-	c = ask(w0+1700, "g")
+	c = ask(w0+2800, "g")
 	assert.Zero(t, c.age, "a greedy identity is decided at Redis' now")
 
 	// a first reply that took several round trips (a dial, a NOSCRIPT's
-	// second trip) counts at most the configured round trip, 50 ms
+	// second trip) counts at most the expected one-way delay, half the
+	// default 50 ms round trip
 	m = newTestMachine(t, nil)
 	c = ask(w0, "a")
 	m.Complete(w0+1+2000, c, reply(w0+1000), nil)
 	c = ask(w0+2100, "b")
-	assert.EqualValues(t, m.Config().RTT.Milliseconds(), c.age, "the first sample capped at Config.RTT")
+	assert.EqualValues(t, 25, c.age, "the first sample capped at Config.RTT / 2")
+
+	// an expected round trip under 2 ms still lets the age grow, from 1 ms,
+	// at most an eighth a Call: 20 ms one-way for 21 Calls reads 1 × (9/8)^20
+	m = newTestMachine(t, func(c *Config) { c.RTT = 500 * time.Microsecond })
+	for i := range 21 {
+		at := w0 + int64(i)*100
+		c = ask(at, fmt.Sprint("r", i))
+		m.Complete(at+1+40, c, reply(at+21), nil)
+	}
+	c = ask(w0+2200, "s")
+	assert.EqualValues(t, 10, c.age, "1.125^20 = 10.5: the age grows from the 1 ms floor")
 }
 
 // TestFloodingReadsDemand: the flood test's reading of an identity's
