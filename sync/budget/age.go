@@ -59,8 +59,8 @@ func (m *Machine) heardBack(rtt int64) {
 // ms. So the first sample counts at most the expected delay, and an
 // average below it, or near 0, can still grow. A delay above the
 // expected one is followed at most an eighth of the average a Call
-// (about six Calls to double): an age too short, as before ages were
-// sent, never one too long.
+// (about six Calls to double): while it catches up the age is too short,
+// as it was before ages were sent, not too long.
 func (m *Machine) oneWayCap() float64 {
 	return max(2*m.oneWay, float64(m.cfg.RTT)/float64(2*time.Millisecond), 1)
 }
