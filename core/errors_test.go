@@ -25,6 +25,7 @@ func TestLimitValidate(t *testing.T) {
 		{PerWindow(1, 0), ErrBadWindow},
 		{PerWindow(1, -time.Second), ErrBadWindow},
 		{PerWindow(1, 999*time.Microsecond), ErrBadWindow},
+		{PerWindow(1, 1500*time.Microsecond), ErrBadWindow}, // not whole ms: enforced as 1 ms, sharing its keys
 		{Limit{Max: 1, Window: time.Second, Algorithm: 4}, ErrBadAlgorithm},
 		{Limit{Max: 1001, Window: time.Millisecond, Algorithm: TokenBucket}, ErrBadLimit},
 	}

@@ -79,13 +79,15 @@ const MaxWindow = 100 * 365 * 24 * time.Hour
 
 // Validate returns ErrBadLimit, ErrBadWindow or ErrBadAlgorithm when the
 // limit cannot be enforced, and nil otherwise: Max must lie in
-// [1, MaxLimit] and Window in [1ms, MaxWindow]. A token bucket also needs
+// [1, MaxLimit] and Window in [1ms, MaxWindow], a whole number of
+// milliseconds (every limiter keeps time in ms: a window of 1.5 ms would
+// be enforced as 1 ms, and share its keys). A token bucket also needs
 // Window/Max of at least one microsecond.
 func (l Limit) Validate() error {
 	switch {
 	case l.Max <= 0 || l.Max > MaxLimit:
 		return ErrBadLimit
-	case l.Window < time.Millisecond || l.Window > MaxWindow:
+	case l.Window < time.Millisecond || l.Window > MaxWindow || l.Window%time.Millisecond != 0:
 		return ErrBadWindow
 	case int(l.Algorithm) >= len(algorithmNames):
 		return ErrBadAlgorithm

@@ -137,7 +137,7 @@ func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int6
 	if err != nil {
 		return nil, storeError(rdb, err)
 	}
-	return parse(v, len(c.Items))
+	return parse(v, len(c.Items), m.cfg.Buckets)
 }
 
 // ExecAll runs calls of Machine m (a Tick's batches) in one pipeline at
@@ -182,12 +182,17 @@ func ExecJobs(ctx context.Context, rdb redis.UniversalClient, jobs []Job) ([]*Re
 			errs[i] = storeError(rdb, err)
 			continue
 		}
-		res[i], errs[i] = parse(v, len(jobs[i].C.Items))
+		res[i], errs[i] = parse(v, len(jobs[i].C.Items), jobs[i].M.cfg.Buckets)
 	}
 	return res, errs
 }
 
-func parse(v []any, items int) (*Result, error) {
+// parse reads a script reply for a call of items items from a Machine of
+// buckets buckets. A reply of the wrong shape (a value of the wrong type,
+// a hot identity not spelled bucket|key or whose bucket is not one of the
+// Machine's: a corrupted or foreign hot-list member, which would index
+// past the Machine's groups) returns a *core.UnavailableError.
+func parse(v []any, items, buckets int) (*Result, error) {
 	bad := func(what string) error {
 		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), items, what)}
 	}
@@ -212,8 +217,8 @@ func parse(v []any, items int) (*Result, error) {
 		s, ok := h.(string)
 		b, key, cut := strings.Cut(s, "|")
 		bucket, err := strconv.Atoi(b)
-		if !ok || !cut || err != nil {
-			return nil, bad(fmt.Sprintf("hot identity %v is not bucket|key", h))
+		if !ok || !cut || err != nil || bucket < 0 || bucket >= buckets {
+			return nil, bad(fmt.Sprintf("hot identity %v is not bucket|key with a bucket in [0, %d)", h, buckets))
 		}
 		r.Hot = append(r.Hot, HotKey{Key: key, Bucket: bucket})
 	}

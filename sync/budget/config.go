@@ -27,13 +27,22 @@ const MaxPoPLen = 64
 // windows). Limit.Validate refuses a larger one.
 const MaxLimit = core.MaxLimit
 
+// MaxPoPs is the largest Config.PoPs accepted (2^21 − 1), and
+// MaxFreeCredit the largest Config.FreeCredit (2^32 − 1): Redis' script
+// packs a window's spender count and the largest credit announced into
+// one Lua number (count × 2^32 + credit), exact while both fit.
+const (
+	MaxPoPs       = 1<<21 - 1
+	MaxFreeCredit = 1<<32 - 1
+)
+
 // Config configures a Machine (and a Limiter). The zero value is not valid:
 // PoP, Limit and PoPs must be set; every other field has a default.
 type Config struct {
 	PoP         string     // this PoP's name (required, 1..MaxPoPLen bytes)
 	Incarnation uint64     // this process' random incarnation; 0 is refused by NewMachine (New draws one)
 	Limit       core.Limit // units per window (required; the sliding window counter, Max at most MaxLimit)
-	PoPs        int        // the deployment's number of PoPs, P (required, ≥ 1)
+	PoPs        int        // the deployment's number of PoPs, P (required, 1..MaxPoPs)
 	// FreeCredit is c, the units a PoP admits of an identity per window
 	// without asking Redis, its one round-trip-free way to serve an
 	// identity it knows nothing of. Redis reserves c × PoPs units of every
@@ -42,7 +51,8 @@ type Config struct {
 	// value, chooses (AutoFreeCredit): 1 unit where that reservation
 	// costs a contested identity little, else none. A negative value
 	// means none: every unit a PoP admits unasked comes from a grant.
-	// A value with 2 × FreeCredit × PoPs > Limit.Max is refused. PoPs
+	// A value with 2 × FreeCredit × PoPs > Limit.Max, or over
+	// MaxFreeCredit, is refused. PoPs
 	// may differ in it, and PoPs may undercount the deployment: a PoP
 	// spends free credit only once Redis has counted it among the
 	// window's spenders, Redis reserves for every PoP it counted, at
@@ -121,8 +131,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Limit %+v: %w", ErrConfig, c.Limit, c.Limit.Validate())
 	case c.Limit.Algorithm != core.SlidingWindow:
 		return c, fmt.Errorf("%w: Limit %+v: the budget limiter runs the sliding window counter only: %w", ErrConfig, c.Limit, core.ErrBadAlgorithm)
-	case c.PoPs < 1:
-		return c, fmt.Errorf("%w: PoPs is %d, want the deployment's number of PoPs (≥ 1)", ErrConfig, c.PoPs)
+	case c.PoPs < 1 || c.PoPs > MaxPoPs:
+		return c, fmt.Errorf("%w: PoPs is %d, want the deployment's number of PoPs (1..%d)", ErrConfig, c.PoPs, MaxPoPs)
+	case c.FreeCredit > MaxFreeCredit:
+		return c, fmt.Errorf("%w: FreeCredit %d is over %d", ErrConfig, c.FreeCredit, MaxFreeCredit)
 	case c.Buckets < 0 || c.Groups < 0 || c.SyncInterval < 0 || c.RTT < 0 || c.ExpirySlack < 0:
 		return c, fmt.Errorf("%w: negative Buckets, Groups, SyncInterval, RTT or ExpirySlack", ErrConfig)
 	case c.Buckets > math.MaxInt32:

@@ -335,11 +335,10 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if c == nil {
 		return &core.UnavailableError{Op: "budget reset", Err: errResetBacklog} // nothing forgotten or sent
 	}
-	_, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
-	err = l.callError(ctx, err)
+	err := l.execReset(ctx, c)
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.m.ResetDone(c, err) // the view is forgotten only when Redis applied it
-	l.mu.Unlock()
 	return err
 }
 
@@ -424,17 +423,27 @@ func (l *Limiter) hear(payload []byte) {
 // *core.UnavailableError wrapping it, and plans, sends and publishes
 // nothing, without putting the Limiter down; cancelled while Redis had
 // the batches, a *CanceledError, the Limiter not put down and the
-// batches sent again by the next Sync.
+// batches sent again by the next Sync. After Close it returns ErrClosed
+// and sends nothing (Close runs the last Sync itself).
 func (l *Limiter) Sync(ctx context.Context) error {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return l.sync(ctx)
+}
+
+// sync is Sync without the Close check: the loop's and Close's last.
+func (l *Limiter) sync(ctx context.Context) error {
 	if err := ended(ctx, "budget sync"); err != nil {
 		return err // the caller left or its deadline passed: nothing planned or sent
 	}
-	l.mu.Lock()
-	calls := l.m.Tick(core.Millis(l.clock.Now()))
-	l.mu.Unlock()
+	calls := l.tick()
 	var first error
 	if len(calls) > 0 {
-		res, errs := ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))
+		res, errs := l.execSync(ctx, calls)
 		landed := core.Millis(l.clock.Now())
 		gone := canceled(ctx, "budget sync")
 		for i, err := range errs {
@@ -442,20 +451,35 @@ func (l *Limiter) Sync(ctx context.Context) error {
 				errs[i] = gone // the caller left while Redis had the batch: no outage (Finish)
 			}
 		}
-		l.mu.Lock()
-		l.m.Clock(landed) // the replies' arrival: a batch that waited through an outage starts the grace then
-		for i, c := range calls {
-			l.m.Finish(c, res[i], errs[i]) // a failed batch is kept for the next Sync
-			if errs[i] != nil && first == nil {
-				first = errs[i]
-			}
-		}
-		l.mu.Unlock()
+		first = l.finish(calls, res, errs, landed)
 		for _, err := range errs {
 			l.failed(err) // outside the lock: a wrapper's ReloadState is the user's code
 		}
 	}
 	l.publish()
+	return first
+}
+
+// tick plans a Sync's batches (Machine.Tick) under the lock.
+func (l *Limiter) tick() []*Call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m.Tick(core.Millis(l.clock.Now()))
+}
+
+// finish applies a Sync's outcomes (Machine.Finish), the replies landed at
+// landed, under the lock, and returns the first error.
+func (l *Limiter) finish(calls []*Call, res []*Result, errs []error, landed int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m.Clock(landed) // the replies' arrival: a batch that waited through an outage starts the grace then
+	var first error
+	for i, c := range calls {
+		l.m.Finish(c, res[i], errs[i]) // a failed batch is kept for the next Sync
+		if errs[i] != nil && first == nil {
+			first = errs[i]
+		}
+	}
 	return first
 }
 
@@ -516,13 +540,13 @@ func (l *Limiter) loop(ctx context.Context, every time.Duration) {
 	defer close(l.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	_ = l.Sync(ctx) // at once: it takes the free-credit lease (lease.go)
+	_ = l.sync(ctx) // at once: it takes the free-credit lease (lease.go)
 	for {
 		select {
 		case <-l.stop:
 			return
 		case <-t.C:
-			_ = l.Sync(ctx) // a failure is retried by the next Sync
+			_ = l.sync(ctx) // a failure is retried by the next Sync
 		}
 	}
 }
@@ -530,9 +554,12 @@ func (l *Limiter) loop(ctx context.Context, every time.Duration) {
 // Close stops the Sync loop, runs a last Sync (what that Sync plans: a
 // grant stays with an identity that still had demand and expires with its
 // window) and refuses further requests. It returns
-// that Sync's error; a second Close returns ErrClosed. When ctx ends while
-// the loop's Sync is still at Redis, Close returns ctx's error without a
-// last Sync, and the loop's Sync is given up (its context cancelled).
+// that Sync's error; a second Close returns ErrClosed. When ctx has ended
+// (before Close, or while the loop's Sync is still at Redis), Close runs
+// no last Sync, gives the loop's Sync up (its context cancelled), and
+// returns what Sync returns for such a ctx: a *CanceledError when it was
+// cancelled, a *core.UnavailableError wrapping the deadline when that
+// passed.
 func (l *Limiter) Close(ctx context.Context) error {
 	l.mu.Lock()
 	if l.closed {
@@ -547,24 +574,35 @@ func (l *Limiter) Close(ctx context.Context) error {
 			_ = sub.Unsubscribe() // its callbacks see closed meanwhile
 		}
 	}()
+	if err := ended(ctx, "budget close"); err != nil {
+		// checked first: with the loop done too, a select would pick
+		// either case at random, and so either error
+		if stop != nil {
+			close(stop)
+			abandon()
+		}
+		return err
+	}
 	if stop != nil {
 		close(stop)
 		select {
 		case <-done:
 		case <-ctx.Done():
 			abandon()
-			return ctx.Err()
+			return ended(ctx, "budget close")
 		}
 		abandon()
 	}
-	return l.Sync(ctx)
+	return l.sync(ctx)
 }
 
 // Stats returns the Machine's counters (Stats). Calls, Items and
 // RoundTrips count what the Limiter sent to Redis: a Call planned for a
 // caller whose context had ended is not sent, and not counted (a context
 // that ends as the call goes out may see the Redis client drop a call
-// counted as sent).
+// counted as sent). GossipSent counts the messages the Machine made,
+// published or not: without UseNATS none is published (the Limiter takes
+// them all the same, so the queue stays bounded).
 func (l *Limiter) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()

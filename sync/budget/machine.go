@@ -231,8 +231,15 @@ func (m *Machine) drop(e *entry) {
 
 // Request decides n units of key at now. When the view cannot decide, it
 // returns the decision Call to make; the caller runs it (Exec) and hands
-// the outcome to Complete, which returns the Decision.
+// the outcome to Complete, which returns the Decision. n must lie in
+// 1..Limit.Max: Request panics with an error wrapping core.ErrBadWeight
+// otherwise, before touching the view (a caller's bug: Limiter.AllowN
+// refuses such a weight with that error; a negative one spent here would
+// add to a grant's balance units Redis never granted).
 func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
+	if err := m.cfg.Limit.CheckWeight(n); err != nil {
+		panic(fmt.Errorf("budget: Machine.Request of %d units (limit %d): %w", n, m.cfg.Limit.Max, err))
+	}
 	e := m.view[key]
 	if e != nil {
 		e.demand += n

@@ -51,6 +51,12 @@ func TestConfigErrors(t *testing.T) {
 		"buckets past int32":      func(c *Config) { c.Buckets = math.MaxInt32 + 1 },
 		"limit past MaxLimit":     func(c *Config) { c.Limit = core.PerWindow(MaxLimit+1, time.Second) },
 		"free credit overflowing": func(c *Config) { c.FreeCredit = math.MaxInt64 / 2 }, // 2 × c × 2 PoPs wraps negative
+		// Redis packs a window's spender count and the largest credit
+		// announced in one number: a credit of 2^32 was reserved as
+		// 2^32 − 1, and the PoPs together passed the limit
+		"free credit past MaxFreeCredit": func(c *Config) { c.Limit = core.PerWindow(MaxLimit, time.Second); c.FreeCredit = MaxFreeCredit + 1 },
+		"PoPs past MaxPoPs":              func(c *Config) { c.Limit = core.PerWindow(MaxLimit, time.Second); c.PoPs = MaxPoPs + 1 },
+		"window not whole ms":            func(c *Config) { c.Limit = core.PerWindow(10, 1500*time.Microsecond) },
 	} {
 		cfg := base
 		mod(&cfg)
@@ -61,6 +67,13 @@ func TestConfigErrors(t *testing.T) {
 	most.Buckets = math.MaxInt32
 	_, err := NewMachine(most)
 	require.NoError(t, err, "Buckets math.MaxInt32 is valid")
+	most = base
+	most.Limit, most.FreeCredit = core.PerWindow(MaxLimit, time.Second), MaxFreeCredit
+	_, err = NewMachine(most)
+	require.NoError(t, err, "FreeCredit MaxFreeCredit is valid")
+	most.FreeCredit, most.PoPs = -1, MaxPoPs
+	_, err = NewMachine(most)
+	require.NoError(t, err, "PoPs MaxPoPs is valid")
 	m, err := NewMachine(base)
 	require.NoError(t, err, "the base config is valid")
 	c := m.Config()
@@ -936,4 +949,23 @@ func TestRedisRetryAfterPersists(t *testing.T) {
 // measured (pop-sim's memory section) and the bound moved on purpose.
 func TestEntrySize(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(entry{}), uintptr(224))
+}
+
+// TestRequestRefusesBadWeight: Machine.Request of a weight outside
+// 1..Limit.Max panics with an error wrapping core.ErrBadWeight and leaves
+// the view as it was: a negative weight spent from a grant added to its
+// balance units Redis never granted (two PoPs admitted 15 of 10 on a real
+// Redis). Caught mutation: the check left out (no panic; the balance grows).
+func TestRequestRefusesBadWeight(t *testing.T) {
+	m := newTestMachine(t, nil) // 10 per window, 2 PoPs
+	e := m.entry("g")
+	e.grants[0] = grantSlot{win: 1000, bal: 1}
+	for _, n := range []int64{0, -5, 11} {
+		assert.PanicsWithError(t, fmt.Sprintf("budget: Machine.Request of %d units (limit 10): %v", n, core.ErrBadWeight), func() { m.Request(w0+5, "g", n) }, "weight %d", n)
+		assert.Equal(t, int64(1), e.grants[0].bal, "weight %d: the balance as it was", n)
+		assert.Zero(t, e.demand, "weight %d: no demand counted", n)
+	}
+	d, c := m.Request(w0+5, "g", 1)
+	assert.Nil(t, c)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "a good weight is decided")
 }

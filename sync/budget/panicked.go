@@ -3,6 +3,8 @@ package budget
 import (
 	"context"
 	"fmt"
+
+	"github.com/edgelimit/edgelimit/core"
 )
 
 // execDecision runs AllowN's decision Call c (Exec, then callError), the
@@ -28,7 +30,48 @@ func (l *Limiter) execDecision(ctx context.Context, c *Call, t, sent int64) (r *
 	return r, l.callError(ctx, err)
 }
 
-// errPanicked is the cause execDecision completes a Call with whose Exec
-// panicked: a caller gone (it unwraps to context.Canceled), as far as the
+// errPanicked is the cause a Call whose Exec panicked is completed with
+// (execDecision, execReset, execSync): a caller gone (it unwraps to context.Canceled), as far as the
 // Machine is concerned.
 var errPanicked = fmt.Errorf("%w: the Redis call panicked", context.Canceled)
+
+// execReset runs Reset's Call c (Exec, then callError). A panic in Exec
+// would leave c neither done nor failed: its number held in the Resets'
+// window for good, so that after 31 more every Reset is refused, and the
+// unreported spends it carried never sent. c is done first as the Call of
+// a caller that left (its spends go again with the next Sync under its
+// number, the view as it was), then the panic goes on.
+func (l *Limiter) execReset(ctx context.Context, c *Call) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.m.ResetDone(c, &CanceledError{Op: "budget reset", Err: errPanicked})
+			panic(p)
+		}
+	}()
+	_, err = Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
+	return l.callError(ctx, err)
+}
+
+// execSync sends a Sync's batches (ExecAll). A panic in it (a Redis
+// client's pipeline hook) would leave them in flight for good: every later
+// Tick skips their groups, whose spends, returns, claims and top-ups never
+// go, and the last group's probe of a Redis counted down is never sent.
+// Each is finished first as the batch of a caller that left (kept, sent
+// again by the next Sync under its number, Redis not put down), then the
+// panic goes on; in Limiter.Start's loop it ends the process, as any
+// panic in a goroutine does.
+func (l *Limiter) execSync(ctx context.Context, calls []*Call) (res []*Result, errs []error) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			for _, c := range calls {
+				l.m.Finish(c, nil, &CanceledError{Op: "budget sync", Err: errPanicked})
+			}
+			panic(p)
+		}
+	}()
+	return ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))
+}
