@@ -6,7 +6,9 @@
 --
 -- KEYS[1]: the retry guard of (incarnation, group): '{tag}:seq:<inc>' for
 --          a batch, '{tag}:dseq:<inc>' for a decision call that carries
---          claims (a sent-twice claim would free another PoP's slot); it
+--          claims (a sent-twice claim would free another PoP's slot),
+--          '{tag}:rseq:<inc>' for a Reset (kept max(4W + slack, 5 min):
+--          see the guard below); it
 --          names the group's slot (every key the script touches is
 --          '<prefix>:b<bucket>:e<epoch>' or '<prefix>:hot:<window>' with
 --          the same hash tag; see Layout below).
@@ -24,8 +26,9 @@
 --          window (0: none)
 -- ARGV[12] the caller's incarnation (hex), naming its announcement key
 -- ARGV[13] announce: the caller may spend free credit through this window
---          (its clock's numbering, as its slot claims), or 0: none (see
---          "Who may spend free credit" below)
+--          (its clock's numbering, as its slot claims), or 0: none;
+--          counted through w + 4 at most (see "Who may spend free credit"
+--          and "The count's reach" below)
 -- ARGV[14] item count
 -- ARGV[15] the last window this caller's checks are recorded through
 --          (see "The first count": a reply to its call of window w that
@@ -134,6 +137,17 @@ if age > 0 and age <= elapsed then
 end
 local batch = seq > 0 and hotWin >= 0
 
+-- A guard lives 4W + slack (a report's or batch's ops and claims are
+-- stale by then on Redis' clock), and at least 5 minutes: a client
+-- retries a call whose reply it did not read (go-redis v9's defaults: 3
+-- retries, each after a 5 s read timeout, up to 1 s of backoff, 6 s of
+-- pool wait, 5 s of dial and 5 s of write, 66 s in all), and a Reset's op
+-- is tied to no window, so a retry that came after its guard expired
+-- would forget the counts again; on a caller's clock (tests, replays) a
+-- retry carries its first now, so its ops land in their windows twice. A
+-- few keys per PoP incarnation and group (under 100 B each): a live
+-- incarnation rewrites its own, an ended one's stay the 5 minutes.
+local guardTTL = sf('%d', mmax(4 * W + slack, 300000))
 local retried = 0
 if batch then
   -- a batch: one in flight per group, so a high-water mark
@@ -141,7 +155,7 @@ if batch then
   if seq <= last then
     retried = 1
   else
-    rcall('SET', KEYS[1], ARGV[9], 'PX', sf('%d', 4 * W + slack)) -- seq's decimal digits
+    rcall('SET', KEYS[1], ARGV[9], 'PX', guardTTL) -- seq's decimal digits
   end
 elseif seq > 0 then
   -- a decision's report (or a Reset): up to 32 outstanding, in any
@@ -171,7 +185,7 @@ elseif seq > 0 then
     end
   end
   if retried == 0 then
-    rcall('SET', KEYS[1], string.format('%.0f:%.0f', hw, mask), 'PX', 4 * W + slack)
+    rcall('SET', KEYS[1], string.format('%.0f:%.0f', hw, mask), 'PX', guardTTL)
   end
 end
 
@@ -205,6 +219,20 @@ end
 -- was planned) or a caller's clock runs ahead: the first window then
 -- moves past that one, and the PoP keeps the windows of its lease before
 -- (Machine.leaseTo).
+--
+-- The count's reach: an announcement past w + 4 (Redis' window w: the
+-- x + 3 of a caller whose clock runs more than a window ahead of Redis')
+-- is counted through w + 4 only, so a call counts at most six windows
+-- (w - 1 .. w + 4) whatever the skew. (Counted to the caller's x + 3, one
+-- call of a PoP 100 s ahead at 10 ms windows counted 10,005, an HMGET
+-- and an HSET each; enough skew would pass lua-time-limit and block
+-- Redis for everyone.) The reply's announced-through is the last window
+-- counted, never the one asked, so the caller's lease covers only windows
+-- Redis reserves for it: a PoP up to a window ahead is counted through
+-- its x + 3 as before, one 2 to 4 windows ahead spends free credit in its
+-- windows up to w + 4 and finds its lease due at every call, one further
+-- ahead spends none (its windows are never counted). The expiries below
+-- run from the window counted.
 local through, from = -1, -1
 local fk = prefix .. ':fc'
 local ann = ARGV[13] + 0
@@ -219,6 +247,9 @@ if ann > 0 and c > 0 then
     else
       have = tonumber(hv) -- an earlier version's: no first window
     end
+  end
+  if ann > w + 4 then
+    ann = w + 4 -- no further than a caller a window ahead announces (above)
   end
   if ann > have and ann >= w - 1 then
     local cc = mmin(c, 4294967295)

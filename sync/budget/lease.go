@@ -77,7 +77,15 @@ func (m *Machine) creditOf(x int64, key string) int64 {
 // check that reads R_y (E2 in window y−2, E1 in y−1, E in y) then runs
 // after this PoP was counted in y, so in steady state a misconfigured
 // PoP is reserved for before it can spend (announced two ahead, a grant
-// made in y−2 before the announcement missed it in E2).
+// made in y−2 before the announcement missed it in E2). x is this PoP's
+// window and the script runs on Redis' (w): it counts an announcement
+// through w+4 at most, so a call does a bounded amount of work whatever
+// the skew, and its reply's Leased is the last window it counted, never
+// more (leaseTo takes no window Redis did not reserve for). A PoP up to a
+// window ahead is counted through its x+3 as before; one two to four
+// ahead spends free credit through w+4 and finds its lease due at every
+// call (a renewal each Tick with nothing else to send); one further ahead
+// spends none. TestAnnounceAheadCountsBoundedWindows.
 func (m *Machine) announce(c *Call, x int64) {
 	// a request stamped ahead of the Ticks announces nothing: Redis would
 	// count this PoP from that window on and skip the windows between

@@ -19,7 +19,11 @@ const reportWindow = 32
 // never unsafe: spends stay counted as granted, slots stay reserved).
 // The zero value has none. A failed Reset's ops are sent again the same
 // way, under the Reset's own sequence ('rseq', numbered by the Machine),
-// which room does not weigh (fits weighs each sequence apart).
+// which room does not weigh (fits weighs each sequence apart). Redis keeps
+// each sequence's guard max(4 windows + slack, 5 minutes), longer than
+// go-redis' retries of a call take to arrive with its default options (66
+// s at most), so a retry that outlived four short windows is not applied
+// again (TestResetRetryAfterFourWindowsAppliedOnce).
 type reports struct {
 	seq    uint64
 	out    []*Call // decision Calls in flight
