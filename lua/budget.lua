@@ -258,7 +258,7 @@ if ann > 0 and c > 0 then
       from = lo -- a new lease, or one that lapsed
     end
     for x = lo, ann do
-      local fv = rcall('HMGET', fk, x, 'm' .. x)
+      local fv = rcall('HMGET', fk, x, sf('m%d', x))
       local v = (fv[1] or 0) + 0
       local n, cx = floor(v / 4294967296), v % 4294967296
       if fv[2] then
@@ -270,7 +270,7 @@ if ann > 0 and c > 0 then
       rcall('HSET', fk, x, string.format('%.0f', (n + 1) * 4294967296 + mmax(cx, cc)))
     end
     -- w - 2: a call planned a window earlier may still read it
-    rcall('HDEL', fk, w - 3, w - 4, w - 5, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
+    rcall('HDEL', fk, w - 3, w - 4, w - 5, sf('m%d', w - 3), sf('m%d', w - 4), sf('m%d', w - 5))
     local ttl = (ann + 2) * W - now + slack -- R_ann weighs until window ann + 1 ends
     rcall('SET', ik, string.format('%.0f:%.0f', ann, from), 'PX', ttl)
     if rcall('PTTL', fk) < ttl then
@@ -389,7 +389,7 @@ do
     end
     if #set > 0 then
       rcall('HSET', fk, unpack(set))
-      rcall('HDEL', fk, 'm' .. (w - 3), 'm' .. (w - 4), 'm' .. (w - 5))
+      rcall('HDEL', fk, sf('m%d', w - 3), sf('m%d', w - 4), sf('m%d', w - 5))
       local ttl = (w + 4) * W - now + slack -- m<w+2> is read until window w + 3 ends
       if rcall('PTTL', fk) < ttl then
         rcall('PEXPIRE', fk, ttl)

@@ -240,3 +240,39 @@ func TestResetRetryAfterFourWindowsAppliedOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestFirstCountRecordsFarWindows: the first count holds however large
+// the window number: PoP A, configured as if alone, fills an identity at
+// Redis in window 10^14 + 5 (1 ms windows, a caller's clock in the year
+// 5138; every call at the same instant), then B, configured alike, is
+// counted: its lease starts three windows ahead and its request asks
+// Redis. The script names a window's first-count record 'm<window>' in
+// decimal digits; the announcement's count read it by concatenating the
+// number, 'm1.0000000000001e+14' from 10^14, so it never found the record
+// the checks wrote, and B's lease covered its window: its free unit was
+// the 11th of a limit of 10. Caught mutation: the record's name
+// concatenated in the count's read (B's lease starts at once).
+func TestFirstCountRecordsFarWindows(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	exec := func(m *Machine, c *Call) (*Result, error) { return Exec(context.Background(), rdb, m, c, c.Now) }
+	pop := func(name string, inc uint64) *Machine {
+		m, err := NewMachine(Config{PoP: name, Incarnation: inc, Limit: core.PerWindow(10, time.Millisecond), PoPs: 1, FreeCredit: 1, ExpirySlack: time.Hour})
+		require.NoError(t, err)
+		return m
+	}
+	now := int64(100_000_000_000_005) // ms, window 10^14 + 5
+	a, b := pop("a", 1), pop("b", 2)
+	takeLease(t, rdb, a, now)
+	admitted := 0
+	for range 20 {
+		if decideAt(t, a, "k", now, exec).Allowed {
+			admitted++
+		}
+	}
+	require.Equal(t, 10, admitted, "A alone is admitted the limit")
+	takeLease(t, rdb, b, now)
+	assert.Equal(t, now+3, b.groups[0].leasedFrom, "B's lease starts three windows ahead")
+	d := decideAt(t, b, "k", now, exec)
+	assert.NotEqual(t, SrcFree, d.Source, "B's request is no free unit")
+	assert.False(t, d.Allowed, "A and B admit the limit together, not one more")
+}
