@@ -146,8 +146,8 @@ local batch = seq > 0 and hotWin >= 0
 -- would forget the counts again; on a caller's clock (tests, replays) a
 -- retry carries its first now, so its ops land in their windows twice. A
 -- few keys per PoP incarnation and group (under 100 B each): a live
--- incarnation rewrites its own, an ended one's stay the 5 minutes.
-local guardTTL = sf('%d', mmax(4 * W + slack, 300000))
+-- incarnation rewrites its own, an ended one's stay the 5 minutes:
+-- PX max(4W + slack, 300000) below.
 local retried = 0
 if batch then
   -- a batch: one in flight per group, so a high-water mark
@@ -155,7 +155,7 @@ if batch then
   if seq <= last then
     retried = 1
   else
-    rcall('SET', KEYS[1], ARGV[9], 'PX', guardTTL) -- seq's decimal digits
+    rcall('SET', KEYS[1], ARGV[9], 'PX', sf('%d', mmax(4 * W + slack, 300000))) -- seq's decimal digits
   end
 elseif seq > 0 then
   -- a decision's report (or a Reset): up to 32 outstanding, in any
@@ -185,7 +185,7 @@ elseif seq > 0 then
     end
   end
   if retried == 0 then
-    rcall('SET', KEYS[1], string.format('%.0f:%.0f', hw, mask), 'PX', guardTTL)
+    rcall('SET', KEYS[1], string.format('%.0f:%.0f', hw, mask), 'PX', sf('%d', mmax(4 * W + slack, 300000)))
   end
 end
 
