@@ -189,9 +189,12 @@ func ExecJobs(ctx context.Context, rdb redis.UniversalClient, jobs []Job) ([]*Re
 
 // parse reads a script reply for a call of items items from a Machine of
 // buckets buckets. A reply of the wrong shape (a value of the wrong type,
-// a hot identity not spelled bucket|key or whose bucket is not one of the
-// Machine's: a corrupted or foreign hot-list member, which would index
-// past the Machine's groups) returns a *core.UnavailableError.
+// a hot identity not spelled bucket|key) returns a *core.UnavailableError.
+// A hot identity whose bucket is not one of the Machine's (a hot-list
+// member corrupted, or written by something else: it would index past
+// the Machine's groups) is left out: the hot list only asks PoPs to give
+// slots up, and refusing the reply would put every PoP reading it down
+// until the list expires.
 func parse(v []any, items, buckets int) (*Result, error) {
 	bad := func(what string) error {
 		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), items, what)}
@@ -217,8 +220,11 @@ func parse(v []any, items, buckets int) (*Result, error) {
 		s, ok := h.(string)
 		b, key, cut := strings.Cut(s, "|")
 		bucket, err := strconv.Atoi(b)
-		if !ok || !cut || err != nil || bucket < 0 || bucket >= buckets {
-			return nil, bad(fmt.Sprintf("hot identity %v is not bucket|key with a bucket in [0, %d)", h, buckets))
+		if !ok || !cut || err != nil {
+			return nil, bad(fmt.Sprintf("hot identity %v is not bucket|key", h))
+		}
+		if bucket < 0 || bucket >= buckets {
+			continue
 		}
 		r.Hot = append(r.Hot, HotKey{Key: key, Bucket: bucket})
 	}
