@@ -33,7 +33,7 @@ var (
 	ErrEmptyKey     = &InputError{"empty key"}
 	ErrKeyTooLong   = &InputError{"key longer than MaxKeyLen bytes"}
 	ErrBadLimit     = &InputError{"limit must be between 1 and MaxLimit"}
-	ErrBadWindow    = &InputError{"window must be between 1ms and MaxWindow"}
+	ErrBadWindow    = &InputError{"window must be a whole number of milliseconds between 1ms and MaxWindow"}
 	ErrBadWeight    = &InputError{"weight must be between 1 and the limit"}
 	ErrBadAlgorithm = &InputError{"unknown algorithm"}
 	ErrMalformed    = &InputError{"malformed message"}

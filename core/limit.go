@@ -55,7 +55,7 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 // Algorithm. The zero value is invalid (Max and Window must be positive).
 type Limit struct {
 	Max       int64         // units admitted per window; must be > 0
-	Window    time.Duration // at least 1ms; used at millisecond resolution
+	Window    time.Duration // a whole number of milliseconds, at least 1ms
 	Algorithm Algorithm     // zero value: SlidingWindow
 }
 

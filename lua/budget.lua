@@ -141,11 +141,12 @@ local batch = seq > 0 and hotWin >= 0
 -- stale by then on Redis' clock), and at least 5 minutes: a client
 -- retries a call whose reply it did not read (go-redis v9's defaults: 3
 -- retries, each after a 5 s read timeout, up to 1 s of backoff, 6 s of
--- pool wait, 5 s of dial and 5 s of write, 66 s in all), and a Reset's op
+-- pool wait, 5 dial attempts of 5 s and 5 s of write: about 130 s in
+-- all, with the connection's handshake on top), and a Reset's op
 -- is tied to no window, so a retry that came after its guard expired
 -- would forget the counts again; on a caller's clock (tests, replays) a
 -- retry carries its first now, so its ops land in their windows twice. A
--- few keys per PoP incarnation and group (under 100 B each): a live
+-- few keys per PoP incarnation and group (about 190 B each): a live
 -- incarnation rewrites its own, an ended one's stay the 5 minutes:
 -- PX max(4W + slack, 300000) below.
 local retried = 0

@@ -33,6 +33,7 @@ func TestBadFlagsFailFastWithOneLine(t *testing.T) {
 		{"-requests", "-1"},
 		{"-limit", "0"},
 		{"-window", "0s"},
+		{"-window", "1500us"}, // not whole ms: refused before any trace is made
 		{"-mode", "sideways"},
 		{"-scenario", "stampede"},
 		{"-redis-addr", "127.0.0.1:1"},

@@ -78,8 +78,8 @@ func (c Config) Validate() error {
 		return errors.New("requests must be at least 1")
 	case c.Limit < 1:
 		return errors.New("limit must be at least 1")
-	case c.Window < time.Millisecond:
-		return errors.New("window must be at least 1ms")
+	case c.Window < time.Millisecond || c.Window%time.Millisecond != 0:
+		return errors.New("window must be a whole number of milliseconds, at least 1ms")
 	}
 	if err := c.validateRate(); err != nil {
 		return err

@@ -29,8 +29,10 @@ const MaxLimit = core.MaxLimit
 
 // MaxPoPs is the largest Config.PoPs accepted (2^21 − 1), and
 // MaxFreeCredit the largest Config.FreeCredit (2^32 − 1): Redis' script
-// packs a window's spender count and the largest credit announced into
-// one Lua number (count × 2^32 + credit), exact while both fit.
+// packs a number of PoPs and a credit into one Lua number (PoPs × 2^32 +
+// credit: the least PoPs and credit the checks of a window reserved for,
+// and, beside it, the incarnations counted and the largest credit
+// announced), exact while both fit.
 const (
 	MaxPoPs       = 1<<21 - 1
 	MaxFreeCredit = 1<<32 - 1

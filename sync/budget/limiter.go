@@ -425,22 +425,20 @@ func (l *Limiter) hear(payload []byte) {
 // the batches, a *CanceledError, the Limiter not put down and the
 // batches sent again by the next Sync. After Close it returns ErrClosed
 // and sends nothing (Close runs the last Sync itself).
-func (l *Limiter) Sync(ctx context.Context) error {
-	l.mu.Lock()
-	closed := l.closed
-	l.mu.Unlock()
-	if closed {
-		return ErrClosed
-	}
-	return l.sync(ctx)
-}
+func (l *Limiter) Sync(ctx context.Context) error { return l.syncing(ctx, true) }
 
 // sync is Sync without the Close check: the loop's and Close's last.
-func (l *Limiter) sync(ctx context.Context) error {
+func (l *Limiter) sync(ctx context.Context) error { return l.syncing(ctx, false) }
+
+// syncing runs a Sync, refusing it after Close when open says so.
+func (l *Limiter) syncing(ctx context.Context, open bool) error {
 	if err := ended(ctx, "budget sync"); err != nil {
 		return err // the caller left or its deadline passed: nothing planned or sent
 	}
-	calls := l.tick()
+	calls, ok := l.tick(open)
+	if !ok {
+		return ErrClosed
+	}
 	var first error
 	if len(calls) > 0 {
 		res, errs := l.execSync(ctx, calls)
@@ -460,11 +458,16 @@ func (l *Limiter) sync(ctx context.Context) error {
 	return first
 }
 
-// tick plans a Sync's batches (Machine.Tick) under the lock.
-func (l *Limiter) tick() []*Call {
+// tick plans a Sync's batches (Machine.Tick) under the lock; ok is false,
+// with nothing planned, when open is set and the Limiter is closed (the
+// check and the plan under one lock, so no Sync plans after Close).
+func (l *Limiter) tick(open bool) (calls []*Call, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.m.Tick(core.Millis(l.clock.Now()))
+	if open && l.closed {
+		return nil, false
+	}
+	return l.m.Tick(core.Millis(l.clock.Now())), true
 }
 
 // finish applies a Sync's outcomes (Machine.Finish), the replies landed at

@@ -21,9 +21,9 @@ const reportWindow = 32
 // way, under the Reset's own sequence ('rseq', numbered by the Machine),
 // which room does not weigh (fits weighs each sequence apart). Redis keeps
 // each sequence's guard max(4 windows + slack, 5 minutes), longer than
-// go-redis' retries of a call take to arrive with its default options (66
-// s at most), so a retry that outlived four short windows is not applied
-// again (TestResetRetryAfterFourWindowsAppliedOnce).
+// go-redis' retries of a call take to arrive with its default options
+// (about 130 s), so a retry that outlived four short windows is not
+// applied again (TestResetRetryAfterFourWindowsAppliedOnce).
 type reports struct {
 	seq    uint64
 	out    []*Call // decision Calls in flight

@@ -122,9 +122,10 @@ func TestAnnounceAheadCountsBoundedWindows(t *testing.T) {
 // go-redis client (v9, default options) may still deliver a retry of it:
 // MaxRetries 3, each after the previous attempt's ReadTimeout (5 s), a
 // backoff (at most MaxRetryBackoff, 1 s), a wait for a connection
-// (PoolTimeout, 6 s), a dial (DialTimeout, 5 s) and a write
-// (WriteTimeout, 5 s): 3 × 22 s.
-const guardHorizon = 66 * time.Second
+// (PoolTimeout, 6 s), a dial (DialerRetries 5 attempts of DialTimeout,
+// 5 s, 100 ms apart) and a write (WriteTimeout, 5 s): 3 × 42.4 s, and
+// the new connection's handshake replies on top: 130 s.
+const guardHorizon = 130 * time.Second
 
 // TestResetRetryAfterFourWindowsAppliedOnce: a call's retry guard (the
 // Resets' 'rseq', the decision reports' 'dseq', the batches' 'seq')
