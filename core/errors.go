@@ -3,8 +3,8 @@ package core
 import "errors"
 
 // ErrInvalid is matched (errors.Is) by every error about bad input: an empty
-// or oversized key, a non-positive limit or window, a weight out of range, or
-// a malformed message. Such calls change no state anywhere.
+// or oversized key, a non-positive limit or window, a weight out of range, a
+// request time before the Unix epoch, or a malformed message. Such calls change no state anywhere.
 var ErrInvalid = errors.New("edgelimit: invalid input")
 
 // ErrUnavailable is matched by errors caused by a store or transport that
@@ -37,6 +37,7 @@ var (
 	ErrBadWeight    = &InputError{"weight must be between 1 and the limit"}
 	ErrBadAlgorithm = &InputError{"unknown algorithm"}
 	ErrMalformed    = &InputError{"malformed message"}
+	ErrBadTime      = &InputError{"time before the Unix epoch (1970-01-01 UTC)"}
 )
 
 // ErrNotClusterClient is matched (errors.Is) by the errors of a call that a

@@ -54,6 +54,20 @@ func TestCheckWeight(t *testing.T) {
 }
 
 // TestValidateKey: empty and over MaxKeyLen are refused; any bytes pass.
+// TestCheckTime: a time before the Unix epoch (the zero time.Time among
+// them, and half a millisecond before it) is ErrBadTime, matching
+// ErrInvalid; the epoch itself and later are accepted.
+func TestCheckTime(t *testing.T) {
+	for _, bad := range []time.Time{{}, time.Unix(-1, 0), time.Unix(0, -500_000)} {
+		err := CheckTime(bad)
+		assert.ErrorIs(t, err, ErrBadTime, "%v", bad)
+		assert.ErrorIs(t, err, ErrInvalid, "%v", bad)
+	}
+	for _, good := range []time.Time{time.Unix(0, 0), time.UnixMilli(1_764_979_200_000)} {
+		assert.NoError(t, CheckTime(good), "%v", good)
+	}
+}
+
 func TestValidateKey(t *testing.T) {
 	err := ValidateKey("")
 	if assert.ErrorIs(t, err, ErrEmptyKey, "empty: %v", err) {

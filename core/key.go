@@ -1,5 +1,7 @@
 package core
 
+import "time"
+
 // MaxKeyLen is the longest identity key accepted, in bytes. Longer keys are
 // rejected with ErrKeyTooLong rather than truncated, because truncation would
 // make distinct identities share a counter.
@@ -15,6 +17,18 @@ func ValidateKey(key string) error {
 	}
 	if len(key) > MaxKeyLen {
 		return ErrKeyTooLong
+	}
+	return nil
+}
+
+// CheckTime returns ErrBadTime for a request time before the Unix epoch
+// (time.Time{}, an unset field, is one), and nil otherwise. Limiters keep
+// time as milliseconds since the epoch: before it, windows and expiries
+// are negative numbers no real request has, and a zero time read as a
+// real one was denied for about two thousand years.
+func CheckTime(t time.Time) error {
+	if t.UnixMilli() < 0 {
+		return ErrBadTime
 	}
 	return nil
 }

@@ -8,8 +8,9 @@ import (
 // Limiter is what every backend and the budget limiter implement. All methods are
 // safe for concurrent use.
 //
-// Errors: bad input (empty or oversized key, weight out of 1..Max) returns an
-// error matching ErrInvalid and changes nothing. A store that cannot be
+// Errors: bad input (empty or oversized key, weight out of 1..Max, a time
+// before the Unix epoch: CheckTime) returns an error matching ErrInvalid and
+// changes nothing. A store that cannot be
 // reached returns an error matching ErrUnavailable together with the decision
 // the limiter's fail mode prescribes (see each backend).
 type Limiter interface {

@@ -11,9 +11,9 @@ import (
 // sharded, bounded LRU of per-identity state. It is safe for concurrent use.
 // The zero value is not usable; build one with New.
 //
-// Errors: an empty or oversized key, or a weight outside 1..Max, returns an
-// error matching core.ErrInvalid (and the specific sentinel) and creates no
-// entry. No other error is ever returned; the ctx arguments are unused.
+// Errors: an empty or oversized key, a weight outside 1..Max, or a time
+// before the Unix epoch (core.CheckTime) returns an error matching
+// core.ErrInvalid (and the specific sentinel) and creates no entry. No other error is ever returned; the ctx arguments are unused.
 type Limiter struct {
 	limit core.Limit
 	clock core.Clock
@@ -65,7 +65,7 @@ func newEngine(cfg config, l core.Limit) (engine, error) {
 
 // AllowN decides on n units for key at now and, when allowed, counts them.
 func (l *Limiter) AllowN(_ context.Context, key string, now time.Time, n int64) (core.Decision, error) {
-	if err := l.check(key, n); err != nil {
+	if err := l.check(key, now, n); err != nil {
 		return core.Decision{Limit: l.limit.Max}, err
 	}
 	return l.eng.decide(key, core.Millis(now), l.elapsed(), n, true), nil
@@ -91,7 +91,7 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // Remaining is the quota before spending. A key not held is not stored; a key
 // held counts as used for the LRU order (see the package doc on promotion).
 func (l *Limiter) Peek(_ context.Context, key string, now time.Time) (core.Decision, error) {
-	if err := core.ValidateKey(key); err != nil {
+	if err := l.check(key, now, 1); err != nil {
 		return core.Decision{Limit: l.limit.Max}, err
 	}
 	return l.eng.decide(key, core.Millis(now), l.elapsed(), 1, false), nil
@@ -133,8 +133,11 @@ func (l *Limiter) State(key string) (State, bool) {
 // elapsed returns the monotonic milliseconds since New, never negative.
 func (l *Limiter) elapsed() int64 { return max(l.mono.MonotonicMillis()-l.base, 0) }
 
-func (l *Limiter) check(key string, n int64) error {
+func (l *Limiter) check(key string, now time.Time, n int64) error {
 	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	if err := core.CheckTime(now); err != nil {
 		return err
 	}
 	return l.limit.CheckWeight(n)

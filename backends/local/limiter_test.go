@@ -41,8 +41,9 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 	})
 }
 
-// TestBadInputCreatesNothing: bad keys and weights return typed errors that
-// match core.ErrInvalid, and create no entry.
+// TestBadInputCreatesNothing: bad keys, weights and times (before the Unix
+// epoch) return typed errors that match core.ErrInvalid, and create no
+// entry.
 func TestBadInputCreatesNothing(t *testing.T) {
 	eachAlgorithm(t, func(t *testing.T, a core.Algorithm) {
 		l := mustNew(t, core.Limit{Max: 10, Window: time.Minute, Algorithm: a})
@@ -67,6 +68,10 @@ func TestBadInputCreatesNothing(t *testing.T) {
 		}
 		_, err := l.Peek(ctx, "", epoch)
 		require.ErrorIs(t, err, core.ErrEmptyKey, "Peek(\"\"): %v", err)
+		_, err = l.AllowN(ctx, "fresh", time.Time{}, 1)
+		require.ErrorIs(t, err, core.ErrBadTime, "AllowN at the zero time: %v", err)
+		_, err = l.Peek(ctx, "fresh", time.Unix(-1, 0))
+		require.ErrorIs(t, err, core.ErrBadTime, "Peek before the epoch: %v", err)
 		err = l.Reset(ctx, strings.Repeat("k", core.MaxKeyLen+1))
 		require.ErrorIs(t, err, core.ErrKeyTooLong, "Reset(long): %v", err)
 		require.Equal(t, 1, l.Len(), "Len() = %d after bad input, want 1", l.Len())

@@ -35,6 +35,11 @@ func TestBadInputWritesNothing(t *testing.T) {
 			{"peek empty", core.ErrEmptyKey, func() error { _, err := l.Peek(ctx, "", now); return err }},
 			{"peek long", core.ErrKeyTooLong, func() error { _, err := l.Peek(ctx, long, now); return err }},
 			{"reset empty", core.ErrEmptyKey, func() error { return l.Reset(ctx, "") }},
+			{"time before the epoch", core.ErrBadTime, func() error { _, err := l.AllowN(ctx, "k", time.Time{}, 1); return err }},
+			{"peek before the epoch", core.ErrBadTime, func() error { _, err := l.Peek(ctx, "k", time.Unix(-1, 0)); return err }},
+			{"each before the epoch", core.ErrBadTime, func() error {
+				return l.AllowEach(ctx, []Ask{{Key: "k", Now: now, N: 1}, {Key: "j", N: 1}}, make([]core.Decision, 2))
+			}},
 		}
 		for _, call := range calls {
 			err := call.do()

@@ -45,6 +45,9 @@ func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision
 		if err := l.limit.CheckWeight(a.N); err != nil {
 			return err
 		}
+		if err := l.checkTime(a.Now); err != nil {
+			return err
+		}
 		reqs[i] = l.request(a.Key, core.Millis(a.Now), a.N, true)
 	}
 	if err := canceled(ctx, "redis evalsha"); err != nil {

@@ -92,8 +92,9 @@ func (l *Limiter) Limit() core.Limit { return l.limit }
 func (l *Limiter) Key(id string) string { return EncodeKey(l.cfg.prefix, id, l.suffix) }
 
 // AllowN decides on n units for key at now (Redis' clock instead under
-// WithServerTime) and counts them when allowed. Bad key or weight: a core
-// error matching core.ErrInvalid, nothing sent. Redis unreachable: the
+// WithServerTime) and counts them when allowed. Bad key or weight, or a
+// now before the Unix epoch (core.CheckTime; not read under
+// WithServerTime): a core error matching core.ErrInvalid, nothing sent. Redis unreachable: the
 // fail-mode decision and a *core.UnavailableError. A Redis Cluster node
 // redirecting a client that is not a Redis Cluster client: no decision
 // and a *RedirectError (matching core.ErrInvalid). ctx cancelled (the
@@ -105,6 +106,9 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 		return core.Decision{}, err
 	}
 	if err := l.limit.CheckWeight(n); err != nil {
+		return core.Decision{}, err
+	}
+	if err := l.checkTime(now); err != nil {
 		return core.Decision{}, err
 	}
 	return l.decide(ctx, key, core.Millis(now), n, true)
@@ -119,6 +123,9 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // writing anything (not even a new key). Errors as for AllowN.
 func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	if err := l.checkTime(now); err != nil {
 		return core.Decision{}, err
 	}
 	return l.decide(ctx, key, core.Millis(now), 1, false)
@@ -224,4 +231,13 @@ func (l *Limiter) run(ctx context.Context, req request) (any, error) {
 
 func isNoScript(err error) bool {
 	return err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT")
+}
+
+// checkTime refuses a request time before the Unix epoch (core.CheckTime)
+// unless WithServerTime, under which the caller's time is not read.
+func (l *Limiter) checkTime(now time.Time) error {
+	if l.cfg.serverTime {
+		return nil
+	}
+	return core.CheckTime(now)
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // TestServerTime: under WithServerTime the caller's now is ignored (here a
-// date in 2001) and windows follow Redis' TIME.
+// date in 2001) and windows follow Redis' TIME; so is a zero time, which
+// is not refused there (core.CheckTime reads a time only where it is used).
 func TestServerTime(t *testing.T) {
 	c, _ := redistest.Client(t)
 	ctx := context.Background()
@@ -33,6 +34,8 @@ func TestServerTime(t *testing.T) {
 	idx, _ := strconv.ParseInt(strings.Split(v, ":")[0], 10, 64)
 	want := server.UnixMilli() / lim.WindowMillis()
 	assert.Equal(t, want, idx, "stored window %d, Redis' clock says %d (caller's: %d)", idx, want, core.Millis(wrong)/lim.WindowMillis())
+	_, err = l.AllowN(ctx, "zero", time.Time{}, 1)
+	require.NoError(t, err, "the zero time is not read under WithServerTime")
 	d, _ := l.Peek(ctx, "st", wrong)
 	rest := time.Duration(lim.WindowMillis()-server.UnixMilli()%lim.WindowMillis()) * time.Millisecond
 	if assert.LessOrEqual(t, d.ResetAfter, rest, "ResetAfter %s, want about %s by Redis' clock", d.ResetAfter, rest) {

@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLimiterRejectsBadInput: an empty key, a zero or negative weight and a
-// weight above the limit each return an error matching core.ErrInvalid,
+// TestLimiterRejectsBadInput: an empty key, a zero or negative weight, a
+// weight above the limit and a time before the Unix epoch each return an
+// error matching core.ErrInvalid,
 // and nothing is counted, planned or sent: the view stays empty, the next
 // Sync has nothing to send, and Redis holds no key.
 func TestLimiterRejectsBadInput(t *testing.T) {
@@ -39,6 +40,10 @@ func TestLimiterRejectsBadInput(t *testing.T) {
 		_, err := l.AllowN(ctx, c.key, clock.Now(), c.n)
 		assert.ErrorIs(t, err, core.ErrInvalid, "%s: want an error matching core.ErrInvalid", c.name)
 	}
+	_, err = l.AllowN(ctx, "k", time.Time{}, 1)
+	assert.ErrorIs(t, err, core.ErrBadTime, "AllowN at the zero time")
+	_, err = l.Peek(ctx, "k", time.Unix(-1, 0))
+	assert.ErrorIs(t, err, core.ErrBadTime, "Peek before the epoch")
 	for _, key := range []string{"", strings.Repeat("x", core.MaxKeyLen+1)} {
 		_, err := l.Peek(ctx, key, clock.Now())
 		assert.ErrorIs(t, err, core.ErrInvalid, "Peek of a key of %d bytes: want an error matching core.ErrInvalid", len(key))

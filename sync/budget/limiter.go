@@ -143,14 +143,18 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // answer is an outage. A panic in the Redis call (a client's hook) goes
 // on to the caller once the Call is completed as a caller's that left
 // (execDecision). A call not sent is not counted in Stats. After
-// Close it returns ErrClosed. A bad key (core.ValidateKey) or a weight
-// outside 1..Limit.Max returns an error matching core.ErrInvalid, and
-// nothing is counted, planned or sent.
+// Close it returns ErrClosed. A bad key (core.ValidateKey), a weight
+// outside 1..Limit.Max or a now before the Unix epoch (core.CheckTime)
+// returns an error matching core.ErrInvalid, and nothing is counted,
+// planned or sent.
 func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
 	}
 	if err := l.m.Config().Limit.CheckWeight(n); err != nil {
+		return core.Decision{}, err
+	}
+	if err := core.CheckTime(now); err != nil {
 		return core.Decision{}, err
 	}
 	t := core.Millis(now)
@@ -254,10 +258,14 @@ func (l *Limiter) callError(ctx context.Context, err error) error {
 // core.ErrUnavailable with the fail mode's decision, and a caller that
 // peeks first (package middleware) takes that decision as Peek's, so a
 // zero Decision, denied, would deny a request in fail-open mode. A bad
-// key returns an error matching core.ErrInvalid, with nothing sent;
+// key or a now before the Unix epoch returns an error matching
+// core.ErrInvalid, with nothing sent;
 // after Close, ErrClosed.
 func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	if err := core.CheckTime(now); err != nil {
 		return core.Decision{}, err
 	}
 	t := core.Millis(now)
