@@ -53,7 +53,6 @@ func TestCheckWeight(t *testing.T) {
 	}
 }
 
-// TestValidateKey: empty and over MaxKeyLen are refused; any bytes pass.
 // TestCheckTime: a time before the Unix epoch (the zero time.Time among
 // them, and half a millisecond before it) is ErrBadTime, matching
 // ErrInvalid; the epoch itself and later are accepted.
@@ -68,6 +67,7 @@ func TestCheckTime(t *testing.T) {
 	}
 }
 
+// TestValidateKey: empty and over MaxKeyLen are refused; any bytes pass.
 func TestValidateKey(t *testing.T) {
 	err := ValidateKey("")
 	if assert.ErrorIs(t, err, ErrEmptyKey, "empty: %v", err) {
