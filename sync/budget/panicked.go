@@ -31,8 +31,8 @@ func (l *Limiter) execDecision(ctx context.Context, c *Call, t, sent int64) (r *
 }
 
 // errPanicked is the cause a Call whose Exec panicked is completed with
-// (execDecision, execReset, execSync): a caller gone (it unwraps to context.Canceled), as far as the
-// Machine is concerned.
+// (execDecision, execReset, execSync): a caller gone (it unwraps to
+// context.Canceled), as far as the Machine is concerned.
 var errPanicked = fmt.Errorf("%w: the Redis call panicked", context.Canceled)
 
 // execReset runs Reset's Call c (Exec, then callError). A panic in Exec
