@@ -131,9 +131,9 @@ const guardHorizon = 130 * time.Second
 // Resets' 'rseq', the decision reports' 'dseq', the batches' 'seq')
 // outlives a client's retries even where four windows plus the expiry
 // slack are shorter (250 ms windows and 10 s of slack, which keeps the
-// bucket hashes through a slow test run: the guards lived 11 s). A Reset's op forgets C of whatever window it runs in, so a
-// retry of it that came after its guard expired forgot what the PoPs
-// admitted since: 20 units of a limit of 10 in one window. The guard's
+// bucket hashes through a slow test run: the guards lived 11 s). A
+// Reset's op forgets C of whatever window it runs in, so a retry of it
+// that came after its guard expired forgot what the PoPs admitted since: 20 units of a limit of 10 in one window. The guard's
 // expiry is read (PTTL), not waited for: the retry runs on Redis' clock
 // the horizon after the Reset, and a guard whose PTTL says it would have
 // expired by then is deleted first. Mutations it catches (each tried on
