@@ -165,7 +165,7 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 		return core.Decision{}, ErrClosed
 	}
 	l.m.Clock(pop)
-	d, c := l.m.Request(t, key, n)
+	d, c := l.m.request(t, key, n) // n checked above
 	if c != nil && !l.onRedis {
 		// the script runs at t, the request's own time (at): a decision
 		// there is already at the request's instant, so nothing to age

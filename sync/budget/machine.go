@@ -240,6 +240,12 @@ func (m *Machine) Request(now int64, key string, n int64) (Decision, *Call) {
 	if err := m.cfg.Limit.CheckWeight(n); err != nil {
 		panic(fmt.Errorf("budget: Machine.Request of %d units (limit %d): %w", n, m.cfg.Limit.Max, err))
 	}
+	return m.request(now, key, n)
+}
+
+// request is Request for a weight already checked (Limiter.AllowN refuses
+// a bad one with an error before it takes the lock).
+func (m *Machine) request(now int64, key string, n int64) (Decision, *Call) {
 	e := m.view[key]
 	if e != nil {
 		e.demand += n

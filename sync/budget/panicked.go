@@ -18,14 +18,9 @@ import (
 // the request took goes back, its report goes again, Redis is not put
 // down, nothing is decided), then the panic goes on.
 func (l *Limiter) execDecision(ctx context.Context, c *Call, t, sent int64) (r *Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			l.mu.Lock()
-			l.m.complete(l.arrival(t, sent), c, nil, &CanceledError{Op: "budget script", Err: errPanicked}, false)
-			l.mu.Unlock()
-			panic(p)
-		}
-	}()
+	defer l.finishOnPanic(func() {
+		l.m.complete(l.arrival(t, sent), c, nil, &CanceledError{Op: "budget script", Err: errPanicked}, false)
+	})
 	r, err = Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
 	return r, l.callError(ctx, err)
 }
@@ -42,14 +37,7 @@ var errPanicked = fmt.Errorf("%w: the Redis call panicked", context.Canceled)
 // a caller that left (its spends go again with the next Sync under its
 // number, the view as it was), then the panic goes on.
 func (l *Limiter) execReset(ctx context.Context, c *Call) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			l.m.ResetDone(c, &CanceledError{Op: "budget reset", Err: errPanicked})
-			panic(p)
-		}
-	}()
+	defer l.finishOnPanic(func() { l.m.ResetDone(c, &CanceledError{Op: "budget reset", Err: errPanicked}) })
 	_, err = Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
 	return l.callError(ctx, err)
 }
@@ -63,15 +51,23 @@ func (l *Limiter) execReset(ctx context.Context, c *Call) (err error) {
 // panic goes on; in Limiter.Start's loop it ends the process, as any
 // panic in a goroutine does.
 func (l *Limiter) execSync(ctx context.Context, calls []*Call) (res []*Result, errs []error) {
-	defer func() {
-		if p := recover(); p != nil {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			for _, c := range calls {
-				l.m.Finish(c, nil, &CanceledError{Op: "budget sync", Err: errPanicked})
-			}
-			panic(p)
+	defer l.finishOnPanic(func() {
+		for _, c := range calls {
+			l.m.Finish(c, nil, &CanceledError{Op: "budget sync", Err: errPanicked})
 		}
-	}()
+	})
 	return ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))
+}
+
+// finishOnPanic, deferred around a Redis call, runs finish under the
+// Limiter's lock when the call panicked (handing the Machine the call's
+// outcome as a caller gone's), then lets the panic go on; it does nothing
+// when the call returned.
+func (l *Limiter) finishOnPanic(finish func()) {
+	if p := recover(); p != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		finish()
+		panic(p)
+	}
 }

@@ -167,19 +167,33 @@ func TestCloseEndedContext(t *testing.T) {
 }
 
 // TestSyncAfterClose: Sync after Close returns ErrClosed and sends
-// nothing, as every other method does. Caught mutation: the Close check
-// left out (Sync returns nil).
+// nothing, as every other method does, though its free-credit lease has
+// run out by then (an open Limiter's Sync renews it: the control below).
+// Caught mutation: the Close check left out (Sync returns nil and sends
+// the renewal).
 func TestSyncAfterClose(t *testing.T) {
 	rdb, _ := redistest.Client(t)
-	clk := core.NewManualClock(time.UnixMilli(w0 + 5))
-	l, err := New(Config{PoP: "p", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clk)
-	require.NoError(t, err)
-	ctx := context.Background()
-	_, err = l.Allow(ctx, "k")
-	require.NoError(t, err)
-	require.NoError(t, l.Close(ctx))
-	calls := l.Stats().Calls
-	clk.Advance(time.Second)
-	assert.ErrorIs(t, l.Sync(ctx), ErrClosed)
-	assert.Equal(t, calls, l.Stats().Calls, "nothing sent after Close")
+	for _, closed := range []bool{false, true} {
+		clk := core.NewManualClock(time.UnixMilli(w0 + 5))
+		l, err := New(Config{PoP: "p", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clk)
+		require.NoError(t, err)
+		ctx := context.Background()
+		_, err = l.Allow(ctx, "k")
+		require.NoError(t, err)
+		if closed {
+			require.NoError(t, l.Close(ctx))
+		} else {
+			require.NoError(t, l.Sync(ctx))
+		}
+		calls := l.Stats().Calls
+		clk.Advance(5 * testWindow * time.Millisecond) // past the lease
+		if closed {
+			assert.ErrorIs(t, l.Sync(ctx), ErrClosed)
+			assert.Equal(t, calls, l.Stats().Calls, "nothing sent after Close")
+			continue
+		}
+		require.NoError(t, l.Sync(ctx))
+		assert.Greater(t, l.Stats().Calls, calls, "control: an open Limiter's Sync renews its lease")
+		require.NoError(t, l.Close(ctx))
+	}
 }
