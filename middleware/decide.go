@@ -12,12 +12,16 @@ import (
 // outcome is what the limits said about one request. known[i] tells
 // whether limit i was asked at all (a peek that denied spares the others).
 // failed is the first store failure a limit answered with (an error
-// matching core.ErrUnavailable, its decision kept in ds).
+// matching core.ErrUnavailable, its decision kept in ds). overrideBlind
+// (FailOpen) makes a denial made blind (see blind) with a store failure no
+// denial: FailOpen serves over it, so the other limits are still asked
+// and still count.
 type outcome struct {
-	ds     []core.Decision
-	known  []bool
-	denied bool
-	failed error
+	ds            []core.Decision
+	known         []bool
+	denied        bool
+	failed        error
+	overrideBlind bool
 }
 
 // record keeps limit i's answer: a decision, possibly made while its store
@@ -31,17 +35,17 @@ func (o *outcome) record(i int, d core.Decision, err error) error {
 		o.failed = err
 	}
 	o.ds[i], o.known[i] = d, true
-	o.denied = o.denied || !d.Allowed
+	o.denied = o.denied || !d.Allowed && !(o.overrideBlind && err != nil && blind(d))
 	return nil
 }
 
 // decide asks every limit about one unit of key at now: peeks first when
-// configured, then AllowN in order until one denies. A decision returned
-// with a store failure counts as any other; the error returned means no
-// decision.
+// configured, then AllowN in order until one denies (under FailOpen, one
+// that denies blind does not stop the others). A decision returned with a
+// store failure counts as any other; the error returned means no decision.
 func (m *Middleware) decide(ctx context.Context, key string, now time.Time) (outcome, error) {
 	n := len(m.cfg.limits)
-	o := outcome{ds: make([]core.Decision, n), known: make([]bool, n)}
+	o := outcome{ds: make([]core.Decision, n), known: make([]bool, n), overrideBlind: m.cfg.failMode == FailOpen}
 	if m.cfg.peekFirst && n > 1 {
 		if err := m.peekRest(ctx, key, now, &o); err != nil || o.denied {
 			return o, err

@@ -101,7 +101,10 @@
 // the limit". A fail-mode decision (core.SourceFailOpen,
 // core.SourceFailClosed) counted nothing and says nothing about the quota,
 // so it gets no RateLimit field; with several limits a counted decision is
-// the one reported.
+// the one reported. Under FailOpen a fail-closed denial (peek or AllowN)
+// does not end the decision: the other limits are still asked, so one
+// whose store is up keeps counting, and denies with 429, while another's
+// store is down.
 //
 // Every decision runs under a deadline (WithTimeout, default
 // DefaultTimeout): the limiters get a context that expires a little before

@@ -23,7 +23,10 @@ const (
 	// FailOpen serves every request whose decision met a store failure,
 	// even one the limiter denied for it (without a RateLimit field, since
 	// the decision was overridden), and every request with no decision.
-	// Denials made from counted state, with no failure, still get 429.
+	// Denials made from counted state, with no failure, still get 429,
+	// and so do those of a limit whose store is up while another limit's
+	// is down: an overridden denial does not stop the other limits from
+	// being asked.
 	FailOpen
 	// FailClosed answers 503 Service Unavailable to every request whose
 	// decision met a store failure, even one the limiter admitted (and

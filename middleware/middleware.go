@@ -65,12 +65,8 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	d := o.ds[i]
 	if o.failed != nil {
 		m.report(r, o.failed)
-		switch {
-		case m.cfg.failMode == FailClosed:
+		if m.cfg.failMode == FailClosed {
 			unavailable(w)
-			return
-		case m.cfg.failMode == FailOpen && o.denied && blind(d):
-			next.ServeHTTP(w, r) // the override: a denial made only because the store is down
 			return
 		}
 	}
