@@ -72,7 +72,8 @@ func (l *Limiter) AllowN(_ context.Context, key string, now time.Time, n int64) 
 }
 
 // Allow is AllowN(ctx, key, clock.Now(), 1) with the limiter's Clock, read
-// as milliseconds when core.MilliClockOf accepted it at New.
+// as milliseconds when core.MilliClockOf accepted it at New. A clock that
+// reads a time before the Unix epoch gets core.ErrBadTime, as AllowN does.
 func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) {
 	if l.milli == nil {
 		return l.AllowN(ctx, key, l.clock.Now(), 1)
@@ -82,9 +83,18 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 	}
 	if l.sys {
 		ms, mono := core.SystemClock{}.Stamps()
-		return l.eng.decide(key, ms, max(mono-l.base, 0), 1, true), nil
+		return l.decideStamped(key, ms, max(mono-l.base, 0))
 	}
-	return l.eng.decide(key, l.milli.UnixMilli(), l.elapsed(), 1, true), nil
+	return l.decideStamped(key, l.milli.UnixMilli(), l.elapsed())
+}
+
+// decideStamped counts one unit of key at Unix milliseconds ms, refusing
+// a time before the epoch (core.CheckTime's rule) with core.ErrBadTime.
+func (l *Limiter) decideStamped(key string, ms, mono int64) (core.Decision, error) {
+	if ms < 0 {
+		return core.Decision{Limit: l.limit.Max}, core.ErrBadTime
+	}
+	return l.eng.decide(key, ms, mono, 1, true), nil
 }
 
 // Peek reports the decision one unit would get at now without counting it;
