@@ -41,15 +41,17 @@ func writeDecided(h http.Header, l namedLimit, d core.Decision, denied, legacy b
 }
 
 // moreQuotaAfter is how long until more quota than d.Remaining is
-// available, the draft's "t" for an allowed request, from the decision of a
-// limit of window w. It is d.ResetAfter (all counts gone), except where that
-// exceeds one window: only a sliding window's does, up to 2w, while the
-// previous window's weight still fades; its quota starts coming back one
-// millisecond into the next window, when the current window's count begins
-// to fade, so t is the time to that point, ResetAfter − w + 1 ms, at most w
-// (at the very start of a window that millisecond would round t up past w).
-// For the other algorithms ResetAfter is an upper bound on the draft's t (a
-// fixed window's is exact).
+// available at the latest, the draft's "t" for an allowed request, from the
+// decision of a limit of window w. It is d.ResetAfter (all counts gone),
+// except where that exceeds one window: only a sliding window's does, up
+// to 2w, while the previous window's weight still fades; the current
+// window's count begins to fade one millisecond into the next window, so t
+// is the time to that point, ResetAfter − w + 1 ms, at most w (at the very
+// start of a window that millisecond would round t up past w). It is an
+// upper bound, exact for a fixed window: a sliding window's previous
+// window, while its weight fades, gives quota back sooner (the Decision
+// does not carry the counts to tell when), and so do the log's oldest
+// stamps and the bucket's refill.
 func moreQuotaAfter(d core.Decision, w time.Duration) time.Duration {
 	if d.ResetAfter > w {
 		return min(d.ResetAfter-w+time.Millisecond, w)
