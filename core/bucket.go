@@ -6,7 +6,10 @@ package core
 //
 // The emission interval is T = floor(window_µs / max) and the burst tolerance
 // max × T, all integers, so Go and the Lua script (whose numbers are float64,
-// exact below 2^53 µs, that is until the year 2255) agree exactly.
+// exact below 2^53 µs, that is until the year 2255) agree exactly. The
+// refill is one unit per T: max per max × T µs, which is the window only
+// when max divides window_µs; the rounding makes the rate up to twice
+// max per window when window_µs / max is under 2.
 type BucketState struct {
 	TAT int64
 }
