@@ -12,6 +12,7 @@ import (
 // with New.
 type Collector struct {
 	decisions    *prometheus.CounterVec
+	peeks        *prometheus.CounterVec
 	decisionDur  *prometheus.HistogramVec
 	decisionErrs *prometheus.CounterVec
 	roundTrips   *prometheus.CounterVec
@@ -53,6 +54,10 @@ func (c *Collector) initDecisionMetrics(cfg config) {
 		Namespace: cfg.namespace, Name: "decisions_total", ConstLabels: cfg.labels,
 		Help: "Rate-limit decisions by limiter, result (allowed, denied) and source, including those made while the store was down.",
 	}, []string{"limiter", "result", "source"})
+	c.peeks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: cfg.namespace, Name: "peeks_total", ConstLabels: cfg.labels,
+		Help: "Peeks (nothing counted) by limiter, result (allowed, denied) and source; the middleware denies a request on a denying peek without any AllowN.",
+	}, []string{"limiter", "result", "source"})
 	c.decisionErrs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: cfg.namespace, Name: "decision_errors_total", ConstLabels: cfg.labels,
 		Help: "Errors of rate-limit calls by limiter and type: unavailable (store down; a decision came with it), invalid (bad input), other, canceled (the caller's context was cancelled: no outage).",
@@ -86,6 +91,7 @@ func (c *Collector) initRedisMetrics(cfg config) {
 // Describe sends the descriptors of every metric the Collector can export.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.decisions.Describe(ch)
+	c.peeks.Describe(ch)
 	c.decisionDur.Describe(ch)
 	c.decisionErrs.Describe(ch)
 	c.roundTrips.Describe(ch)
@@ -99,6 +105,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // function once.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.decisions.Collect(ch)
+	c.peeks.Collect(ch)
 	c.decisionDur.Collect(ch)
 	c.decisionErrs.Collect(ch)
 	c.roundTrips.Collect(ch)

@@ -7,7 +7,8 @@
 //   - Wrap decorates any core.Limiter and counts its decisions by limiter
 //     name, result (allowed, denied) and core.Source (local, redis,
 //     cached-deny, fail-open, fail-closed), its errors by type, and its
-//     latency.
+//     latency; its peeks apart, in peeks_total (a request the middleware
+//     denies on a peek alone shows only there).
 //   - RedisHook returns a go-redis hook (client.AddHook) that counts Redis
 //     round trips — one per command, one per pipeline — with their latency,
 //     pipeline sizes and errors.
@@ -27,6 +28,7 @@
 // With the default namespace "edgelimit":
 //
 //	edgelimit_decisions_total{limiter,result,source}          counter (result: allowed, denied)
+//	edgelimit_peeks_total{limiter,result,source}              counter (Peek: nothing counted)
 //	edgelimit_decision_errors_total{limiter,type}              counter (type: unavailable, invalid, other, canceled)
 //	edgelimit_decision_duration_seconds{limiter}               histogram
 //	edgelimit_redis_roundtrips_total{client,kind}              counter (kind: command, pipeline)

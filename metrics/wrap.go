@@ -28,8 +28,9 @@ var errTypes = [...]string{"unavailable", "invalid", "other", "canceled"}
 // observation and one counter increment (two with an error).
 type limiter struct {
 	next    core.Limiter
-	allowed [unknownSource + 1]lazyCounter // by Source
-	denied  [unknownSource + 1]lazyCounter // by Source
+	allowed [unknownSource + 1]lazyCounter    // by Source
+	denied  [unknownSource + 1]lazyCounter    // by Source
+	peeked  [2][unknownSource + 1]lazyCounter // peeks: [0] allowed, [1] denied, by Source
 	errs    [len(errTypes)]lazyCounter
 	dur     prometheus.Observer
 }
@@ -44,9 +45,12 @@ type SourceLister interface {
 }
 
 // Wrap returns a core.Limiter that forwards every call to l and counts the
-// decisions of AllowN and Allow under limiter=name (Peek and Reset are
-// forwarded uncounted). Decisions and errors are returned unchanged. Wrap
-// the same name twice and both feed the same series.
+// decisions of AllowN and Allow under limiter=name. Peek's decisions,
+// which count nothing, go to peeks_total by result and source instead (a
+// request the middleware denies on a peek of a limit but its first makes
+// no AllowN: that 429 shows there only); a Peek's error is not counted,
+// and Reset is forwarded uncounted. Decisions and errors are returned
+// unchanged. Wrap the same name twice and both feed the same series.
 //
 // Every decision is counted by result (allowed, denied) and core.Source,
 // including one returned together with an error matching
@@ -71,6 +75,8 @@ func (c *Collector) Wrap(name string, l core.Limiter, sources ...core.Source) co
 		src := core.Source(i).String()
 		w.allowed[i] = lazyCounter{vec: c.decisions, labels: []string{name, "allowed", src}}
 		w.denied[i] = lazyCounter{vec: c.decisions, labels: []string{name, "denied", src}}
+		w.peeked[0][i] = lazyCounter{vec: c.peeks, labels: []string{name, "allowed", src}}
+		w.peeked[1][i] = lazyCounter{vec: c.peeks, labels: []string{name, "denied", src}}
 	}
 	for i, typ := range errTypes {
 		w.errs[i] = lazyCounter{vec: c.decisionErrs, labels: []string{name, typ}}
@@ -108,9 +114,18 @@ func (w *limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 	return d, err
 }
 
-// Peek forwards to the wrapped limiter.
+// Peek forwards to the wrapped limiter and counts the decision it reports
+// in peeks_total (see Wrap).
 func (w *limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
-	return w.next.Peek(ctx, key, now)
+	d, err := w.next.Peek(ctx, key, now)
+	if err == nil || errors.Is(err, core.ErrUnavailable) { // a decision came
+		denied := 0
+		if !d.Allowed {
+			denied = 1
+		}
+		w.peeked[denied][min(int(d.Source), unknownSource)].get().Inc()
+	}
+	return d, err
 }
 
 // Reset forwards to the wrapped limiter.

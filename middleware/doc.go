@@ -34,7 +34,8 @@
 // spending the last unit in between) can still spend a unit on the limits
 // before the one that denied. WithPeekFirst(false) drops the peeks: one call
 // per limit instead of up to two, at the price of spending on earlier limits
-// whenever a later one denies.
+// whenever a later one denies. A request denied on a peek makes no AllowN:
+// package metrics' Wrap counts it in peeks_total, not decisions_total.
 //
 // Each limit must keep its own counters. Limiters of backends/redis do
 // under one prefix: their keys name the limit (algorithm, Max, window), so
