@@ -62,10 +62,12 @@
 // never more than the window: Decision.ResetAfter, except for a sliding
 // window, whose ResetAfter (all counts gone) runs up to 2w while the
 // current window's count starts to fade 1 ms into the next window, so t is
-// the time to that point. t is when more quota has come back at the
-// latest: a sliding window's previous window, while its weight fades, and
-// a token bucket's refill give quota back sooner. When the request is denied, the denying limit with the longest
-// wait, with r = 0 and t = Retry-After. A denied response also carries
+// the time to that point; a request stamped behind its state (its clock
+// behind the one that wrote it) is told the window. t is when more quota
+// has come back at the latest: a sliding window's previous window, while
+// its weight fades, and a token bucket's refill give quota back sooner.
+// When the request is denied, the denying limit with the longest wait,
+// with r = 0 and t = Retry-After. A denied response also carries
 // Retry-After: Decision.RetryAfter in seconds, rounded up, at least 1.
 // WithLegacyHeaders adds X-RateLimit-Limit, X-RateLimit-Remaining and
 // X-RateLimit-Reset (the same limit; Reset is t, in seconds from now, not a

@@ -27,7 +27,7 @@ func policyField(limits []namedLimit) string {
 // decision d of the limit l, and Retry-After when denied.
 func writeDecided(h http.Header, l namedLimit, d core.Decision, denied, legacy bool) {
 	name := l.name
-	r, t := d.Remaining, ceilSeconds(moreQuotaAfter(d, l.limiter.Limit().Window))
+	r, t := d.Remaining, ceilSeconds(moreQuotaAfter(d, l.limiter.Limit()))
 	if denied {
 		r, t = 0, retryAfterSeconds(d)
 		h.Set("Retry-After", strconv.FormatInt(t, 10))
@@ -42,21 +42,24 @@ func writeDecided(h http.Header, l namedLimit, d core.Decision, denied, legacy b
 
 // moreQuotaAfter is how long until more quota than d.Remaining is
 // available at the latest, the draft's "t" for an allowed request, from the
-// decision of a limit of window w. It is d.ResetAfter (all counts gone),
-// except where that exceeds one window: only a sliding window's does, up
-// to 2w, while the previous window's weight still fades; the current
-// window's count begins to fade one millisecond into the next window, so t
-// is the time to that point, ResetAfter − w + 1 ms, at most w (at the very
-// start of a window that millisecond would round t up past w). It is an
-// upper bound, exact for a fixed window: a sliding window's previous
-// window, while its weight fades, gives quota back sooner (the Decision
-// does not carry the counts to tell when), and so do the log's oldest
-// stamps and the bucket's refill.
-func moreQuotaAfter(d core.Decision, w time.Duration) time.Duration {
-	if d.ResetAfter > w {
+// decision d of limit l, whose window is w. It is d.ResetAfter (all counts
+// gone), at most w. A sliding window's ResetAfter runs up to 2w, while the
+// previous window's weight still fades; the current window's count begins
+// to fade one millisecond into the next window, so t is the time to that
+// point, ResetAfter − w + 1 ms, at most w (at the very start of a window
+// that millisecond would round t up past w). It is an upper bound, exact
+// for a fixed window: a sliding window's previous window, while its
+// weight fades, gives quota back sooner (the Decision does not carry the
+// counts to tell when), and so do the log's oldest stamps and the bucket's
+// refill. The other algorithms' ResetAfter passes w only when the request
+// is stamped behind the state (a clock behind the one that wrote it), by
+// that lag: t is then w.
+func moreQuotaAfter(d core.Decision, l core.Limit) time.Duration {
+	w := l.Window
+	if d.ResetAfter > w && l.Algorithm == core.SlidingWindow {
 		return min(d.ResetAfter-w+time.Millisecond, w)
 	}
-	return d.ResetAfter
+	return min(d.ResetAfter, w)
 }
 
 // retryAfterSeconds is RetryAfter in whole seconds rounded up, at least 1 so
