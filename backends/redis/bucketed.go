@@ -15,7 +15,8 @@ const MaxBuckets = 1 << 24
 
 // BucketHorizon is how many windows after a request's own the bucketed
 // scripts search for a newer count of its identity (a clock that went
-// back), and how many windows before the bucket's newest Reset clears.
+// back), and how many windows before the bucket's newest, and before and
+// after the window of the limiter's clock, Reset clears.
 // A request stamped more than BucketHorizon windows before its bucket's
 // newest window is decided in its own window, not in the identity's
 // newest as core would (see the package doc).
@@ -125,14 +126,17 @@ func (l *Limiter) request(id string, now, n int64, commit bool) request {
 	}
 }
 
-// resetBucketed deletes id's fields from its bucket in one script call.
+// resetBucketed deletes id's fields from its bucket in one script call:
+// around the bucket's newest window and around the window of now (the
+// limiter's clock, or Redis' under WithServerTime).
 func (l *Limiter) resetBucketed(ctx context.Context, id string) error {
 	keys := []string{l.markerKey(id)}
+	args := []any{id, BucketHorizon, core.Millis(l.cfg.clock.Now()), l.args.window, l.args.serverTime}
 	l.trips.Add(1)
-	cmd := resetBucketScript.EvalSha(ctx, l.client, keys, id, BucketHorizon)
+	cmd := resetBucketScript.EvalSha(ctx, l.client, keys, args...)
 	if isNoScript(cmd.Err()) {
 		l.trips.Add(1)
-		cmd = resetBucketScript.Eval(ctx, l.client, keys, id, BucketHorizon)
+		cmd = resetBucketScript.Eval(ctx, l.client, keys, args...)
 	}
 	return cmd.Err()
 }

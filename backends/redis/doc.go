@@ -78,15 +78,22 @@
 // than the bucket's newest (a clock that went back) searches
 // the newer windows, at most BucketHorizon of them, for the identity's
 // newest count and is decided there as core decides it; a request stamped
-// more than BucketHorizon windows back is decided in its own window. A
+// more than BucketHorizon windows before the bucket's newest window is
+// decided in its own window (a bucket mate counted far ahead, by a caller
+// whose clock ran ahead, moves that window for every identity of the
+// bucket until real time reaches it). A
 // window hash expires as a whole when no request can be stamped inside
 // the state it holds any more — sliding: the end of the next window; fixed:
 // the end of the window; plus WithExpirySlack's slack, as above — its TTL
 // set from the stamp of the request creating it (a later stamp reaching
 // Redis as promptly would give the same expiry); the marker outlives every
 // window hash of its bucket. Reset deletes the identity's fields from the
-// marker's window and the BucketHorizon + 1 windows before it (one script
-// call). A peek writes nothing. The sliding log stays a sorted set per
+// marker's window and the BucketHorizon + 1 windows before it, and from
+// the windows within BucketHorizon of the window of the limiter's clock
+// (Redis' under WithServerTime), so it also clears the counts of callers
+// whose clocks lie within BucketHorizon windows of the resetting one's
+// when a bucket mate moved the marker far ahead (one script call). A peek
+// writes nothing. The sliding log stays a sorted set per
 // identity (one member per admitted request) and the token bucket a TAT per
 // identity: a TAT has no window after which every identity's state ends
 // together, so a bucket of TATs would never expire as a whole while any of
