@@ -170,7 +170,9 @@
 // AllowEach decides a slice of asks in one pipeline, as AllowN would one
 // by one in the slice's order, for a caller that holds many decisions at
 // once (a replay of recorded traffic, pop-sim's pure-Redis mode); a bad
-// ask anywhere fails the whole slice before anything is sent. Callers
-// running AllowEach concurrently give each key at most one ask per call:
-// after a lost script, the calls refused NOSCRIPT run again after the rest.
+// ask anywhere fails the whole slice before anything is sent. A caller
+// that needs a key's asks decided in order gives each key at most one ask
+// per call: after a lost script, the calls refused NOSCRIPT run again
+// after the rest, and any other client (another process's first call
+// after the loss) may load it while the pipeline runs.
 package redis

@@ -19,10 +19,12 @@ type Ask struct {
 // trip, bounded by the limiter's timeout): Redis runs the script calls in
 // asks' order, so asks of one key see each other as AllowN called once per
 // ask in that order would. Except when Redis lost the script (a restart,
-// SCRIPT FLUSH) and another client loads it while the pipeline runs: the
-// calls refused before that are sent again (EVAL) after the rest ran, so
-// callers running AllowEach concurrently must give each key at most one
-// ask per call. out[i] (out is at least as long as asks) gets ask i's
+// SCRIPT FLUSH) and another client loads it while the pipeline runs (any
+// process deciding at that Redis does on its first call after the loss,
+// even when this caller runs no other AllowEach): the calls refused before
+// that are sent again (EVAL) after the rest ran, so a caller that needs a
+// key's asks decided in order must give each key at most one ask per
+// call. out[i] (out is at least as long as asks) gets ask i's
 // decision. It is for a caller holding many decisions at once, a
 // replay of recorded traffic for instance: no goroutine per call waits in
 // a batch (WithPipelining), which a replay would pay for per call. A bad
