@@ -101,13 +101,15 @@
 // 7.4+) to drop the others.
 //
 // Sizing: a hash stays listpack-encoded (compact) up to
-// hash-max-listpack-entries fields (its identities and the flag) — 128 in the redis.conf Redis ships
-// (Debian's service uses it), 512 compiled in — and an identity longer
-// than hash-max-listpack-value (64 bytes) turns its bucket's hash into a
-// hashtable. Choose n as the identities active in one window divided by
-// 80: buckets then hold 80 on average and, FNV spreading them about
-// evenly, the fullest of thousands stays under 128 (100,000 identities
-// "user:N" over 1,250 buckets: 40 to 116 each). Fewer identities per
+// hash-max-listpack-entries fields (its identities and the flag) — 512
+// by default (Redis 7.0.15 compiled in, and the redis.conf Debian 12's
+// package installs), lower where a deployment sets it so — and an
+// identity longer than hash-max-listpack-value (64 bytes) turns its
+// bucket's hash into a hashtable. Choose n as the identities active in
+// one window divided by 80: buckets then hold 80 on average and, FNV
+// spreading them about evenly, the fullest of thousands stays under 128,
+// within a server configured down to 128 (100,000 identities "user:N"
+// over 1,250 buckets: 40 to 116 each). Fewer identities per
 // bucket share each key's overhead among fewer; more make hashtables.
 // used_memory per identity at 100,000 identities (bench/cmd/layoutbench
 // -memory-only -buckets N): 43.4 B over 1,250 buckets, 55.4 B over 4,096,
