@@ -153,6 +153,14 @@
 // Source core.SourceFailClosed by default, allowed with
 // core.SourceFailOpen under WithFailOpen. Scripts are sent by
 // EVALSHA; a NOSCRIPT reply (SCRIPT FLUSH, restart) costs one EVAL retry.
+// A call whose reply is lost after Redis ran it (the connection closed in
+// between) is sent again by go-redis itself (its MaxRetries, 3 by default,
+// within the call's timeout; a pipeline, WithPipelining's or AllowEach's,
+// is sent again whole), and the script counts the request again: its
+// units of the identity's quota lost per retry, never one past the limit.
+// A client built with MaxRetries -1 sends each call once; such a call
+// gets the fail-mode decision, its unit counted (as any call Redis ran
+// after its caller stopped waiting).
 // One error reply is no outage: a Redis Cluster node answering MOVED or ASK
 // to a client that is not a Redis Cluster client (a plain client pointed
 // at one node of a cluster) is a configuration error, returned as a
