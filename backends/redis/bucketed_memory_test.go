@@ -19,7 +19,7 @@ import (
 func TestBucketedMemoryPerIdentity(t *testing.T) {
 	c, _ := redistest.Client(t)
 	ctx := context.Background()
-	require.NoError(t, c.ConfigSet(ctx, "hash-max-listpack-entries", "128").Err(), "redis.conf's setting")
+	require.NoError(t, c.ConfigSet(ctx, "hash-max-listpack-entries", "128").Err(), "the lower setting some deployments choose (the default is 512)")
 	n := *identities
 	if testing.Short() {
 		n = min(n, 5_000)

@@ -181,9 +181,10 @@ func TestBucketedIdleBucketsLeaveNothing(t *testing.T) {
 }
 
 // TestBucketedHashStaysListpack: a window hash of 100 identities is
-// listpack-encoded under hash-max-listpack-entries 128 (redis.conf's
-// setting, as Debian's service runs; the compiled-in default is 512), and
-// one of 129 is not: why buckets are sized for about 80 identities.
+// listpack-encoded under hash-max-listpack-entries 128 (a setting some
+// deployments choose; the default, compiled in and in Debian's
+// redis.conf, is 512), and one of 129 is not: why buckets are sized for
+// about 80 identities, which holds under either.
 func TestBucketedHashStaysListpack(t *testing.T) {
 	c, _ := redistest.Client(t)
 	ctx := context.Background()

@@ -2,11 +2,14 @@ package redis
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -66,7 +69,16 @@ func TestTTLOnEveryKey(t *testing.T) {
 
 // TestIdleIdentitiesLeaveNothing: with a 50 ms window and no expiry slack,
 // every algorithm's key is gone 300 ms after the last request; with the
-// default slack (the timeout, here 100 ms), 400 ms after.
+// default slack (the timeout, here 100 ms), 400 ms after. Each key goes
+// by its TTL: after the wait no key is listed, and Redis' expired_keys
+// grew by the four keys written (a key never written cannot expire, one
+// deleted otherwise is not counted). The writes are not timed: on a loaded
+// machine a key may expire before the last one is written, which the
+// count still sees (a DBSIZE right after the writes did not).
+//
+// It catches a script that writes a key without a TTL (listed after the
+// wait) or with one longer than its window's reach plus the slack, and a
+// limiter that writes nothing (expired_keys short).
 func TestIdleIdentitiesLeaveNothing(t *testing.T) {
 	c, _ := redistest.Client(t)
 	ctx := context.Background()
@@ -74,15 +86,16 @@ func TestIdleIdentitiesLeaveNothing(t *testing.T) {
 		opt  Option
 		wait time.Duration
 	}{{WithExpirySlack(0), 300 * time.Millisecond}, {WithTimeout(100 * time.Millisecond), 400 * time.Millisecond}} {
+		before := expiredKeys(t, c)
+		var names []string
 		for _, lim := range everyLimit(core.PerWindow(5, 50*time.Millisecond)) {
 			l := newLimiter(t, c, lim, tc.opt)
 			for i := 0; i < 3; i++ {
 				_, err := l.Allow(ctx, "idle")
 				require.NoError(t, err)
 			}
+			names = append(names, l.Key("idle"))
 		}
-		n := dbsize(t, c)
-		require.Equal(t, int64(4), n, "DBSIZE %d after writing, want 4", n)
 		// Redis' clock runs the TTLs, and it cannot be injected: the test
 		// waits past them. KEYS checks each key's expiry as it lists them,
 		// so a key past its TTL that Redis' background expiry has not
@@ -91,7 +104,29 @@ func TestIdleIdentitiesLeaveNothing(t *testing.T) {
 		keys, err := c.Keys(ctx, "*").Result()
 		require.NoError(t, err)
 		require.Empty(t, keys, "keys %q still live %s after the last request, want none", keys, tc.wait)
+		// EXISTS deletes a key past its TTL that background expiry has not
+		// reclaimed yet, counting it in expired_keys
+		n, err := c.Exists(ctx, names...).Result()
+		require.NoError(t, err)
+		require.Zero(t, n, "keys %q: %d still exist", names, n)
+		assert.Equal(t, int64(len(names)), expiredKeys(t, c)-before, "keys %q: every one written and gone by its TTL", names)
 	}
+}
+
+// expiredKeys is Redis' count of keys deleted by their TTL (INFO stats).
+func expiredKeys(t *testing.T, c *goredis.Client) int64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), "stats").Result()
+	require.NoError(t, err, "INFO stats")
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "expired_keys:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err, "expired_keys %q", v)
+			return n
+		}
+	}
+	require.FailNow(t, "INFO stats has no expired_keys", "%q", info)
+	return 0
 }
 
 // TestPeekAndReset: a peek counts nothing and reports the quota before

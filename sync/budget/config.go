@@ -81,8 +81,9 @@ type Config struct {
 	// fields per hash spread each key's fixed cost over fewer identities
 	// (on mixed at 1,000,000 identities, 34,000 with state: 56 B per
 	// identity with state at 1024 buckets, 44 B at 256), and a hash past
-	// Redis' hash-max-listpack-entries (128 in Debian's redis.conf) loses
-	// its compact encoding. Every PoP must use the same. 0 means 1024; at
+	// Redis' hash-max-listpack-entries (512 by default, compiled in and in
+	// Debian's redis.conf; some deployments set 128) loses its compact
+	// encoding. Every PoP must use the same. 0 means 1024; at
 	// most math.MaxInt32 (ErrConfig).
 	Buckets    int
 	Groups     int  // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client or a type embedding one (New)

@@ -54,7 +54,7 @@ func parseFlags() settings {
 	flag.IntVar(&s.buckets, "buckets", 0, "bucket count of the bucketed layout; 0: identities/80")
 	flag.IntVar(&s.rounds, "rounds", 5, "throughput rounds per layout and caller count; the median is reported")
 	flag.DurationVar(&s.span, "span", time.Second, "length of one throughput measurement")
-	flag.IntVar(&s.listpack, "listpack-entries", 128, "the server's hash-max-listpack-entries (redis.conf's 128; compiled-in 512)")
+	flag.IntVar(&s.listpack, "listpack-entries", 128, "the server's hash-max-listpack-entries (128 as some deployments set it; 512 by default, compiled in and in Debian's redis.conf)")
 	flag.BoolVar(&s.json, "json", false, "print JSON instead of a table")
 	flag.BoolVar(&s.memOnly, "memory-only", false, "measure used_memory only, no throughput")
 	flag.Parse()
