@@ -98,7 +98,10 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.validate(); err != nil {
 		return o, err
 	}
-	return o, o.loadTrace(fs)
+	if err := o.loadTrace(fs); err != nil {
+		return o, err
+	}
+	return o, o.validateDeployment()
 }
 
 // articleSizes sizes table B: the article's figures unless -requests or
@@ -125,7 +128,7 @@ func (o *options) validate() error {
 	if err := o.validateKnobs(); err != nil {
 		return err
 	}
-	if err := o.net.validateNet(o.cfg.PoPs); err != nil {
+	if err := o.net.validateNet(); err != nil {
 		return err
 	}
 	var err error
@@ -214,8 +217,6 @@ func (o *options) validateKnobs() error {
 		return errors.New("budget-pops must not be negative")
 	case o.budgetBuckets < 0 || o.budgetBuckets > math.MaxInt32:
 		return fmt.Errorf("budget-buckets must be 0 to %d", math.MaxInt32)
-	case o.freeCredit > 0 && o.budgetP() > 0 && o.freeCredit > o.cfg.Limit/int64(2*o.budgetP()):
-		return fmt.Errorf("free-credit %d: 2 × %d × %d PoPs passes the limit of %d", o.freeCredit, o.freeCredit, o.budgetP(), o.cfg.Limit)
 	}
 	return nil
 }

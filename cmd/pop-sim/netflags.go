@@ -36,8 +36,10 @@ func (n *netOptions) netFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&n.gossipDup, "gossip-dup", 0, "chance that one copy of a gossip message is delivered twice")
 }
 
-// validateNet parses and checks the network flags for pops PoPs.
-func (n *netOptions) validateNet(pops int) error {
+// validateNet parses and checks the network flags; what the faults ask of
+// the trace (their PoPs, their instants) is checked once it is known
+// (validateDeployment).
+func (n *netOptions) validateNet() error {
 	if n.network != "honest" && n.network != "ideal" {
 		return fmt.Errorf("unknown network %q (want honest|ideal)", n.network)
 	}
@@ -58,9 +60,6 @@ func (n *netOptions) validateNet(pops int) error {
 	}
 	if ok {
 		f.Crashes = []netmodel.Crash{c}
-	}
-	if err := f.Validate(pops); err != nil {
-		return err
 	}
 	if n.network == "ideal" && f.Any() {
 		return errors.New("faults need the honest network: drop -network ideal")

@@ -44,7 +44,9 @@ func Available(mode string) bool {
 	return ok
 }
 
-// Run plays the whole trace through mode and scores it.
+// Run plays the whole trace through mode and scores it. It refuses, before
+// any work, faults (Env.Faults) that name a PoP the trace does not have or
+// fall outside it.
 func Run(ctx context.Context, e *Env, mode string) (Result, error) {
 	run, ok := runners[mode]
 	if !ok {
@@ -58,6 +60,9 @@ func Run(ctx context.Context, e *Env, mode string) (Result, error) {
 	}
 	if e.Ideal() && e.Faults.Any() {
 		return Result{}, fmt.Errorf("faults need the honest network (not -network ideal)")
+	}
+	if err := e.Faults.Validate(e.Trace.Config.PoPs); err != nil {
+		return Result{}, fmt.Errorf("faults: %w", err)
 	}
 	if l := e.Faults.RedisLoss; l > 0 && l >= e.Trace.Duration {
 		return Result{}, fmt.Errorf("redis loss at %v: past the trace's end (%v)", l, e.Trace.Duration)

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// validateDeployment checks the flags that depend on the trace's PoPs and
+// length, once they are known: a -trace file's replace -pops and the
+// scenario's (loadTrace). The faults must name PoPs the trace has and the
+// Redis loss fall within it, and the free credit's reservation (2 × it ×
+// the budget Machines' PoPs) must fit the limit.
+func (o *options) validateDeployment() error {
+	if err := o.net.faults.Validate(o.cfg.PoPs); err != nil {
+		return err
+	}
+	if d := o.traceDuration(); o.net.loss > 0 && o.net.loss >= d {
+		return fmt.Errorf("redis loss at %v: past the trace's end (%v)", o.net.loss, d)
+	}
+	if p := o.budgetP(); o.freeCredit > 0 && p > 0 && o.freeCredit > o.cfg.Limit/int64(2*p) {
+		return fmt.Errorf("free-credit %d: 2 × %d × %d PoPs passes the limit of %d", o.freeCredit, o.freeCredit, p, o.cfg.Limit)
+	}
+	return nil
+}
+
+// traceDuration is how long the trace to simulate lasts: the -trace
+// file's, or the scenario's.
+func (o *options) traceDuration() time.Duration {
+	if o.tf.loaded != nil {
+		return o.tf.loaded.Duration
+	}
+	return o.cfg.Duration()
+}
