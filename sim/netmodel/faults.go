@@ -142,7 +142,7 @@ func (f Faults) Validate(pops int) error {
 		}
 	}
 	for _, r := range []float64{f.GossipLoss, f.GossipDup} {
-		if r < 0 || r > 1 {
+		if !(r >= 0 && r <= 1) { // NaN too
 			return fmt.Errorf("gossip loss and duplication are chances in [0, 1], got %g", r)
 		}
 	}
