@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgelimit/edgelimit/internal/clientkind"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/edgelimit/edgelimit/sync/gossip"
@@ -145,7 +146,14 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 	return s.out, nil
 }
 
-// machine builds PoP p's Machine, a new random incarnation.
+// clusterGroups is budget.Config.Groups on a Redis Cluster client, as
+// budget.New sets it for a Limiter (its Groups 0 becomes 16 there, so the
+// groups' hash tags spread over the masters).
+const clusterGroups = 16
+
+// machine builds PoP p's Machine, a new random incarnation, configured as
+// budget.New configures a Limiter on s's client: 16 groups on a Redis
+// Cluster (clusterGroups), else one.
 func (s *budgetSim) machine(p int) (*budget.Machine, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -154,8 +162,12 @@ func (s *budgetSim) machine(p int) (*budget.Machine, error) {
 	for _, r := range e.Net.RedisRTT {
 		rtt += r
 	}
+	groups := 0
+	if _, cluster := clientkind.AsCluster(s.rdb); cluster {
+		groups = clusterGroups
+	}
 	m, err := budget.NewMachine(budget.Config{PoP: fmt.Sprintf("pop%d", p), Incarnation: binary.LittleEndian.Uint64(b[:]) | 1,
-		Limit: e.Limit, PoPs: cmp.Or(e.BudgetPoPs, e.Trace.Config.PoPs), Namespace: e.Namespace, Buckets: e.budgetBuckets(),
+		Limit: e.Limit, PoPs: cmp.Or(e.BudgetPoPs, e.Trace.Config.PoPs), Namespace: e.Namespace, Buckets: e.budgetBuckets(), Groups: groups,
 		FreeCredit: e.FreeCredit, NoWait: s.noWait, SyncInterval: e.SyncInterval, RTT: rtt / time.Duration(max(1, len(e.Net.RedisRTT))), ExpirySlack: e.expirySlack()})
 	if err != nil {
 		return nil, fmt.Errorf("budget machine of pop %d: %w", p, err)

@@ -41,8 +41,8 @@
 //
 // Env.RedisAddr may list several Redis Cluster nodes (comma-separated), or
 // Env.RedisCluster may say a single address is one: every client is then a
-// cluster client, with round trips counted on each node's own client, so a
-// pipeline counts one round trip per node it touches.
+// cluster client, and the budget Machines get the 16 groups budget.New
+// gives a Limiter on one, their hash tags spread over the masters.
 //
 // Redis expires keys by the wall clock, not the virtual one: every key a
 // run writes carries an expiry slack of the trace's simulated length plus
