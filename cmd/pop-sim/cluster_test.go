@@ -86,7 +86,7 @@ func TestRedisClusterFlagStartsOne(t *testing.T) {
 	code, out, errOut := popSim(t, "-redis-cluster", "-mode", "redis", "-pops", "2",
 		"-identities", "50", "-requests", "500", "-limit", "5", "-window", "1s", "-json")
 	require.EqualValues(t, 0, code, "exit %d: %s", code, errOut)
-	require.True(t, strings.Contains(out, "one per node it touches"), "no cluster note in:\n%s", out)
+	require.True(t, strings.Contains(out, "round trips are counted as on one node"), "no cluster note in:\n%s", out)
 	r := decode(t, out)
 	require.False(t, len(r.Results) != 1 || r.Results[0]["decisions"] != 500.0 || r.Results[0]["round_trips_per_decision"] != 1.0, "results %v", r.Results)
 }

@@ -137,7 +137,7 @@ func notes(o *options) []string {
 		"round trips saved are against pure-Redis mode on the same trace (one per decision)",
 	}
 	if o.net.network == "honest" {
-		n = append(n, "lost: units admitted that Redis never counted, read back from Redis after the run (redis: admitted by failing open; not measured for budget, whose free units sit in Redis' reservation, not its count, by design)")
+		n = append(n, "lost: units admitted that Redis never counted, counted as the calls fail (redis: admitted by failing open; not measured for budget, whose free units sit in Redis' reservation, not its count, by design)")
 	}
 	if o.sweepSpec.changesTrace() {
 		n = append(n, "crowd-span: each point plays a trace of its own, the flash crowd's bursts arriving over the span (the rest of the trace unchanged); every mode is swept, and each row is measured against the reference on its own trace")
@@ -149,7 +149,7 @@ func notes(o *options) []string {
 		n = append(n, fmt.Sprintf("redis-loss: at %s the budget modes' Redis loses every key and loaded script (FLUSHALL, SCRIPT FLUSH); pure Redis' calls arriving from then on find each identity's key empty (a fresh key: scripts stay loaded); local is not affected; Redis memory is not measured", o.net.loss))
 	}
 	if o.clustered() {
-		n = append(n, "redis cluster: round trips are counted on each node's client, so a pipeline (a budget Sync's batches) counts one per node it touches")
+		n = append(n, "redis cluster: round trips are counted as on one node: pure Redis one per decision, budget its Machines' own count (one per decision call, one per Sync, whose pipeline go-redis sends to every master it touches at once)")
 	}
 	if o.clockSkew > 0 || o.sweepSpec.param == "clock-skew" {
 		n = append(n, "clock skew: each PoP's clock is offset by a seeded amount spread evenly over [-D, +D]; limiters see their PoP's clock, the ground truth judges on true time",

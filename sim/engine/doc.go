@@ -29,9 +29,12 @@
 // round-trip time is only charged as latency), Redis sees the calls of
 // different PoPs in the order of their request times: the model before
 // the honest one, kept so its cost can be seen (the budget modes run on
-// the honest network only). Redis round trips are counted by a go-redis
-// hook there, by the Machines' own counts on the honest network (refused
-// and lost calls included).
+// the honest network only). Pure Redis is counted one round trip per
+// decision on either network (what a deployment pays without the
+// simulator's pipelines); the budget modes' round trips are their
+// Machines' own counts (budget.Stats: one per decision Call, one per
+// Sync's pipeline, whatever masters of a Redis Cluster it touches;
+// refused and lost calls included).
 //
 // With Env.Skew each PoP's limiter reads its own clock (true time plus the
 // PoP's offset) everywhere a time is handed to it, while the ground truth
