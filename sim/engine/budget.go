@@ -3,12 +3,9 @@ package engine
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"time"
 
-	"github.com/edgelimit/edgelimit/internal/clientkind"
 	"github.com/edgelimit/edgelimit/sim/netmodel"
 	"github.com/edgelimit/edgelimit/sync/budget"
 	"github.com/edgelimit/edgelimit/sync/gossip"
@@ -146,29 +143,22 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 	return s.out, nil
 }
 
-// clusterGroups is budget.Config.Groups on a Redis Cluster client, as
-// budget.New sets it for a Limiter (its Groups 0 becomes 16 there, so the
-// groups' hash tags spread over the masters).
-const clusterGroups = 16
-
-// machine builds PoP p's Machine, a new random incarnation, configured as
-// budget.New configures a Limiter on s's client: 16 groups on a Redis
-// Cluster (clusterGroups), else one.
+// machine builds PoP p's Machine, configured as budget.New configures a
+// Limiter on s's client (budget.ForClient: a new random incarnation, and
+// 16 groups on a Redis Cluster).
 func (s *budgetSim) machine(p int) (*budget.Machine, error) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	e := s.e
 	var rtt time.Duration
 	for _, r := range e.Net.RedisRTT {
 		rtt += r
 	}
-	groups := 0
-	if _, cluster := clientkind.AsCluster(s.rdb); cluster {
-		groups = clusterGroups
+	cfg, err := budget.ForClient(budget.Config{PoP: fmt.Sprintf("pop%d", p),
+		Limit: e.Limit, PoPs: cmp.Or(e.BudgetPoPs, e.Trace.Config.PoPs), Namespace: e.Namespace, Buckets: e.budgetBuckets(),
+		FreeCredit: e.FreeCredit, NoWait: s.noWait, SyncInterval: e.SyncInterval, RTT: rtt / time.Duration(max(1, len(e.Net.RedisRTT))), ExpirySlack: e.expirySlack()}, s.rdb)
+	if err != nil {
+		return nil, fmt.Errorf("budget machine of pop %d: %w", p, err)
 	}
-	m, err := budget.NewMachine(budget.Config{PoP: fmt.Sprintf("pop%d", p), Incarnation: binary.LittleEndian.Uint64(b[:]) | 1,
-		Limit: e.Limit, PoPs: cmp.Or(e.BudgetPoPs, e.Trace.Config.PoPs), Namespace: e.Namespace, Buckets: e.budgetBuckets(), Groups: groups,
-		FreeCredit: e.FreeCredit, NoWait: s.noWait, SyncInterval: e.SyncInterval, RTT: rtt / time.Duration(max(1, len(e.Net.RedisRTT))), ExpirySlack: e.expirySlack()})
+	m, err := budget.NewMachine(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("budget machine of pop %d: %w", p, err)
 	}

@@ -83,15 +83,9 @@ func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, err
 	if rdb == nil {
 		return nil, fmt.Errorf("%w: no Redis client", ErrConfig)
 	}
-	if cfg.Incarnation == 0 {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, fmt.Errorf("budget: drawing an incarnation: %w", err)
-		}
-		cfg.Incarnation = binary.LittleEndian.Uint64(b[:]) | 1
-	}
-	if _, cluster := clientkind.AsCluster(rdb); cluster && cfg.Groups == 0 {
-		cfg.Groups = 16 // a group is one hash tag: spread them over the masters
+	cfg, err := ForClient(cfg, rdb)
+	if err != nil {
+		return nil, err
 	}
 	m, err := NewMachine(cfg)
 	if err != nil {
@@ -102,6 +96,26 @@ func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, err
 		clock = core.SystemClock{}
 	}
 	return &Limiter{m: m, rdb: rdb, clock: clock, onRedis: onRedis}, nil
+}
+
+// ForClient returns cfg as New completes it for rdb: a random Incarnation
+// when cfg.Incarnation is 0, and 16 Groups when cfg.Groups is 0 and rdb is
+// a Redis Cluster client or a type embedding one (a group is one hash tag:
+// they spread over the masters). A driver of its own (the simulator)
+// builds its Machines from it, so they are configured as a Limiter on the
+// same client. The error is crypto/rand's, when drawing fails.
+func ForClient(cfg Config, rdb redis.UniversalClient) (Config, error) {
+	if cfg.Incarnation == 0 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return cfg, fmt.Errorf("budget: drawing an incarnation: %w", err)
+		}
+		cfg.Incarnation = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	if _, cluster := clientkind.AsCluster(rdb); cluster && cfg.Groups == 0 {
+		cfg.Groups = 16
+	}
+	return cfg, nil
 }
 
 // at is the time (ms) a call planned at now runs at at Redis: Redis' own

@@ -85,10 +85,10 @@ func TestLimiterOutageCountsUnderLock(t *testing.T) {
 	assert.Equal(t, int64(1), hammer(t, []*Limiter{fc}, 8, 10), "FailClosed: only the free unit during an outage")
 }
 
-// TestLimiterGroupsByClient: with Groups 0, New spreads a Redis Cluster
-// client's buckets over 16 hash tags (groups go to different masters) and
-// keeps one group on a single Redis (one Sync call per round trip). No
-// call is made: the clients are never used.
+// TestLimiterGroupsByClient: with Groups 0, New (and ForClient, which it
+// uses) spreads a Redis Cluster client's buckets over 16 hash tags (groups
+// go to different masters) and keeps one group on a single Redis (one Sync
+// call per round trip). No call is made: the clients are never used.
 func TestLimiterGroupsByClient(t *testing.T) {
 	cfg := Config{PoP: "p", Limit: core.PerWindow(10, time.Second), PoPs: 2}
 	for name, tc := range map[string]struct {
@@ -101,6 +101,19 @@ func TestLimiterGroupsByClient(t *testing.T) {
 		l, err := New(cfg, tc.rdb, nil)
 		require.NoError(t, err, name)
 		assert.Equal(t, tc.groups, l.m.Config().Groups, "%s client", name)
+		// ForClient, which a driver of its own builds Machines from,
+		// completes the Config as New does
+		fc, err := ForClient(cfg, tc.rdb)
+		require.NoError(t, err, name)
+		m, err := NewMachine(fc)
+		require.NoError(t, err, name)
+		assert.Equal(t, tc.groups, m.Config().Groups, "%s client: a Machine of ForClient's Config", name)
+		assert.Equal(t, uint64(1), fc.Incarnation&1, "%s client: ForClient draws an odd, so nonzero, incarnation", name)
+		kept := cfg
+		kept.Incarnation = 6
+		fc, err = ForClient(kept, tc.rdb)
+		require.NoError(t, err, name)
+		assert.Equal(t, uint64(6), fc.Incarnation, "%s client: an incarnation given is kept", name)
 		require.NoError(t, tc.rdb.Close())
 	}
 	cfg.Groups = 4
