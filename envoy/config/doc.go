@@ -18,25 +18,29 @@
 //	    descriptors:              # nested: matched by the next entry
 //	      - key: plan
 //	        value: free
-//	        rate_limit: {unit: hour, requests_per_unit: 1000}
-//	        replaces: [{name: login}]
+//	        rate_limit:
+//	          unit: hour
+//	          requests_per_unit: 1000
+//	          replaces: [{name: login}]
 //	      - key: plan
 //	        value: internal
 //	        rate_limit: {unlimited: true}
 //
 // Fields of rate_limit: unit (second, minute, hour, day, week, month = 30
 // days, year = 365 days; any case), requests_per_unit (1 .. 2^32−1), unlimited,
-// name, and, beyond envoyproxy/ratelimit's format, unit_multiplier (the
-// window is that many units; default 1; a window past core.MaxWindow, 100
-// years, is ErrBadValue) and algorithm ("sliding", the
+// name, replaces (a list of {name: ...}, the rate_limit names this rule
+// overrides when both match one request; also read beside rate_limit, as
+// the descriptor's field, but not in both places), and, beyond
+// envoyproxy/ratelimit's format, unit_multiplier (the window is that many
+// units; default 1; a window past core.MaxWindow, 100 years, is
+// ErrBadValue) and algorithm ("sliding", the
 // default unless Options.DefaultAlgorithm says otherwise; "fixed", the fixed
 // window envoyproxy/ratelimit counts; "bucket", a token bucket; "log", the
 // exact sliding log). Fields of a descriptor: key (required), value,
 // rate_limit, descriptors, shadow_mode, quota_mode (over the limit: OK, the
 // violation reported in the response's dynamic metadata), detailed_metric and
 // value_to_metric (metrics name the request's values), share_threshold (on a
-// wildcard: its values share one counter), replaces (a list of {name: ...},
-// the rate_limit names this rule overrides when both match one request).
+// wildcard: its values share one counter).
 //
 // Every error is an *Error: one line naming the file, the line, the path in
 // the YAML (descriptors[1].rate_limit.unit) and what is wrong, matching one

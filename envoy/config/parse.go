@@ -200,7 +200,7 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 		return nil, p.fail(n, path, ErrSyntax, "want a descriptor (a mapping with key), got %s", kindName(n))
 	}
 	r := &Rule{Path: path, Line: n.Line}
-	var children, shareNode *yaml.Node
+	var children, shareNode, replacesNode *yaml.Node
 	var rl *yaml.Node
 	err := p.fields(n, path, map[string]func(k, v *yaml.Node) error{
 		"key": func(_, v *yaml.Node) (err error) {
@@ -236,8 +236,9 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 			shareNode = k
 			return err
 		},
-		"replaces": func(_, v *yaml.Node) (err error) {
+		"replaces": func(k, v *yaml.Node) (err error) {
 			r.Replaces, err = p.replaces(v, join(path, "replaces"))
+			replacesNode = k
 			return err
 		},
 	})
@@ -254,8 +255,16 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 		return nil, p.fail(shareNode, join(path, "share_threshold"), ErrBadValue, "share_threshold needs a wildcard value (ending in '*'), got %q", r.Value)
 	}
 	if rl != nil {
-		if r.RateLimit, err = p.rateLimit(rl, join(path, "rate_limit")); err != nil {
+		var inner []string
+		var innerNode *yaml.Node
+		if r.RateLimit, inner, innerNode, err = p.rateLimit(rl, join(path, "rate_limit")); err != nil {
 			return nil, err
+		}
+		if innerNode != nil {
+			if replacesNode != nil {
+				return nil, p.fail(innerNode, join(path, "rate_limit.replaces"), ErrDuplicate, "replaces given both in rate_limit and beside it")
+			}
+			r.Replaces = inner
 		}
 	}
 	if len(r.Replaces) > 0 && r.RateLimit == nil {
@@ -295,13 +304,21 @@ func (p *parser) replaces(v *yaml.Node, path string) ([]string, error) {
 	return names, nil
 }
 
-func (p *parser) rateLimit(n *yaml.Node, path string) (*RateLimit, error) {
+// rateLimit parses a rate_limit, with the names of its replaces and that
+// field's key (nil when it has none).
+func (p *parser) rateLimit(n *yaml.Node, path string) (*RateLimit, []string, *yaml.Node, error) {
 	if n.Kind != yaml.MappingNode {
-		return nil, p.fail(n, path, ErrSyntax, "want a mapping with unit and requests_per_unit, got %s", kindName(n))
+		return nil, nil, nil, p.fail(n, path, ErrSyntax, "want a mapping with unit and requests_per_unit, got %s", kindName(n))
 	}
 	rl := &RateLimit{Algorithm: p.opts.DefaultAlgorithm}
-	var unitNode, rpuNode, multNode *yaml.Node
+	var unitNode, rpuNode, multNode, replacesNode *yaml.Node
+	var replaces []string
 	err := p.fields(n, path, map[string]func(k, v *yaml.Node) error{
+		"replaces": func(k, v *yaml.Node) (err error) {
+			replaces, err = p.replaces(v, join(path, "replaces"))
+			replacesNode = k
+			return err
+		},
 		"unit": func(_, v *yaml.Node) error {
 			s, err := p.str(v, join(path, "unit"))
 			if err != nil {
@@ -346,7 +363,7 @@ func (p *parser) rateLimit(n *yaml.Node, path string) (*RateLimit, error) {
 		},
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if rl.Unlimited {
 		for _, f := range []struct {
@@ -354,16 +371,16 @@ func (p *parser) rateLimit(n *yaml.Node, path string) (*RateLimit, error) {
 			name string
 		}{{unitNode, "unit"}, {rpuNode, "requests_per_unit"}, {multNode, "unit_multiplier"}} {
 			if f.n != nil {
-				return nil, p.fail(f.n, join(path, f.name), ErrBadValue, "an unlimited rate_limit takes no %s", f.name)
+				return nil, nil, nil, p.fail(f.n, join(path, f.name), ErrBadValue, "an unlimited rate_limit takes no %s", f.name)
 			}
 		}
-		return rl, nil
+		return rl, replaces, replacesNode, nil
 	}
 	if unitNode == nil {
-		return nil, p.fail(n, join(path, "unit"), ErrMissing, "unit is required (second, minute, hour, day, week, month or year) unless unlimited: true")
+		return nil, nil, nil, p.fail(n, join(path, "unit"), ErrMissing, "unit is required (second, minute, hour, day, week, month or year) unless unlimited: true")
 	}
 	if rpuNode == nil {
-		return nil, p.fail(n, join(path, "requests_per_unit"), ErrMissing, "requests_per_unit is required unless unlimited: true")
+		return nil, nil, nil, p.fail(n, join(path, "requests_per_unit"), ErrMissing, "requests_per_unit is required unless unlimited: true")
 	}
 	if rl.Multiplier == 0 {
 		rl.Multiplier = 1
@@ -375,7 +392,7 @@ func (p *parser) rateLimit(n *yaml.Node, path string) (*RateLimit, error) {
 		lim.Max = 1
 	}
 	if err := lim.Validate(); err != nil {
-		return nil, p.fail(n, path, ErrBadValue, "%d per %d %s cannot be enforced: %v", rl.RequestsPerUnit, rl.Multiplier, rl.Unit, err)
+		return nil, nil, nil, p.fail(n, path, ErrBadValue, "%d per %d %s cannot be enforced: %v", rl.RequestsPerUnit, rl.Multiplier, rl.Unit, err)
 	}
-	return rl, nil
+	return rl, replaces, replacesNode, nil
 }
