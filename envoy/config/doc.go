@@ -30,7 +30,8 @@
 // days, year = 365 days; any case), requests_per_unit (1 .. 2^32−1), unlimited,
 // name, replaces (a list of {name: ...}, the rate_limit names this rule
 // overrides when both match one request; also read beside rate_limit, as
-// the descriptor's field, but not in both places), and, beyond
+// the descriptor's field, but not in both places; never the rule's own
+// name, which would replace the rule by itself), and, beyond
 // envoyproxy/ratelimit's format, unit_multiplier (the window is that many
 // units; default 1; a window past core.MaxWindow, 100 years, is
 // ErrBadValue) and algorithm ("sliding", the

@@ -254,6 +254,7 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 	if r.ShareThreshold && !strings.HasSuffix(r.Value, "*") {
 		return nil, p.fail(shareNode, join(path, "share_threshold"), ErrBadValue, "share_threshold needs a wildcard value (ending in '*'), got %q", r.Value)
 	}
+	replacesPath := join(path, "replaces")
 	if rl != nil {
 		var inner []string
 		var innerNode *yaml.Node
@@ -264,11 +265,16 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 			if replacesNode != nil {
 				return nil, p.fail(innerNode, join(path, "rate_limit.replaces"), ErrDuplicate, "replaces given both in rate_limit and beside it")
 			}
-			r.Replaces = inner
+			r.Replaces, replacesNode, replacesPath = inner, innerNode, join(path, "rate_limit.replaces")
 		}
 	}
 	if len(r.Replaces) > 0 && r.RateLimit == nil {
 		return nil, p.fail(n, join(path, "replaces"), ErrBadValue, "replaces needs a rate_limit on the same descriptor")
+	}
+	for _, name := range r.Replaces {
+		if name == r.RateLimit.Name {
+			return nil, p.fail(replacesNode, replacesPath, ErrBadValue, "the rule replaces its own name %q, so it would never limit anything", name)
+		}
 	}
 	if r.children, err = p.level(children, join(path, "descriptors")); err != nil {
 		return nil, err
