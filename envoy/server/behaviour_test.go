@@ -165,7 +165,11 @@ func TestHitsAddend(t *testing.T) {
 	assert.Equal(t, over, r.ask(t, "edge", 0, w).OverallCode, "2 more do not fit in the 1 left")
 	w.HitsAddend = wrapperspb.UInt64(0)
 	resp = r.ask(t, "edge", 0, w)
-	assert.Equal(t, ok, resp.OverallCode, "hits_addend 0 means 1, which fits")
+	assert.Equal(t, ok, resp.OverallCode, "the descriptor's hits_addend 0 checks, counting nothing")
+	assert.Equal(t, uint32(1), resp.Statuses[0].LimitRemaining)
+	w.HitsAddend = nil
+	resp = r.ask(t, "edge", 0, w)
+	assert.Equal(t, ok, resp.OverallCode, "the request's hits_addend 0 means 1, which fits")
 	assert.Equal(t, uint32(0), resp.Statuses[0].LimitRemaining)
 
 	big := desc("weighted", "b")

@@ -4,7 +4,9 @@
 //
 // For each descriptor of a request, in order, the service finds its rule
 // (config.Domain.Match) and decides hits_addend units (the descriptor's, else
-// the request's; 0 means 1) against the rule's limit, keyed by the domain,
+// the request's, whose 0 means 1; the descriptor's set to 0 checks without
+// counting, as envoyproxy/ratelimit does: OK while a unit is left, its
+// limit_remaining the quota left) against the rule's limit, keyed by the domain,
 // the descriptor's entries and the window, so every distinct value has its
 // own counter. The request is OVER_LIMIT when any descriptor is. A status per
 // descriptor, in the request's order:

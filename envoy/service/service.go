@@ -103,10 +103,13 @@ func (s *Service) Config() *config.Set { return s.cfg.Load() }
 
 // plan is one descriptor's way through a request.
 type plan struct {
-	rule   *config.Rule
-	rl     *config.RateLimit
-	id     string
-	hits   int64
+	rule *config.Rule
+	rl   *config.RateLimit
+	id   string
+	hits int64
+	// check: the descriptor's hits_addend is 0, a check that counts
+	// nothing (Peek)
+	check  bool
 	metric string
 	// replaced: another matched rule replaces this one's rate limit.
 	replaced bool
@@ -271,6 +274,7 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 		p.hits = int64(req.GetHitsAddend())
 		if h := d.GetHitsAddend(); h != nil {
 			p.hits = int64(min(h.GetValue(), math.MaxInt64))
+			p.check = p.hits == 0
 		}
 		if p.hits == 0 {
 			p.hits = 1
@@ -396,7 +400,11 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 			return nil, nil, "", err
 		}
 		now := s.clock.Now()
-		d, err = l.AllowN(ctx, p.id, now, p.hits)
+		if p.check {
+			d, err = l.Peek(ctx, p.id, now)
+		} else {
+			d, err = l.AllowN(ctx, p.id, now, p.hits)
+		}
 		done()
 		if err != nil && !errors.Is(err, core.ErrUnavailable) {
 			return nil, nil, "", err // no decision: among them a caller gone (context.Canceled)
