@@ -38,8 +38,9 @@
 // default unless Options.DefaultAlgorithm says otherwise; "fixed", the fixed
 // window envoyproxy/ratelimit counts; "bucket", a token bucket; "log", the
 // exact sliding log). Fields of a descriptor: key (required), value,
-// rate_limit, descriptors, shadow_mode, quota_mode (over the limit: OK, the
-// violation reported in the response's dynamic metadata), detailed_metric and
+// rate_limit, descriptors, shadow_mode, quota_mode (over the limit: the
+// request is denied only when every quota_mode descriptor of it is over;
+// the violation reported in the response's dynamic metadata), detailed_metric and
 // value_to_metric (metrics name the request's values), share_threshold (on a
 // wildcard: its values share one counter).
 //

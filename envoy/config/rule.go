@@ -98,7 +98,7 @@ type Rule struct {
 	Value          string // "" matches any value of Key; a trailing '*' is a prefix wildcard
 	RateLimit      *RateLimit
 	ShadowMode     bool
-	QuotaMode      bool     // over the limit: OK, reported in the response's dynamic metadata
+	QuotaMode      bool     // over the limit: denies only with every quota of the request spent; reported in dynamic metadata
 	DetailedMetric bool     // metrics name the request's values (value_to_metric too)
 	ShareThreshold bool     // a wildcard's values share one counter
 	Replaces       []string // names of rate limits this rule overrides

@@ -25,9 +25,11 @@
 //     spent;
 //   - a shadow_mode rule over its limit: OK with limit_remaining 0, counted
 //     in metrics as shadow; Options.ShadowMode does that for every rule;
-//   - a quota_mode rule over its limit: OK with current_limit only, its
-//     index listed in the response's dynamic_metadata quotaModeViolations,
-//     as envoyproxy/ratelimit does.
+//   - a quota_mode rule over its limit: OVER_LIMIT, its index listed in
+//     the response's dynamic_metadata quotaModeViolations, but the request
+//     is OVER_LIMIT for it only when every quota_mode descriptor of the
+//     request is over its limit (a request passes while one of its quotas
+//     has room), as envoyproxy/ratelimit decides.
 //
 // A denied descriptor counts nothing; descriptors decided before it keep
 // what they counted (envoyproxy/ratelimit counts every descriptor of every

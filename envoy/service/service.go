@@ -136,6 +136,8 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK, Statuses: make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(plans))}
 	var hs []headed
 	var quota []*structpb.Value
+	quotaLimited := 0    // quota_mode descriptors decided against a limit
+	var quotaHeads []int // hs indexes of those over their limit
 	for i, p := range plans {
 		st, h, result, err := s.decide(ctx, p)
 		if err != nil && errors.Is(err, context.Canceled) {
@@ -153,21 +155,34 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			}
 			return nil, status.Errorf(code, "descriptor %d: %v", i, err)
 		}
-		if st.Code == rlsv3.RateLimitResponse_OVER_LIMIT && (p.rule != nil && p.rule.QuotaMode) {
-			// Quota mode: reported, not enforced, as envoyproxy/ratelimit does.
-			st = &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK, CurrentLimit: st.CurrentLimit}
-			quota = append(quota, structpb.NewNumberValue(float64(i)))
-			result, h = "quota_over_limit", nil
+		inQuota := p.rule != nil && p.rule.QuotaMode && st.CurrentLimit != nil
+		if inQuota {
+			quotaLimited++
 		}
-		resp.Statuses[i] = st
-		if st.Code == rlsv3.RateLimitResponse_OVER_LIMIT {
+		if inQuota && st.Code == rlsv3.RateLimitResponse_OVER_LIMIT {
+			// Quota mode, as envoyproxy/ratelimit decides it: the
+			// request is denied only when every quota is spent (below).
+			quota = append(quota, structpb.NewNumberValue(float64(i)))
+			result = "quota_over_limit"
+			if h != nil {
+				h.denied = false
+				quotaHeads = append(quotaHeads, len(hs))
+			}
+		} else if st.Code == rlsv3.RateLimitResponse_OVER_LIMIT {
 			resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
 		}
+		resp.Statuses[i] = st
 		if h != nil {
 			hs = append(hs, *h)
 		}
 		if s.o.Metrics != nil {
 			s.o.Metrics.decisions.WithLabelValues(domLabel, p.metric, result).Inc()
+		}
+	}
+	if quotaLimited > 0 && len(quota) == quotaLimited {
+		resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
+		for _, j := range quotaHeads {
+			hs[j].denied = true
 		}
 	}
 	if len(quota) > 0 {
