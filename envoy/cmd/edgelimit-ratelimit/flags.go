@@ -151,5 +151,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	default:
 		return nil, fmt.Errorf("-fail-mode %q: want open or closed", o.failMode)
 	}
+	if err := checkRanges(o); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
