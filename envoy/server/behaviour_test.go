@@ -80,7 +80,7 @@ func TestPerDescriptorStatusesInOrder(t *testing.T) {
 	assert.Equal(t, uint32(0), resp.Statuses[1].LimitRemaining)
 	assert.Positive(t, resp.Statuses[1].DurationUntilReset.AsDuration(), "an over-limit status says how long to wait")
 	assert.Equal(t, ok, resp.Statuses[2].Code, "a key-only rule gives each value its own counter")
-	assert.Equal(t, uint32(2), resp.Statuses[2].LimitRemaining)
+	assert.Equal(t, uint32(3), resp.Statuses[2].LimitRemaining, "after the denial, checked without counting")
 }
 
 func TestNestedDescriptorsAndWildcards(t *testing.T) {

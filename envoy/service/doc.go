@@ -32,9 +32,13 @@
 //     has room), as envoyproxy/ratelimit decides.
 //
 // A denied descriptor counts nothing; descriptors decided before it keep
-// what they counted (envoyproxy/ratelimit counts every descriptor of every
-// request). hits_addend above the limit is OVER_LIMIT and counts nothing.
-// requests_per_unit 0 denies every request.
+// what they counted, and those after it are checked without counting
+// (Peek; hits_addend that does not fit in what is left is OVER_LIMIT),
+// so a client over its own limit does not spend a limit it shares with
+// others, except under Options.ShadowMode, where the request passes and
+// every descriptor counts (envoyproxy/ratelimit counts every descriptor
+// of every request). hits_addend above the limit is OVER_LIMIT and counts
+// nothing. requests_per_unit 0 denies every request.
 //
 // A descriptor's own limit override (RateLimitDescriptor.limit, set by
 // Envoy's rate limit actions) replaces its rule's limit, or limits it when no

@@ -107,8 +107,8 @@ type plan struct {
 	rl   *config.RateLimit
 	id   string
 	hits int64
-	// check: the descriptor's hits_addend is 0, a check that counts
-	// nothing (Peek)
+	// check: decided without counting (Peek): the descriptor's
+	// hits_addend is 0, or an earlier descriptor denied the request
 	check  bool
 	metric string
 	// replaced: another matched rule replaces this one's rate limit.
@@ -139,6 +139,8 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	quotaLimited := 0    // quota_mode descriptors decided against a limit
 	var quotaHeads []int // hs indexes of those over their limit
 	for i, p := range plans {
+		// once the request is denied, nothing more of it is counted
+		p.check = p.check || resp.OverallCode == rlsv3.RateLimitResponse_OVER_LIMIT && !s.o.ShadowMode
 		st, h, result, err := s.decide(ctx, p)
 		if err != nil && errors.Is(err, context.Canceled) {
 			// the caller (Envoy) gave up on the call: no outage
@@ -417,6 +419,11 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		now := s.clock.Now()
 		if p.check {
 			d, err = l.Peek(ctx, p.id, now)
+			if d.Allowed && p.hits > 1 && d.Remaining < p.hits && d.Source != core.SourceFailOpen {
+				// Peek decides one unit: p.hits do not fit, at
+				// least until quota starts to come back
+				d.Allowed, d.RetryAfter = false, untilMore(d, lim, now)
+			}
 		} else {
 			d, err = l.AllowN(ctx, p.id, now, p.hits)
 		}
