@@ -49,10 +49,11 @@
 // of the sentinels ErrSyntax, ErrUnknownField, ErrMissing, ErrBadValue,
 // ErrDuplicate with errors.Is. Nothing of a file that has an error is used.
 //
-// Matching follows envoyproxy/ratelimit: for each entry of a request's
-// descriptor, in order, the rule whose key and value are the entry's wins,
-// then the wildcard rule with the longest prefix matching the value, then the
-// rule with the key and no value; the rule reached by the last entry limits
+// Matching follows envoyproxy/ratelimit, but for overlapping wildcards:
+// for each entry of a request's descriptor, in order, the rule whose key
+// and value are the entry's wins, then the wildcard rule with the longest
+// prefix matching the value (envoyproxy/ratelimit takes the first in file
+// order), then the rule with the key and no value; the rule reached by the last entry limits
 // the descriptor if it has a rate_limit. Each distinct value of the request
 // gets its own counter, also under a wildcard or a key-only rule.
 package config
