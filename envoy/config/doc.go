@@ -2,7 +2,8 @@
 // so an existing configuration file works unchanged, and matches Envoy's
 // descriptors against them.
 //
-// A file holds one domain:
+// A file holds one domain, in one YAML document (a second document, after
+// "---", is refused with ErrSyntax rather than left unread):
 //
 //	domain: edge
 //	descriptors:

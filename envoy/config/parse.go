@@ -1,7 +1,9 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -36,9 +38,9 @@ func (p *parser) fail(n *yaml.Node, path string, kind error, format string, args
 // are *Error (see the package doc); on error the Domain is nil.
 func Parse(file string, data []byte, opts Options) (*Domain, error) {
 	p := &parser{file: file, opts: opts}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, p.fail(nil, "", ErrSyntax, "%s", oneLine(err.Error()))
+	doc, err := p.document(data)
+	if err != nil {
+		return nil, err
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, p.fail(nil, "", ErrMissing, "empty file: a domain is required")
@@ -49,7 +51,7 @@ func Parse(file string, data []byte, opts Options) (*Domain, error) {
 	}
 	d := &Domain{File: file}
 	var descs *yaml.Node
-	err := p.fields(root, "", map[string]func(k, v *yaml.Node) error{
+	err = p.fields(root, "", map[string]func(k, v *yaml.Node) error{
 		"domain": func(_, v *yaml.Node) (err error) {
 			d.Name, err = p.str(v, "domain")
 			return err
@@ -68,6 +70,29 @@ func Parse(file string, data []byte, opts Options) (*Domain, error) {
 	}
 	d.top = top
 	return d, nil
+}
+
+// document decodes data's one YAML document (the zero Node for an empty
+// file). A second document that holds anything is refused: its rules
+// would not be read.
+func (p *parser) document(data []byte) (yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, next yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return doc, p.fail(nil, "", ErrSyntax, "%s", oneLine(err.Error()))
+	}
+	for {
+		err := dec.Decode(&next)
+		if err == io.EOF {
+			return doc, nil
+		}
+		if err != nil {
+			return doc, p.fail(nil, "", ErrSyntax, "%s", oneLine(err.Error()))
+		}
+		if len(next.Content) > 0 && next.Content[0].Tag != "!!null" {
+			return doc, p.fail(next.Content[0], "", ErrSyntax, "a second YAML document: a file holds one domain (give each domain a file of its own)")
+		}
+	}
 }
 
 // oneLine folds a multi-line message onto one line.
