@@ -3,7 +3,9 @@
 // descriptors against them.
 //
 // A file holds one domain, in one YAML document (a second document, after
-// "---", is refused with ErrSyntax rather than left unread):
+// "---", is refused with ErrSyntax rather than left unread); anchors,
+// aliases and merge keys ("<<: *base") are read as in
+// envoyproxy/ratelimit:
 //
 //	domain: edge
 //	descriptors:
