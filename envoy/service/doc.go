@@ -55,7 +55,10 @@
 // Store failure: a backend that cannot reach Redis decides by its fail mode
 // (RedisOptions.FailOpen, BudgetOptions.FailClosed); that decision is
 // answered as any other (OK or OVER_LIMIT), so Envoy's failure_mode_deny,
-// which applies only when this service does not answer, is not involved.
+// which applies only when this service does not answer, is not involved;
+// a fail-open OK, which counted nothing, carries no current_limit nor
+// duration_until_reset, so Envoy's X-RateLimit-* headers, built from the
+// statuses that name a limit, do not report that quota spent.
 // A call Envoy gave up on (its context cancelled, as when its filter's
 // timeout passes) before the backend answered is no outage: gRPC Canceled,
 // counted as requests_total{code="canceled"} (the redis and budget

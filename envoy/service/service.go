@@ -157,7 +157,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			}
 			return nil, status.Errorf(code, "descriptor %d: %v", i, err)
 		}
-		inQuota := p.rule != nil && p.rule.QuotaMode && st.CurrentLimit != nil
+		inQuota := p.rule != nil && p.rule.QuotaMode && !p.replaced && p.rl != nil && !p.rl.Unlimited
 		if inQuota {
 			quotaLimited++
 		}
@@ -440,13 +440,16 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		h.blind = d.Source == core.SourceFailOpen || d.Source == core.SourceFailClosed
 	}
 	st.LimitRemaining = uint32(min(d.Remaining, math.MaxUint32))
+	if d.Allowed && d.Source == core.SourceFailOpen {
+		// counted nothing: no limit or wait to report, so Envoy's
+		// X-RateLimit-* headers (built from the statuses that have a
+		// current_limit) do not say the quota is spent
+		return &rlsv3.RateLimitResponse_DescriptorStatus{Code: ok}, h, "fail_open", nil
+	}
 	if d.Allowed {
 		st.Code = ok
 		st.DurationUntilReset = durationpb.New(h.reset)
 		h.remaining = d.Remaining
-		if d.Source == core.SourceFailOpen {
-			return st, h, "fail_open", nil
-		}
 		return st, h, "ok", nil
 	}
 	h.denied, h.reset = true, d.RetryAfter
