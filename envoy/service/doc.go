@@ -42,7 +42,9 @@
 //
 // A descriptor's own limit override (RateLimitDescriptor.limit, set by
 // Envoy's rate limit actions) replaces its rule's limit, or limits it when no
-// rule matches, as envoyproxy/ratelimit does.
+// rule matches, as envoyproxy/ratelimit does; like envoyproxy/ratelimit, it
+// is enforced without the rule's shadow_mode or quota_mode, and the rule's
+// replaces do not apply.
 //
 // Bad requests get a gRPC InvalidArgument error naming the problem and
 // count nothing: an empty domain, no descriptors, a descriptor without

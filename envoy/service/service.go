@@ -113,6 +113,10 @@ type plan struct {
 	metric string
 	// replaced: another matched rule replaces this one's rate limit.
 	replaced bool
+	// overridden: the descriptor's own limit override is enforced, as
+	// envoyproxy/ratelimit enforces it, without the rule's shadow_mode,
+	// quota_mode or replaces
+	overridden bool
 }
 
 func invalid(format string, args ...any) error {
@@ -157,7 +161,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			}
 			return nil, status.Errorf(code, "descriptor %d: %v", i, err)
 		}
-		inQuota := p.rule != nil && p.rule.QuotaMode && !p.replaced && p.rl != nil && !p.rl.Unlimited
+		inQuota := p.rule != nil && p.rule.QuotaMode && !p.overridden && !p.replaced && p.rl != nil && !p.rl.Unlimited
 		if inQuota {
 			quotaLimited++
 		}
@@ -274,18 +278,19 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 			if p.rule.DetailedMetric {
 				p.metric += "|" + detail(key)
 			}
-			for _, r := range p.rule.Replaces {
-				replaced[r] = true
-			}
 		}
 		if o := d.GetLimit(); o != nil {
 			rl, err := s.override(o, p.rl)
 			if err != nil {
 				return nil, invalid("descriptor %d: %v", i, err)
 			}
-			p.rl = rl
+			p.rl, p.overridden = rl, true
 			if p.rule == nil {
 				p.metric = "(override)"
+			}
+		} else if p.rule != nil {
+			for _, r := range p.rule.Replaces {
+				replaced[r] = true
 			}
 		}
 		p.hits = int64(req.GetHitsAddend())
@@ -304,7 +309,7 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 		}
 	}
 	for i := range plans {
-		if rl := plans[i].rl; rl != nil && rl.Name != "" && replaced[rl.Name] && descs[i].GetLimit() == nil {
+		if rl := plans[i].rl; rl != nil && rl.Name != "" && replaced[rl.Name] && !plans[i].overridden {
 			plans[i].replaced = true
 		}
 	}
@@ -454,7 +459,7 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 	}
 	h.denied, h.reset = true, d.RetryAfter
 	st.DurationUntilReset = durationpb.New(d.RetryAfter)
-	if p.rule != nil && p.rule.ShadowMode {
+	if p.rule != nil && p.rule.ShadowMode && !p.overridden {
 		st.Code, st.LimitRemaining = ok, 0
 		h.denied = false
 		return st, h, "shadow_over_limit", nil
