@@ -2,10 +2,7 @@ package server_test
 
 import (
 	"testing"
-	"time"
 
-	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/service"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,14 +17,7 @@ import (
 // denial reported as the rule's quota spent.
 func TestFailModeDecisionsCarryNoRateLimitField(t *testing.T) {
 	for _, failOpen := range []bool{true, false} {
-		rs := startRedis(t)
-		c, err := service.NewRedisClient(service.RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 200 * time.Millisecond})
-		require.NoError(t, err)
-		t.Cleanup(func() { c.Close() })
-		clk := core.NewManualClock(t0.Add(10 * time.Second))
-		o := redisOpts(c, clk, failOpen)
-		o.Service.Backend = service.NewRedis(c, service.RedisOptions{Clock: clk, FailOpen: failOpen, Timeout: 200 * time.Millisecond})
-		r := start(t, rules, o)
+		r, rs := startFailMode(t, failOpen)
 		h := headers(r.ask(t, "edge", 0, desc("remote_address", "10.0.0.1")))
 		require.Equal(t, `"per-ip";r=2;t=51`, h["RateLimit"], "Redis up: the counted decision's field")
 		rs.Stop()

@@ -2,10 +2,7 @@ package server_test
 
 import (
 	"testing"
-	"time"
 
-	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/envoy/service"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,14 +15,7 @@ import (
 // the fail-open status answered with current_limit, limit_remaining 0 and
 // the wait to the window's end.
 func TestFailOpenStatusHasNoCurrentLimit(t *testing.T) {
-	rs := startRedis(t)
-	c, err := service.NewRedisClient(service.RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 200 * time.Millisecond})
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	clk := core.NewManualClock(t0.Add(10 * time.Second))
-	o := redisOpts(c, clk, true)
-	o.Service.Backend = service.NewRedis(c, service.RedisOptions{Clock: clk, FailOpen: true, Timeout: 200 * time.Millisecond})
-	r := start(t, rules, o)
+	r, rs := startFailMode(t, true)
 	resp := r.ask(t, "edge", 0, desc("remote_address", "10.0.0.1"))
 	require.NotNil(t, resp.Statuses[0].CurrentLimit, "Redis up: a counted decision names its limit")
 	rs.Stop()

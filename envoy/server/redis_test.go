@@ -31,6 +31,21 @@ func redisClient(t *testing.T, addr string) goredis.UniversalClient {
 	return c
 }
 
+// startFailMode starts a private Redis and a server for rules on it whose
+// Redis backend fails open or closed after a 200 ms timeout, its clock 10 s
+// into t0's minute; stop the Redis to see the fail mode.
+func startFailMode(t *testing.T, failOpen bool) (*running, *redisproc.Proc) {
+	t.Helper()
+	rs := startRedis(t)
+	c, err := service.NewRedisClient(service.RedisClientOptions{Addrs: []string{rs.Addr}, Timeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	clk := core.NewManualClock(t0.Add(10 * time.Second))
+	o := redisOpts(c, clk, failOpen)
+	o.Service.Backend = service.NewRedis(c, service.RedisOptions{Clock: clk, FailOpen: failOpen, Timeout: 200 * time.Millisecond})
+	return start(t, rules, o), rs
+}
+
 func redisOpts(c goredis.UniversalClient, clk core.Clock, failOpen bool) server.Options {
 	return server.Options{Service: service.Options{
 		Backend: service.NewRedis(c, service.RedisOptions{Clock: clk, FailOpen: failOpen, Timeout: 2 * time.Second}),
