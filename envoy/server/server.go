@@ -134,7 +134,7 @@ func New(o Options) (*Server, error) {
 	s.svc.SetConfig(set)
 	s.lastFiles = fp
 	s.metrics.ConfigLoaded(true, len(set.Domains()))
-	s.grpc = grpc.NewServer()
+	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(recoverPanics(s.log)))
 	rlsv3.RegisterRateLimitServiceServer(s.grpc, svc)
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)

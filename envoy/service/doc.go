@@ -44,7 +44,9 @@
 // Envoy's rate limit actions) replaces its rule's limit, or limits it when no
 // rule matches, as envoyproxy/ratelimit does; like envoyproxy/ratelimit, it
 // is enforced without the rule's shadow_mode or quota_mode, and the rule's
-// replaces do not apply.
+// replaces do not apply. Unlike envoyproxy/ratelimit, which limits nothing
+// of a domain its configuration lacks, this service enforces an override
+// in such a domain too: the limit came with the request.
 //
 // Bad requests get a gRPC InvalidArgument error naming the problem and
 // count nothing: an empty domain, no descriptors, a descriptor without
