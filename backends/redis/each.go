@@ -34,10 +34,13 @@ type Ask struct {
 // (see RedirectError), and the first such failure is returned, as a
 // *core.UnavailableError or a *RedirectError. ctx cancelled (the caller
 // left): nothing sent, or, for the calls Redis had not answered, no
-// decision, and a *CanceledError (see AllowN).
+// decision, and a *CanceledError (see AllowN). No asks: nil, nothing sent.
 func (l *Limiter) AllowEach(ctx context.Context, asks []Ask, out []core.Decision) error {
 	if len(out) < len(asks) {
 		return fmt.Errorf("%w: AllowEach: %d asks but room for %d decisions", core.ErrInvalid, len(asks), len(out))
+	}
+	if len(asks) == 0 {
+		return nil // nothing to send, no round trip counted
 	}
 	reqs := make([]request, len(asks))
 	for i, a := range asks {

@@ -73,3 +73,13 @@ func TestAllowEachRefusesBadAsksUnsent(t *testing.T) {
 	require.Equal(t, int64(0), n, "%d keys, %d round trips after refused batches", n, l.Stats().RoundTrips)
 	require.Equal(t, uint64(0), l.Stats().RoundTrips, "%d keys, %d round trips after refused batches", n, l.Stats().RoundTrips)
 }
+
+// TestAllowEachOfNothingSendsNothing: no asks is no round trip (go-redis
+// sends an empty pipeline nowhere), so Stats counts none. It catches the
+// empty batch counted as one.
+func TestAllowEachOfNothingSendsNothing(t *testing.T) {
+	c, _ := redistest.Client(t)
+	l := newLimiter(t, c, core.PerWindow(5, time.Second))
+	require.NoError(t, l.AllowEach(context.Background(), nil, nil))
+	require.Equal(t, Stats{}, l.Stats(), "no call, no round trip")
+}
