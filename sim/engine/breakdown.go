@@ -34,8 +34,9 @@ type ClassResult struct {
 
 // FaultCost is what one fault of Env.Faults cost a mode: the decisions of
 // requests made while it lasted and for one window after (when its effect
-// on the counts can still decide), judged, and for a crash the units its
-// dead incarnation admitted that Redis never counted (-1: not measured).
+// on the counts can still decide), judged, and the units admitted that
+// Redis never counted among those requests (-1: not measured: pure Redis
+// measures them, as its calls fail open; the budget modes do not).
 type FaultCost struct {
 	Fault            string  `json:"fault"`
 	Decisions        int64   `json:"decisions"`
@@ -75,24 +76,24 @@ func (e *Env) newJudges(o *outcome) *judges {
 		}
 	}
 	w, f := e.Limit.Window, e.Faults
-	add := func(name string, start, end time.Duration, lost int64) {
+	lost := int64(-1)
+	if o.lostAt != nil {
+		lost = 0
+	}
+	add := func(name string, start, end time.Duration) {
 		j.faults = append(j.faults, faultJudge{name: name, start: start, end: end + w, lost: lost})
 	}
 	if f.RedisOutage.Dur > 0 {
-		add("redis-outage "+f.RedisOutage.String(), f.RedisOutage.Start, f.RedisOutage.End(), -1)
+		add("redis-outage "+f.RedisOutage.String(), f.RedisOutage.Start, f.RedisOutage.End())
 	}
 	if f.Partition.Dur > 0 {
-		add(fmt.Sprintf("partition %d@%s", f.Partition.PoP, f.Partition.Span), f.Partition.Start, f.Partition.End(), -1)
+		add(fmt.Sprintf("partition %d@%s", f.Partition.PoP, f.Partition.Span), f.Partition.Start, f.Partition.End())
 	}
 	if f.RedisLoss > 0 {
-		add("redis-loss@"+f.RedisLoss.String(), f.RedisLoss, f.RedisLoss, -1)
+		add("redis-loss@"+f.RedisLoss.String(), f.RedisLoss, f.RedisLoss)
 	}
-	for k, c := range f.Crashes {
-		lost := int64(-1)
-		if k < len(o.crashLost) {
-			lost = o.crashLost[k]
-		}
-		add(fmt.Sprintf("crash %d@%s", c.PoP, c.At), c.At, c.At, lost)
+	for _, c := range f.Crashes {
+		add(fmt.Sprintf("crash %d@%s", c.PoP, c.At), c.At, c.At)
 	}
 	return j
 }
@@ -117,6 +118,9 @@ func (j *judges) observe(e *Env, o *outcome, i int, shouldAllow bool) {
 	for k := range j.faults {
 		if f := &j.faults[k]; r.At >= f.start && r.At < f.end {
 			f.tally.Count(o.allowed[i], shouldAllow, int64(r.N))
+			if o.lostAt != nil {
+				f.lost += o.lostAt[i]
+			}
 		}
 	}
 }

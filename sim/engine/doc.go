@@ -21,8 +21,8 @@
 // Redis runs each identity's calls in arrival order. Env.Faults (outage,
 // partition, crash, gossip loss and duplication) apply there only,
 // deterministically for a seed; pure Redis' units admitted by failing
-// open are counted (Result.LostHits). Results are also broken down by
-// traffic class and by fault.
+// open are counted (Result.LostHits, and per fault in its FaultCost).
+// Results are also broken down by traffic class and by fault.
 //
 // On the ideal network ("ideal"; redis.go, local.go) a Redis call is
 // executed and its reply applied at the simulated instant it is made (its

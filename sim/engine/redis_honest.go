@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -49,11 +48,15 @@ func (e *Env) runRedisHonest(ctx context.Context, clock func(i int) time.Time) (
 		return nil, err
 	}
 	c := &honestCalls{e: e, clock: clock, fl: fl, o: newOutcome(len(e.Trace.Requests))}
+	c.o.lostAt = make([]int64, len(e.Trace.Requests))
 	if err := e.pipelined(ctx, lim, order, c.ask, c.done); err != nil {
 		return nil, err
 	}
 	c.o.roundTrips = int64(len(e.Trace.Requests))
-	c.o.lost = c.lost.Load()
+	c.o.lost = 0
+	for _, n := range c.o.lostAt {
+		c.o.lost += n
+	}
 	return c.o, nil
 }
 
@@ -78,8 +81,7 @@ type honestCalls struct {
 	e     *Env
 	clock func(int) time.Time
 	fl    []flight
-	o     *outcome
-	lost  atomic.Int64
+	o     *outcome // its lostAt filled as calls fail open
 }
 
 // ask fails request i open when its call cannot reach Redis (its PoP cut
@@ -115,12 +117,12 @@ func (c *honestCalls) done(i int, d core.Decision) {
 	}
 	c.o.allowed[i], c.o.latency[i] = true, callTimeout
 	if !d.Allowed {
-		c.lost.Add(int64(r.N))
+		c.o.lostAt[i] = int64(r.N)
 	}
 }
 
 // failOpen admits request i uncounted, answered after lat.
 func (c *honestCalls) failOpen(i int, lat time.Duration) {
 	c.o.allowed[i], c.o.latency[i] = true, lat
-	c.lost.Add(int64(c.e.Trace.Requests[i].N))
+	c.o.lostAt[i] = int64(c.e.Trace.Requests[i].N)
 }

@@ -78,7 +78,7 @@ type outcome struct {
 	natsMsgs   int64
 	natsBytes  int64
 	lost       int64        // units admitted that Redis never counted (-1: not measured)
-	crashLost  []int64      // per crash of Env.Faults: its dead incarnation's share of lost
+	lostAt     []int64      // per request, its units in lost (nil: not measured)
 	view       *ViewMemory  // budget: the heap the live PoPs' Machines held at the end (releaseMachines)
 	budget     *BudgetStats // budget: its Machines' Stats summed
 }
