@@ -3,9 +3,7 @@
 // descriptors against them.
 //
 // A file holds one domain, in one YAML document (a second document, after
-// "---", is refused with ErrSyntax rather than left unread); anchors,
-// aliases and merge keys ("<<: *base") are read as in
-// envoyproxy/ratelimit:
+// "---", is refused with ErrSyntax rather than left unread):
 //
 //	domain: edge
 //	descriptors:

@@ -45,7 +45,7 @@ func Parse(file string, data []byte, opts Options) (*Domain, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, p.fail(nil, "", ErrMissing, "empty file: a domain is required")
 	}
-	root := resolve(doc.Content[0])
+	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
 		return nil, p.fail(root, "", ErrSyntax, "the file must be a mapping with domain and descriptors, got %s", kindName(root))
 	}
@@ -115,17 +115,11 @@ func kindName(n *yaml.Node) string {
 }
 
 // fields walks a mapping, calling the handler of each known field and
-// failing on unknown or repeated ones. Values come with aliases resolved,
-// and a merge key ("<<") adds the fields of its mappings not given beside
-// it.
+// failing on unknown or repeated ones.
 func (p *parser) fields(m *yaml.Node, path string, handlers map[string]func(k, v *yaml.Node) error) error {
 	seen := map[string]bool{}
-	pairs, err := p.merged(m, path)
-	if err != nil {
-		return err
-	}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		k, v := pairs[i], resolve(pairs[i+1])
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
 		name := k.Value
 		fp := join(path, name)
 		h, ok := handlers[name]
@@ -146,54 +140,6 @@ func (p *parser) fields(m *yaml.Node, path string, handlers map[string]func(k, v
 		}
 	}
 	return nil
-}
-
-// resolve follows n's aliases to the node they name.
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// merged is m's key and value nodes, those of its merge keys' mappings
-// ("<<: *base", "<<: [*a, *b]") added after them unless m gives the field
-// itself or an earlier mapping of the merge did.
-func (p *parser) merged(m *yaml.Node, path string) ([]*yaml.Node, error) {
-	var own, merges []*yaml.Node
-	given := map[string]bool{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := m.Content[i]
-		if k.Tag == "!!merge" {
-			merges = append(merges, resolve(m.Content[i+1]))
-			continue
-		}
-		own = append(own, k, m.Content[i+1])
-		given[k.Value] = true
-	}
-	for _, v := range merges {
-		srcs := []*yaml.Node{v}
-		if v.Kind == yaml.SequenceNode {
-			srcs = v.Content
-		}
-		for _, src := range srcs {
-			src = resolve(src)
-			if src.Kind != yaml.MappingNode {
-				return nil, p.fail(src, join(path, "<<"), ErrSyntax, "a merge key takes a mapping or a list of them, got %s", kindName(src))
-			}
-			inner, err := p.merged(src, path)
-			if err != nil {
-				return nil, err
-			}
-			for j := 0; j+1 < len(inner); j += 2 {
-				if !given[inner[j].Value] {
-					given[inner[j].Value] = true
-					own = append(own, inner[j], inner[j+1])
-				}
-			}
-		}
-	}
-	return own, nil
 }
 
 func join(path, name string) string {
@@ -243,7 +189,6 @@ func (p *parser) level(list *yaml.Node, path string) (*level, error) {
 	}
 	for i, item := range list.Content {
 		ip := fmt.Sprintf("%s[%d]", path, i)
-		item = resolve(item)
 		r, err := p.rule(item, ip)
 		if err != nil {
 			return nil, err
@@ -369,7 +314,6 @@ func (p *parser) replaces(v *yaml.Node, path string) ([]string, error) {
 	var names []string
 	for i, item := range v.Content {
 		ip := fmt.Sprintf("%s[%d]", path, i)
-		item = resolve(item)
 		if item.Kind != yaml.MappingNode {
 			return nil, p.fail(item, ip, ErrSyntax, "want {name: ...}, got %s", kindName(item))
 		}
