@@ -29,7 +29,9 @@
 // request from spending quota on the limits that did allow it, the
 // middleware first peeks (core.Limiter.Peek, which counts nothing) at every
 // limit but the first and denies at once if one of them would deny; then it
-// calls AllowN on each limit in order and stops at the first denial. Only a
+// calls AllowN on each limit in order and stops at the first denial (under
+// FailOpen, not at a denial made blind with its store down, which FailOpen
+// overrides: the other limits are still asked and still count). Only a
 // race between the peek and the AllowN (another request of the same key
 // spending the last unit in between) can still spend a unit on the limits
 // before the one that denied. WithPeekFirst(false) drops the peeks: one call

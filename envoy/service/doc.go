@@ -6,7 +6,9 @@
 // (config.Domain.Match) and decides hits_addend units (the descriptor's, else
 // the request's, whose 0 means 1; the descriptor's set to 0 checks without
 // counting, as envoyproxy/ratelimit does: OK while a unit is left, its
-// limit_remaining the quota left) against the rule's limit, keyed by the domain,
+// limit_remaining the quota left; with the quota exactly spent
+// envoyproxy/ratelimit says OK, as it denies only a count past the limit,
+// and this service OVER_LIMIT) against the rule's limit, keyed by the domain,
 // the descriptor's entries and the window, so every distinct value has its
 // own counter. The request is OVER_LIMIT when any descriptor is. A status per
 // descriptor, in the request's order:
@@ -35,7 +37,9 @@
 // what they counted, and those after it are checked without counting
 // (Peek; hits_addend that does not fit in what is left is OVER_LIMIT),
 // so a client over its own limit does not spend a limit it shares with
-// others, except under Options.ShadowMode, where the request passes and
+// others. A request quota_mode denies (every quota spent) is known denied
+// only once every descriptor is decided: its other descriptors count as
+// for an admitted request. Under Options.ShadowMode the request passes and
 // every descriptor counts (envoyproxy/ratelimit counts every descriptor
 // of every request). hits_addend above the limit is OVER_LIMIT and counts
 // nothing. requests_per_unit 0 denies every request.

@@ -394,6 +394,29 @@ func currentLimit(rl *config.RateLimit) *rlsv3.RateLimitResponse_RateLimit {
 
 // decide makes one descriptor's decision. An error means no decision: the
 // backend could not build a limiter or refused the input.
+// ask decides p's hits at now on lim's limiter: counted (AllowN), or checked
+// without counting (Peek). The limiter goes back to the backend even when
+// the call panics (a Redis client hook's: the server's interceptor
+// answers that call), so a recovered panic leaks no reference that would
+// keep the limiter from ever being released.
+func (s *Service) ask(ctx context.Context, p plan, lim core.Limit, now time.Time) (core.Decision, error) {
+	l, done, err := s.o.Backend.Acquire(lim)
+	if err != nil {
+		return core.Decision{}, err
+	}
+	defer done()
+	if !p.check {
+		return l.AllowN(ctx, p.id, now, p.hits)
+	}
+	d, err := l.Peek(ctx, p.id, now)
+	if d.Allowed && p.hits > 1 && d.Remaining < p.hits && d.Source != core.SourceFailOpen {
+		// Peek decides one unit: p.hits do not fit, at least until quota
+		// starts to come back
+		d.Allowed, d.RetryAfter = false, untilMore(d, lim, now)
+	}
+	return d, err
+}
+
 func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_DescriptorStatus, *headed, string, error) {
 	ok := rlsv3.RateLimitResponse_OK
 	over := rlsv3.RateLimitResponse_OVER_LIMIT
@@ -417,22 +440,9 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 		// Never passes: requests_per_unit 0, or more hits than the limit.
 		d = core.Decision{Limit: lim.Max, RetryAfter: lim.Window}
 	} else {
-		l, done, err := s.o.Backend.Acquire(lim)
-		if err != nil {
-			return nil, nil, "", err
-		}
 		now := s.clock.Now()
-		if p.check {
-			d, err = l.Peek(ctx, p.id, now)
-			if d.Allowed && p.hits > 1 && d.Remaining < p.hits && d.Source != core.SourceFailOpen {
-				// Peek decides one unit: p.hits do not fit, at
-				// least until quota starts to come back
-				d.Allowed, d.RetryAfter = false, untilMore(d, lim, now)
-			}
-		} else {
-			d, err = l.AllowN(ctx, p.id, now, p.hits)
-		}
-		done()
+		var err error
+		d, err = s.ask(ctx, p, lim, now)
 		if err != nil && !errors.Is(err, core.ErrUnavailable) {
 			return nil, nil, "", err // no decision: among them a caller gone (context.Canceled)
 		}

@@ -26,6 +26,8 @@ func TestFlagsOutOfRangeRefused(t *testing.T) {
 		{"-shutdown-timeout", "-1s", "-shutdown-timeout -1s: want 0 (at once) or a positive duration"},
 		{"-redis-pipeline-batch", "-1", "-redis-pipeline-batch -1: want 0 (off) or more"},
 		{"-local-capacity", "-5", "-local-capacity -5: want 0 (the default) or more"},
+		{"-redis-pipeline-window", "-1s", "-redis-pipeline-window -1s: want 0 or a positive duration"},
+		{"-redis-db", "-1", "-redis-db -1: want 0 or more"},
 	} {
 		var stderr bytes.Buffer
 		_, err := parse([]string{"-config", good, c.flag, c.value}, noEnv, &stderr)

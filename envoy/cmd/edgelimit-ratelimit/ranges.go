@@ -9,7 +9,8 @@ import (
 // read as another setting: a -redis-timeout that is not positive (the
 // startup check would get no time at all), a -log-level log/slog does not
 // read, an unknown -log-format, and negative -reload-interval,
-// -shutdown-timeout, -redis-pipeline-batch or -local-capacity.
+// -shutdown-timeout, -redis-pipeline-batch, -redis-pipeline-window,
+// -redis-db or -local-capacity.
 func checkRanges(o *options) error {
 	switch {
 	case o.redisTimeout <= 0:
@@ -20,6 +21,10 @@ func checkRanges(o *options) error {
 		return fmt.Errorf("-shutdown-timeout %v: want 0 (at once) or a positive duration", o.shutdownTimeout)
 	case o.pipelineBatch < 0:
 		return fmt.Errorf("-redis-pipeline-batch %d: want 0 (off) or more", o.pipelineBatch)
+	case o.pipelineWindow < 0:
+		return fmt.Errorf("-redis-pipeline-window %v: want 0 or a positive duration", o.pipelineWindow)
+	case o.redisDB < 0:
+		return fmt.Errorf("-redis-db %d: want 0 or more", o.redisDB)
 	case o.localCapacity < 0:
 		return fmt.Errorf("-local-capacity %d: want 0 (the default) or more", o.localCapacity)
 	}
