@@ -3,7 +3,10 @@
 // descriptors against them.
 //
 // A file holds one domain, in one YAML document (a second document, after
-// "---", is refused with ErrSyntax rather than left unread):
+// "---", is refused with ErrSyntax rather than left unread); an alias
+// ("*base") is refused with ErrSyntax and a merge key ("<<: *base") with
+// ErrUnknownField, where envoyproxy/ratelimit's loader reads both: write
+// the values out:
 //
 //	domain: edge
 //	descriptors:
