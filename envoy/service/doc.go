@@ -37,9 +37,9 @@
 // what they counted, and those after it are checked without counting
 // (Peek; hits_addend that does not fit in what is left is OVER_LIMIT),
 // so a client over its own limit does not spend a limit it shares with
-// others. A request quota_mode denies (every quota spent) is known denied
-// only once every descriptor is decided: its other descriptors count as
-// for an admitted request. Under Options.ShadowMode the request passes and
+// others. A request quota_mode denies (every quota spent) is denied from
+// its last quota_mode descriptor on, the same way. Under
+// Options.ShadowMode the request passes and
 // every descriptor counts (envoyproxy/ratelimit counts every descriptor
 // of every request). hits_addend above the limit is OVER_LIMIT and counts
 // nothing. requests_per_unit 0 denies every request.

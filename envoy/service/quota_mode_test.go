@@ -71,3 +71,34 @@ func TestQuotaModeDeniesWhenEveryQuotaIsSpent(t *testing.T) {
 		"a plain descriptor within its limit does not make a spent quota pass")
 	assert.Equal(t, rlsv3.RateLimitResponse_OK, ask("bucket_a", "t2").OverallCode, "another tenant's quota")
 }
+
+// TestSpentQuotasCountNothingAfter: once every quota_mode descriptor of a
+// request is spent, the request is denied, and the descriptors after the
+// last quota are checked, not counted, as after any denial: five requests
+// denied by their spent quota leave the plain limit after it untouched,
+// while a request whose quota has room counts it. It catches the quotas'
+// denial found only after every descriptor was counted.
+func TestSpentQuotasCountNothingAfter(t *testing.T) {
+	clk := core.NewManualClock(poolT0)
+	b := NewLocal(clk, 0)
+	t.Cleanup(func() { b.Close(context.Background()) })
+	s, err := New(Options{Backend: b, Clock: clk})
+	require.NoError(t, err)
+	s.SetConfig(loadRules(t, quotaRules))
+	ctx := context.Background()
+	resp, err := s.ShouldRateLimit(ctx, quotaRequest("bucket_a", "t1"))
+	require.NoError(t, err)
+	require.Equal(t, rlsv3.RateLimitResponse_OK, resp.OverallCode, "the quota's one unit")
+	for i := range 5 {
+		resp, err = s.ShouldRateLimit(ctx, quotaRequest("bucket_a", "t1", "path", "/x"))
+		require.NoError(t, err)
+		require.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, resp.OverallCode, "request %d: its only quota is spent", i)
+	}
+	resp, err = s.ShouldRateLimit(ctx, quotaRequest("path", "/x"))
+	require.NoError(t, err)
+	assert.Equal(t, uint32(9), resp.Statuses[0].LimitRemaining, "five denied requests spent nothing of path's 10")
+	resp, err = s.ShouldRateLimit(ctx, quotaRequest("bucket_a", "t2", "path", "/x"))
+	require.NoError(t, err)
+	require.Equal(t, rlsv3.RateLimitResponse_OK, resp.OverallCode, "a quota with room")
+	assert.Equal(t, uint32(8), resp.Statuses[1].LimitRemaining, "a request its quota admits counts the plain limit")
+}

@@ -101,6 +101,13 @@ func Limits(c *config.Set) []core.Limit {
 // Config returns the configuration in force (nil before SetConfig).
 func (s *Service) Config() *config.Set { return s.cfg.Load() }
 
+// inQuota reports whether p is a quota_mode descriptor decided against a
+// limit (not replaced, overridden or unlimited): the request is denied
+// when every such descriptor of it is over its limit.
+func (p plan) inQuota() bool {
+	return p.rule != nil && p.rule.QuotaMode && !p.overridden && !p.replaced && p.rl != nil && !p.rl.Unlimited
+}
+
 // plan is one descriptor's way through a request.
 type plan struct {
 	rule *config.Rule
@@ -140,7 +147,12 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK, Statuses: make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(plans))}
 	var hs []headed
 	var quota []*structpb.Value
-	quotaLimited := 0    // quota_mode descriptors decided against a limit
+	quotas := 0 // the request's quota_mode descriptors decided against a limit (plan.inQuota)
+	for _, p := range plans {
+		if p.inQuota() {
+			quotas++
+		}
+	}
 	var quotaHeads []int // hs indexes of those over their limit
 	for i, p := range plans {
 		// once the request is denied, nothing more of it is counted
@@ -161,18 +173,19 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			}
 			return nil, status.Errorf(code, "descriptor %d: %v", i, err)
 		}
-		inQuota := p.rule != nil && p.rule.QuotaMode && !p.overridden && !p.replaced && p.rl != nil && !p.rl.Unlimited
-		if inQuota {
-			quotaLimited++
-		}
-		if inQuota && st.Code == rlsv3.RateLimitResponse_OVER_LIMIT {
+		if p.inQuota() && st.Code == rlsv3.RateLimitResponse_OVER_LIMIT {
 			// Quota mode, as envoyproxy/ratelimit decides it: the
-			// request is denied only when every quota is spent (below).
+			// request is denied only when every quota is spent, known
+			// once the last is decided: the descriptors after it are
+			// then checked, not counted
 			quota = append(quota, structpb.NewNumberValue(float64(i)))
 			result = "quota_over_limit"
 			if h != nil {
 				h.denied = false
 				quotaHeads = append(quotaHeads, len(hs))
+			}
+			if len(quota) == quotas {
+				resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
 		} else if st.Code == rlsv3.RateLimitResponse_OVER_LIMIT {
 			resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
@@ -185,8 +198,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			s.o.Metrics.decisions.WithLabelValues(domLabel, p.metric, result).Inc()
 		}
 	}
-	if quotaLimited > 0 && len(quota) == quotaLimited {
-		resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
+	if quotas > 0 && len(quota) == quotas {
 		for _, j := range quotaHeads {
 			hs[j].denied = true
 		}
