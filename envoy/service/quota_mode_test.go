@@ -36,6 +36,19 @@ func quotaRequest(kv ...string) *rlsv3.RateLimitRequest {
 	return req
 }
 
+// quotaService is a Service of quotaRules on a local backend whose clock
+// stands still.
+func quotaService(t *testing.T) *Service {
+	t.Helper()
+	clk := core.NewManualClock(poolT0)
+	b := NewLocal(clk, 0)
+	t.Cleanup(func() { b.Close(context.Background()) })
+	s, err := New(Options{Backend: b, Clock: clk})
+	require.NoError(t, err)
+	s.SetConfig(loadRules(t, quotaRules))
+	return s
+}
+
 // TestQuotaModeDeniesWhenEveryQuotaIsSpent: as envoyproxy/ratelimit
 // decides quota_mode, a request is OVER_LIMIT when every quota_mode
 // descriptor it carries is over its limit, and passes while one of them
@@ -44,12 +57,7 @@ func quotaRequest(kv ...string) *rlsv3.RateLimitRequest {
 // not make a spent quota pass. It catches quota_mode answered OK
 // whatever its quota, which never enforced a quota at all.
 func TestQuotaModeDeniesWhenEveryQuotaIsSpent(t *testing.T) {
-	clk := core.NewManualClock(poolT0)
-	b := NewLocal(clk, 0)
-	t.Cleanup(func() { b.Close(context.Background()) })
-	s, err := New(Options{Backend: b, Clock: clk})
-	require.NoError(t, err)
-	s.SetConfig(loadRules(t, quotaRules))
+	s := quotaService(t)
 	ctx := context.Background()
 	ask := func(kv ...string) *rlsv3.RateLimitResponse {
 		resp, err := s.ShouldRateLimit(ctx, quotaRequest(kv...))
@@ -79,12 +87,7 @@ func TestQuotaModeDeniesWhenEveryQuotaIsSpent(t *testing.T) {
 // while a request whose quota has room counts it. It catches the quotas'
 // denial found only after every descriptor was counted.
 func TestSpentQuotasCountNothingAfter(t *testing.T) {
-	clk := core.NewManualClock(poolT0)
-	b := NewLocal(clk, 0)
-	t.Cleanup(func() { b.Close(context.Background()) })
-	s, err := New(Options{Backend: b, Clock: clk})
-	require.NoError(t, err)
-	s.SetConfig(loadRules(t, quotaRules))
+	s := quotaService(t)
 	ctx := context.Background()
 	resp, err := s.ShouldRateLimit(ctx, quotaRequest("bucket_a", "t1"))
 	require.NoError(t, err)
