@@ -65,6 +65,9 @@ func TestCheckTime(t *testing.T) {
 	for _, good := range []time.Time{time.Unix(0, 0), time.UnixMilli(1_764_979_200_000)} {
 		assert.NoError(t, CheckTime(good), "%v", good)
 	}
+	// CheckMillis, the same rule on ms since the epoch
+	assert.ErrorIs(t, CheckMillis(-1), ErrBadTime, "ms -1")
+	assert.NoError(t, CheckMillis(0), "ms 0")
 }
 
 // TestValidateKey: empty and over MaxKeyLen are refused; any bytes pass.

@@ -26,8 +26,12 @@ func ValidateKey(key string) error {
 // time as milliseconds since the epoch: before it, windows and expiries
 // are negative numbers no real request has, and a zero time read as a
 // real one was denied for about two thousand years.
-func CheckTime(t time.Time) error {
-	if t.UnixMilli() < 0 {
+func CheckTime(t time.Time) error { return CheckMillis(t.UnixMilli()) }
+
+// CheckMillis is CheckTime for a time read as ms since the Unix epoch (a
+// core.MilliClock's): ErrBadTime when ms is negative, else nil.
+func CheckMillis(ms int64) error {
+	if ms < 0 {
 		return ErrBadTime
 	}
 	return nil

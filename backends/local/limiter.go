@@ -13,7 +13,8 @@ import (
 //
 // Errors: an empty or oversized key, a weight outside 1..Max, or a time
 // before the Unix epoch (core.CheckTime) returns an error matching
-// core.ErrInvalid (and the specific sentinel) and creates no entry. No other error is ever returned; the ctx arguments are unused.
+// core.ErrInvalid (and the specific sentinel) and creates no entry. No
+// other error is ever returned; the ctx arguments are unused.
 type Limiter struct {
 	limit core.Limit
 	clock core.Clock
@@ -89,10 +90,10 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 }
 
 // decideStamped counts one unit of key at Unix milliseconds ms, refusing
-// a time before the epoch (core.CheckTime's rule) with core.ErrBadTime.
+// a time before the epoch with core.ErrBadTime (core.CheckMillis).
 func (l *Limiter) decideStamped(key string, ms, mono int64) (core.Decision, error) {
-	if ms < 0 {
-		return core.Decision{Limit: l.limit.Max}, core.ErrBadTime
+	if err := core.CheckMillis(ms); err != nil {
+		return core.Decision{Limit: l.limit.Max}, err
 	}
 	return l.eng.decide(key, ms, mono, 1, true), nil
 }
