@@ -48,10 +48,28 @@ func TestBucketWeightedBurst(t *testing.T) {
 	require.True(t, s.Decide(l, t0+143, 1, true).Allowed, "denied after RetryAfter")
 }
 
-// TestBucketInterval: floor(window_µs / Max).
-func TestBucketInterval(t *testing.T) {
-	got := BucketInterval(Limit{Max: 7, Window: time.Millisecond})
-	require.Equal(t, int64(142), got, "BucketInterval(7/1ms) = %d, want 142", got)
-	got = BucketInterval(Limit{Max: 1000, Window: time.Millisecond})
-	require.Equal(t, int64(1), got, "BucketInterval(1000/1ms) = %d, want 1", got)
+// TestBucketFraction: the TAT carries the fraction of a µs the interval
+// has when Max does not divide the window (3 per ms: 333⅓ µs a unit), so
+// three units move it by exactly 1,000 µs; the fraction rounds ResetAfter
+// and RetryAfter up, and a state whose Rem is Max or more (never written
+// by Decide) is folded into the TAT. It catches an interval rounded to
+// whole µs (three units then move the TAT 999 µs) and a fraction dropped
+// on commit.
+func TestBucketFraction(t *testing.T) {
+	l := Limit{Max: 3, Window: time.Millisecond, Algorithm: TokenBucket}
+	var s BucketState
+	for i, want := range []BucketState{{t0*1000 + 333, 1}, {t0*1000 + 666, 2}, {t0*1000 + 1000, 0}} {
+		d := s.Decide(l, t0, 1, true)
+		require.True(t, d.Allowed, "unit %d: %+v", i, d)
+		require.Equal(t, want, s, "unit %d", i)
+		require.Equal(t, int64(2-i), d.Remaining, "unit %d: %+v", i, d)
+		require.Equal(t, time.Millisecond, d.ResetAfter, "unit %d: %+v", i, d)
+	}
+	d := s.Decide(l, t0, 1, true)
+	require.False(t, d.Allowed, "a fourth unit at one instant: %+v", d)
+	require.Equal(t, time.Millisecond, d.RetryAfter, "a unit 333⅓ µs away waits a whole ms: %+v", d)
+
+	folded := BucketState{TAT: t0*1000 + 1000, Rem: 0}
+	unfolded := BucketState{TAT: t0*1000 + 999, Rem: 3}
+	require.Equal(t, folded.Decide(l, t0, 1, false), unfolded.Decide(l, t0, 1, false), "Rem of Max is one more µs")
 }

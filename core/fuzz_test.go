@@ -76,7 +76,7 @@ func checkAdmitted(t *testing.T, l Limit, stamps []int64) {
 	case SlidingLog, TokenBucket:
 		bound := l.Max // the log is exact
 		if l.Algorithm == TokenBucket {
-			bound += w*1000/BucketInterval(l) + 1 // a full burst plus one window's refill
+			bound += l.Max // a full burst plus one window's refill, exactly Max
 		}
 		lo := 0
 		for hi, at := range stamps {

@@ -75,8 +75,8 @@ func randState(r *rand.Rand, l Limit, now int64, back bool) anyState {
 		}
 		s.window = WindowState{Index: idx, Cur: r.Int64N(l.Max + 1), Prev: r.Int64N(l.Max + 1)}
 	case TokenBucket:
-		tau := BucketInterval(l) * l.Max
-		s.bucket.TAT = now*1000 - tau + r.Int64N(2*tau+1)
+		tau := l.WindowMillis() * 1000 // the burst tolerance: Max intervals
+		s.bucket = BucketState{TAT: now*1000 - tau + r.Int64N(2*tau+1), Rem: r.Int64N(l.Max)}
 	case SlidingLog:
 		top := now
 		if back {

@@ -22,12 +22,9 @@ const (
 	// but memory grows with the requests in a window (at most Max entries),
 	// though not with their weight.
 	SlidingLog
-	// TokenBucket is a token bucket of capacity Max refilled one unit per
-	// BucketInterval, computed as GCRA on one timestamp: bursts up to Max,
-	// then a steady rate. The interval is Window/Max rounded down to whole
-	// µs, so the refill is Max per Window when Max divides the window's µs
-	// and faster otherwise (750,000 per second: an interval of 1 µs, a
-	// refill of 1,000,000 per second).
+	// TokenBucket is a token bucket of capacity Max refilled one unit
+	// every Window/Max, computed as GCRA on one timestamp (BucketState):
+	// bursts up to Max, then a steady rate of exactly Max per Window.
 	TokenBucket
 )
 

@@ -1,13 +1,17 @@
--- bucket.lua: the token bucket as GCRA in integer microseconds, the same
--- arithmetic as core.BucketState.Decide.
--- KEYS[1]: string TAT, the theoretical arrival time in µs since the Unix
--- epoch; absent means 0 (a full bucket).
+-- bucket.lua: the token bucket as GCRA in microseconds, the same arithmetic
+-- as core.BucketState.Decide.
+-- KEYS[1]: string, the theoretical arrival time (TAT) in µs since the Unix
+-- epoch: its whole µs, then, when it has a fraction of a µs, '.' and the
+-- fraction's numerator over max in decimal ("1764979200000333.1" is
+-- 1764979200000333 + 1/max µs). Read as a plain number the value is the
+-- TAT to within 1 µs. Absent means 0 (a full bucket).
 -- ARGV: now_ms, window_ms, max, n, commit, server_time, slack_ms.
 -- Returns {allowed, remaining, retry_ms, reset_ms}.
 --
 -- Lua numbers are float64: integers are exact below 2^53, and the quotient
 -- of two such integers rounds correctly, so math.floor(a / b) is the exact
--- integer quotient for a >= 0.
+-- integer quotient for a >= 0. Products that may pass 2^53 (units × window,
+-- max × time) go through muldiv, which never forms them.
 
 local key = KEYS[1]
 local now = tonumber(ARGV[1])
@@ -21,6 +25,8 @@ if ARGV[6] == '1' then
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+local two53 = 9007199254740992
+
 -- ceil(a / b) for a > 0, else 0 (core's ceilDiv).
 local function ceildiv(a, b)
   if a <= 0 then
@@ -29,32 +35,94 @@ local function ceildiv(a, b)
   return math.floor((a + b - 1) / b)
 end
 
-local wus = w * 1000
-local t = (wus - wus % max) / max
-local tau = t * max
-local nowus = now * 1000
-local tat = tonumber(redis.call('GET', key) or '0')
-if tat < nowus then
-  tat = nowus
+-- muldiv returns q, r with a * b = q * m + r and 0 <= r < m (core's mulDiv),
+-- for integers a, b >= 0 and 0 < m < 2^52 whose quotient is below 2^53.
+-- Below 2^53 the product is exact; above, a * (b mod m) is built bit by bit
+-- of a, every partial remainder below 2m.
+local function muldiv(a, b, m)
+  if a * b < two53 then
+    local q = math.floor(a * b / m)
+    return q, a * b - q * m
+  end
+  local bq = math.floor(b / m)
+  local br = b - bq * m
+  local q, r = a * bq, 0
+  local bit = 1
+  while bit * 2 <= a do
+    bit = bit * 2
+  end
+  local rest = a
+  local pq = 0
+  while bit >= 1 do
+    pq, r = pq * 2, r * 2
+    if r >= m then
+      pq, r = pq + 1, r - m
+    end
+    if rest >= bit then
+      rest = rest - bit
+      r = r + br
+      if r >= m then
+        pq, r = pq + 1, r - m
+      end
+    end
+    bit = bit / 2
+  end
+  return q + pq, r
 end
 
-local nxt = tat + n * t
-local allowed = nxt - nowus <= tau
+local wus = w * 1000
+local nowus = now * 1000
+local tat, rem = 0, 0
+local v = redis.call('GET', key)
+if v then
+  local dot = string.find(v, '.', 1, true)
+  if dot then
+    tat = tonumber(string.sub(v, 1, dot - 1))
+    rem = tonumber(string.sub(v, dot + 1))
+    if rem >= max then -- not a value this script writes: fold it in
+      local carry = math.floor(rem / max)
+      tat, rem = tat + carry, rem - carry * max
+    end
+  else
+    tat = tonumber(v)
+  end
+end
+if tat < nowus then
+  tat, rem = nowus, 0
+end
+
+local q, r = muldiv(n, wus, max)
+local nxt, nrem = tat + q, rem + r
+if nrem >= max then
+  nxt, nrem = nxt + 1, nrem - max
+end
+local ahead = nxt - nowus
+local allowed = ahead < wus or (ahead == wus and nrem == 0)
 if allowed and commit then
-  tat = nxt
-  local ttl = ceildiv(nxt - nowus, 1000) + slack
-  redis.call('SET', key, string.format('%d', nxt), 'PX', string.format('%d', ttl))
+  tat, rem = nxt, nrem
+  local ttl = ceildiv(ahead + (nrem > 0 and 1 or 0), 1000) + slack
+  local val = string.format('%d', nxt)
+  if nrem > 0 then
+    val = val .. '.' .. string.format('%d', nrem)
+  end
+  redis.call('SET', key, val, 'PX', string.format('%d', ttl))
 end
 
 local retry = 0
 if not allowed then
-  retry = ceildiv(nxt - tau - nowus, 1000)
+  retry = ceildiv(ahead - wus + (nrem > 0 and 1 or 0), 1000)
 end
 local remaining = 0
-local room = tau - (tat - nowus)
+local room = wus - (tat - nowus)
 if room > 0 then
-  remaining = math.floor(room / t)
+  local rq, rr = muldiv(max, room, wus)
+  if rr < rem then
+    rq = rq - 1
+  end
+  if rq > 0 then
+    remaining = rq
+  end
 end
-local reset = ceildiv(tat - nowus, 1000)
+local reset = ceildiv(tat - nowus + (rem > 0 and 1 or 0), 1000)
 
 return {allowed and 1 or 0, remaining, retry, reset}

@@ -50,7 +50,7 @@
 // request or a Peek does not extend the time to live.
 //
 // Memory: about 179 bytes per identity on the Go heap for the window
-// algorithms and 163 for the bucket, with keys of up to 32 bytes (LRU entry,
+// algorithms and the bucket, with keys of up to 32 bytes (LRU entry,
 // map slot, and a slot holding the state, its expiry and the key's bytes;
 // BenchmarkMemoryPerIdentity; a longer key adds its own copy), plus 8 bytes
 // per stamp for the log,

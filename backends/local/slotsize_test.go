@@ -16,6 +16,6 @@ func TestSlotSize(t *testing.T) {
 		t.Skip("the sizes pinned are a 64-bit platform's")
 	}
 	require.Equal(t, uintptr(64), unsafe.Sizeof(slot[core.WindowState]{}), "window slot")
-	require.Equal(t, uintptr(48), unsafe.Sizeof(slot[core.BucketState]{}), "bucket slot")
+	require.Equal(t, uintptr(56), unsafe.Sizeof(slot[core.BucketState]{}), "bucket slot")
 	require.Equal(t, uintptr(72), unsafe.Sizeof(slot[core.LogState]{}), "log slot")
 }

@@ -17,7 +17,8 @@
 // sliding log (a sorted set, one member per admitted request holding its
 // weight, requests of one millisecond sharing one, at most Max, and one
 // member holding their total; see lua/log.lua), "b" token bucket (the GCRA TAT
-// in µs); max is Limit.Max in decimal and window the window in the largest
+// in µs, with ".k" when it has a fraction k/Max of a µs; see
+// lua/bucket.lua); max is Limit.Max in decimal and window the window in the largest
 // of d, h, m, s dividing it, else in ms ("1s", "90s", "1h", "1500ms").
 // esc(id) is the id itself, except that an id beginning with '}' or '\'
 // gets one '\' in front. Hence:

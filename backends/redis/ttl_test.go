@@ -22,7 +22,7 @@ func expectedTTL(lim core.Limit, now, n int64) time.Duration {
 		core.SlidingWindow: (now/w+2)*w - now,
 		core.FixedWindow:   (now/w+1)*w - now,
 		core.SlidingLog:    w,
-		core.TokenBucket:   (n*core.BucketInterval(lim) + 999) / 1000,
+		core.TokenBucket:   (n*w*1000 + lim.Max*1000 - 1) / (lim.Max * 1000), // n intervals of W/Max, rounded up to ms
 	}[lim.Algorithm]
 	return time.Duration(ms) * time.Millisecond
 }
