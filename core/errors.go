@@ -38,7 +38,7 @@ var (
 	ErrBadWeight    = &InputError{"weight must be between 1 and the limit"}
 	ErrBadAlgorithm = &InputError{"unknown algorithm"}
 	ErrMalformed    = &InputError{"malformed message"}
-	ErrBadTime      = &InputError{"time before the Unix epoch (1970-01-01 UTC)"}
+	ErrBadTime      = &InputError{"time before the Unix epoch (1970-01-01 UTC) or past core.MaxMillis (2155)"}
 )
 
 // ErrNotClusterClient is matched (errors.Is) by the errors of a call that a

@@ -55,7 +55,8 @@ func TestCheckWeight(t *testing.T) {
 
 // TestCheckTime: a time before the Unix epoch (the zero time.Time among
 // them, and half a millisecond before it) is ErrBadTime, matching
-// ErrInvalid; the epoch itself and later are accepted.
+// ErrInvalid, and so is a time past MaxMillis; the epoch itself and
+// MaxMillis are accepted. It catches a TAT allowed past 2^53 µs.
 func TestCheckTime(t *testing.T) {
 	for _, bad := range []time.Time{{}, time.Unix(-1, 0), time.Unix(0, -500_000)} {
 		err := CheckTime(bad)
@@ -68,6 +69,14 @@ func TestCheckTime(t *testing.T) {
 	// CheckMillis, the same rule on ms since the epoch
 	assert.ErrorIs(t, CheckMillis(-1), ErrBadTime, "ms -1")
 	assert.NoError(t, CheckMillis(0), "ms 0")
+	// The latest time: a token bucket's TAT a MaxWindow ahead of it is
+	// still below 2^53 µs, a ms later it need not be.
+	assert.NoError(t, CheckMillis(MaxMillis), "MaxMillis")
+	assert.LessOrEqual(t, MaxMillis*1000+int64(MaxWindow/time.Microsecond), int64(1<<53), "a TAT past 2^53 µs accepted")
+	assert.Equal(t, 2155, time.UnixMilli(MaxMillis).UTC().Year(), "MaxMillis's year")
+	assert.ErrorIs(t, CheckMillis(MaxMillis+1), ErrBadTime, "MaxMillis + 1")
+	assert.ErrorIs(t, CheckTime(time.UnixMilli(MaxMillis+1)), ErrBadTime, "MaxMillis + 1 ms")
+	assert.ErrorIs(t, CheckTime(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)), ErrBadTime, "year 9999")
 }
 
 // TestValidateKey: empty and over MaxKeyLen are refused; any bytes pass.

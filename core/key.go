@@ -22,16 +22,25 @@ func ValidateKey(key string) error {
 }
 
 // CheckTime returns ErrBadTime for a request time before the Unix epoch
-// (time.Time{}, an unset field, is one), and nil otherwise. Limiters keep
-// time as milliseconds since the epoch: before it, windows and expiries
-// are negative numbers no real request has, and a zero time read as a
-// real one was denied for about two thousand years.
+// (time.Time{}, an unset field, is one) or past MaxMillis (the year 2155),
+// and nil otherwise. Limiters keep time as milliseconds since the epoch:
+// before it, windows and expiries are negative numbers no real request
+// has, and a zero time read as a real one was denied for about two
+// thousand years; past MaxMillis a token bucket's TAT, up to a window
+// ahead, is no longer exact in the Redis scripts' numbers.
 func CheckTime(t time.Time) error { return CheckMillis(t.UnixMilli()) }
 
+// MaxMillis is the latest request time accepted, in ms since the Unix
+// epoch: a token bucket's TAT, in µs, runs up to MaxWindow ahead of now
+// and must stay below 2^53 µs, the largest integer the Redis scripts'
+// numbers (float64) hold exactly. It is in the year 2155.
+const MaxMillis = (1<<53 - int64(MaxWindow/time.Microsecond)) / 1000
+
 // CheckMillis is CheckTime for a time read as ms since the Unix epoch (a
-// core.MilliClock's): ErrBadTime when ms is negative, else nil.
+// core.MilliClock's): ErrBadTime when ms is negative or past MaxMillis,
+// else nil.
 func CheckMillis(ms int64) error {
-	if ms < 0 {
+	if ms < 0 || ms > MaxMillis {
 		return ErrBadTime
 	}
 	return nil

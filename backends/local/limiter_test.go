@@ -72,6 +72,8 @@ func TestBadInputCreatesNothing(t *testing.T) {
 		require.ErrorIs(t, err, core.ErrBadTime, "AllowN at the zero time: %v", err)
 		_, err = l.Peek(ctx, "fresh", time.Unix(-1, 0))
 		require.ErrorIs(t, err, core.ErrBadTime, "Peek before the epoch: %v", err)
+		_, err = l.AllowN(ctx, "fresh", time.UnixMilli(core.MaxMillis+1), 1)
+		require.ErrorIs(t, err, core.ErrBadTime, "AllowN past core.MaxMillis: %v", err)
 		err = l.Reset(ctx, strings.Repeat("k", core.MaxKeyLen+1))
 		require.ErrorIs(t, err, core.ErrKeyTooLong, "Reset(long): %v", err)
 		require.Equal(t, 1, l.Len(), "Len() = %d after bad input, want 1", l.Len())

@@ -37,6 +37,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 			{"reset empty", core.ErrEmptyKey, func() error { return l.Reset(ctx, "") }},
 			{"time before the epoch", core.ErrBadTime, func() error { _, err := l.AllowN(ctx, "k", time.Time{}, 1); return err }},
 			{"peek before the epoch", core.ErrBadTime, func() error { _, err := l.Peek(ctx, "k", time.Unix(-1, 0)); return err }},
+			{"time past MaxMillis", core.ErrBadTime, func() error { _, err := l.AllowN(ctx, "k", time.UnixMilli(core.MaxMillis+1), 1); return err }},
 			{"each before the epoch", core.ErrBadTime, func() error {
 				return l.AllowEach(ctx, []Ask{{Key: "k", Now: now, N: 1}, {Key: "j", N: 1}}, make([]core.Decision, 2))
 			}},
