@@ -27,8 +27,11 @@ type BucketState struct {
 // With W the window in µs: n units fit when the TAT after them is at most
 // W past now (the burst tolerance, Max intervals of W/Max), a unit comes
 // back every W/Max µs, Remaining is floor((W − (TAT − now)) × Max / W),
-// and RetryAfter and ResetAfter are rounded up to whole ms.
+// and RetryAfter and ResetAfter are rounded up to whole ms. The backends
+// pass n in [1, Max] (Limit.CheckWeight); a larger n is decided as Max+1
+// units, which never fit, and a negative one as 0.
 func (s *BucketState) Decide(l Limit, now, n int64, commit bool) Decision {
+	n = min(max(n, 0), l.Max+1) // n × W/Max must fit an int64 (mulDiv)
 	w := l.WindowMillis() * 1000
 	nowUs := now * 1000
 	tat, rem := s.TAT, s.Rem

@@ -73,3 +73,18 @@ func TestBucketFraction(t *testing.T) {
 	unfolded := BucketState{TAT: t0*1000 + 999, Rem: 3}
 	require.Equal(t, folded.Decide(l, t0, 1, false), unfolded.Decide(l, t0, 1, false), "Rem of Max is one more µs")
 }
+
+// TestBucketWeightOutOfRange: Decide, exported for limiters built on core,
+// denies a weight above Max (never fitting) and takes a negative one as 0
+// instead of panicking in its multiply-divide (n × window/Max past an
+// int64 at n = 2^62 with a 100-year window) or counting a negative weight.
+func TestBucketWeightOutOfRange(t *testing.T) {
+	l := Limit{Max: 3, Window: MaxWindow, Algorithm: TokenBucket}
+	var s BucketState
+	d := s.Decide(l, t0, 1<<62, true)
+	require.False(t, d.Allowed, "weight 2^62 of a limit of 3: %+v", d)
+	require.Equal(t, BucketState{}, s, "a denied weight changed the state")
+	d = s.Decide(l, t0, -5, true)
+	require.True(t, d.Allowed, "weight -5: %+v", d)
+	require.Equal(t, int64(3), d.Remaining, "weight -5 spent units: %+v", d)
+}
