@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -95,5 +97,45 @@ func TestBucketFractionAgreesWithCore(t *testing.T) {
 				require.NotZero(t, fractions, "seed %d: no TAT with a fraction stored", seed)
 			}
 		})
+	}
+}
+
+// TestRoundedScriptReadsFractions: during an upgrade, processes running the
+// script released before the TAT carried a fraction of a µs
+// (testdata/bucket_rounded.lua) share a bucket's key with upgraded ones.
+// On a value the new script wrote with a fraction, the old script runs
+// without error, counts its units from that TAT (without the fraction,
+// and at its own rounded interval), and writes a value the new script
+// reads. It catches a value format an old script cannot read (with
+// ':' instead of '.', tonumber gives nil and every call errors).
+func TestRoundedScriptReadsFractions(t *testing.T) {
+	c, _ := redistest.Client(t)
+	ctx := context.Background()
+	src, err := os.ReadFile("testdata/bucket_rounded.lua")
+	require.NoError(t, err)
+	old := goredis.NewScript(string(src))
+	lim := core.Limit{Max: 750_000, Window: time.Second, Algorithm: core.TokenBucket}
+	l := newLimiter(t, c, lim, WithExpirySlack(time.Hour))
+	now := int64(1_764_979_200_000)
+	_, err = l.AllowN(ctx, "upgrade", at(now), 1)
+	require.NoError(t, err)
+	key := l.Key("upgrade")
+	v, err := c.Get(ctx, key).Result()
+	require.NoError(t, err)
+	require.Contains(t, v, ".", "one unit of 750,000 per second leaves no fraction: %q", v)
+	for step := range 3 {
+		// The old script's ARGV: now_ms, window_ms, max, n, commit, server_time, slack_ms.
+		res, err := old.Run(ctx, c, []string{key}, now, lim.WindowMillis(), lim.Max, 2, 1, 0, 3_600_000).Int64Slice()
+		require.NoError(t, err, "step %d: the old script on %q", step, v)
+		require.Equal(t, int64(1), res[0], "step %d: the old script denied 2 units of a bucket nearly full: %v", step, res)
+		written, err := c.Get(ctx, key).Result()
+		require.NoError(t, err)
+		whole, _, _ := strings.Cut(v, ".")
+		require.Greater(t, written, whole, "step %d: the old script read %q and wrote %q, not 2 units later", step, v, written)
+		d, err := l.AllowN(ctx, "upgrade", at(now), 1)
+		require.NoError(t, err, "step %d: the new script after the old one wrote", step)
+		require.True(t, d.Allowed, "step %d: %+v", step, d)
+		v, err = c.Get(ctx, key).Result()
+		require.NoError(t, err)
 	}
 }
