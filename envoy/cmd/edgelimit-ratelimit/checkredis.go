@@ -15,8 +15,10 @@ import (
 // the cluster's redirections (the backend's CheckClient, which reads keys
 // of -redis-prefix in the backend's layout, so an ACL user granted only
 // those may run it), whose every identity of another node's slots would
-// be refused. The error names the fix; so does one for options the
-// backend refuses (a -redis-prefix with a brace). A Redis that does not
+// be refused; or such a node refusing the SELECT of a -redis-db other
+// than 0 (clusterDBError), which would leave every decision to the fail
+// mode. The error names the fix; so does one for options the backend
+// refuses (a -redis-prefix with a brace). A Redis that does not
 // answer within -redis-timeout, or refuses the reads, is no reason not to
 // start, since the fail mode decides while it is away: that is logged,
 // and nil returned. A check cut short by ctx's cancellation (the command
@@ -27,6 +29,9 @@ func checkRedis(ctx context.Context, b interface{ CheckClient(context.Context) e
 	ctx, cancel := context.WithTimeout(ctx, o.redisTimeout)
 	defer cancel()
 	err := b.CheckClient(ctx)
+	if dbErr := clusterDBError(o, err); dbErr != nil {
+		return dbErr
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		log.Info("startup check cut short: stopping", "err", err)

@@ -87,7 +87,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.BoolVar(&o.redisCluster, "redis-cluster", false, "Redis Cluster even with one address")
 	fs.StringVar(&o.redisUsername, "redis-username", "", "Redis ACL user")
 	fs.StringVar(&o.redisPassword, "redis-password", "", "Redis password (prefer the environment variable)")
-	fs.IntVar(&o.redisDB, "redis-db", 0, "Redis database (not with Cluster)")
+	fs.IntVar(&o.redisDB, "redis-db", 0, "Redis database; a Redis Cluster has 0 only, any other is refused")
 	fs.BoolVar(&o.redisTLS, "redis-tls", false, "connect to Redis over TLS")
 	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CAs to trust for Redis TLS; empty = the system's")
 	fs.StringVar(&o.redisCert, "redis-cert", "", "client certificate (PEM) for Redis TLS")
@@ -152,6 +152,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 		return nil, fmt.Errorf("-fail-mode %q: want open or closed", o.failMode)
 	}
 	if err := checkRanges(o); err != nil {
+		return nil, err
+	}
+	if err := checkClusterDB(o); err != nil {
 		return nil, err
 	}
 	return o, nil
