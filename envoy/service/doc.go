@@ -8,7 +8,9 @@
 // counting, as envoyproxy/ratelimit does: OK while a unit is left, its
 // limit_remaining the quota left; with the quota exactly spent
 // envoyproxy/ratelimit says OK, as it denies only a count past the limit,
-// and this service OVER_LIMIT) against the rule's limit, keyed by the domain,
+// but OVER_LIMIT once a hit was denied, as its count takes denied hits
+// too; this service, which counts no denied hit, cannot tell the two
+// apart and says OVER_LIMIT) against the rule's limit, keyed by the domain,
 // the descriptor's entries and the window, so every distinct value has its
 // own counter. The request is OVER_LIMIT when any descriptor is. A status per
 // descriptor, in the request's order:
