@@ -56,7 +56,7 @@ func TestRedisDBWithClusterRefused(t *testing.T) {
 	node := cl.Addrs()[0]
 	for _, backend := range [][]string{{"-backend", "redis"}, {"-backend", "budget", "-budget-pops", "1"}} {
 		t.Run(backend[1], func(t *testing.T) {
-			refused(t, append([]string{"-redis-addr", node, "-redis-db", "1", "-redis-timeout", "2s"}, backend...), nil,
+			refused(t, append([]string{"-redis-addr", node, "-redis-db", "1", "-redis-timeout", "30s"}, backend...), nil,
 				"-redis-db 1: -redis-addr "+node+" is a node of a Redis Cluster, which has database 0 only", "pass -redis-cluster")
 		})
 	}
