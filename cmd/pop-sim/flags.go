@@ -75,7 +75,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.rttMax, "rtt-max", 150*time.Millisecond, "modelled round trip to Redis of the farthest PoP")
 	fs.StringVar(&o.redisAddr, "redis-addr", "", "host:port of a Redis to use, or host:port,host:port,... of Redis Cluster nodes (default: start a private redis-server)")
 	fs.BoolVar(&o.redisCluster, "redis-cluster", false, "start a private 3-master Redis Cluster instead of one redis-server")
-	fs.DurationVar(&o.clockSkew, "clock-skew", 0, "offset each PoP's clock by a seeded amount spread over [-D, +D]; the ground truth keeps true time")
+	fs.DurationVar(&o.clockSkew, "clock-skew", 0, "offset each PoP's clock by a seeded amount spread over [-D, +D], at most about 56 years (the trace starts on 2026-01-01; a clock before 1970 is refused); the ground truth keeps true time")
 	fs.StringVar(&o.natsURL, "nats-url", "", "NATS server for gossip (default: an embedded one)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.sweep, "sweep", "", "run the budget modes -mode selects (with all: budget) at each value: sync-interval=10ms,50ms,... or clock-skew=0,500ms,...; or crowd-span=100ms,1s,10s (flash-crowd: every mode -mode selects at each value, the plot worst over-admission against the span)")

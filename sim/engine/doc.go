@@ -38,7 +38,8 @@
 //
 // With Env.Skew each PoP's limiter reads its own clock (true time plus the
 // PoP's offset) everywhere a time is handed to it, while the ground truth
-// judges on true time. "redis-servertime" is pure Redis with the clock at
+// judges on true time; no offset may pass MaxSkew, which would put a clock
+// before the Unix epoch. "redis-servertime" is pure Redis with the clock at
 // Redis: every script gets the request's true time (the virtual-time model
 // of backends/redis' WithServerTime, whose TIME is the real wall clock).
 //

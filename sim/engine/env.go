@@ -49,14 +49,29 @@ const epoch = 1767225600000 // ms
 // one key string per identity.
 func NewEnv(tr *traffic.Trace, net netmodel.Model) *Env {
 	c := tr.Config
-	w := c.Window.Milliseconds()
 	e := &Env{Trace: tr, Limit: core.PerWindow(c.Limit, c.Window), Net: net,
-		Start: time.UnixMilli(epoch / w * w), SyncInterval: 100 * time.Millisecond}
+		Start: StartOf(c.Window), SyncInterval: 100 * time.Millisecond}
 	e.keys = make([]string, c.Identities)
 	for i := range e.keys {
 		e.keys[i] = "id" + strconv.Itoa(i)
 	}
 	return e
+}
+
+// StartOf is Env.Start for a trace of window: the simulated instant of its
+// time 0, 2026-01-01T00:00:00Z aligned down on a window boundary.
+func StartOf(window time.Duration) time.Time {
+	w := window.Milliseconds()
+	return time.UnixMilli(epoch / w * w)
+}
+
+// MaxSkew is the largest clock skew a run of window can model (Env.Skew's
+// offsets spread over ±it, netmodel.Skews): the PoP furthest behind then
+// reads the Unix epoch at the trace's start, and a clock further back is a
+// time before the epoch, which every limiter refuses (core.ErrBadTime).
+// For a 10 s window it is 490,896 hours, about 56 years.
+func MaxSkew(window time.Duration) time.Duration {
+	return time.Duration(StartOf(window).UnixMilli()) * time.Millisecond
 }
 
 // Key is identity id's key string.

@@ -24,3 +24,25 @@ func TestSkewsSpreadAndDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestSkewsSpreadLargeSkewsWithoutOverflow checks that skews of years,
+// which a trace dated 2026 can take before a clock reads before 1970,
+// still spread evenly over [−d, +d] with many PoPs: the mutation of
+// computing 2·d·i in one product, which overflows Duration past
+// 292 years ÷ 2(PoPs − 1), catches it.
+func TestSkewsSpreadLargeSkewsWithoutOverflow(t *testing.T) {
+	for _, c := range []struct {
+		pops int
+		d    time.Duration
+	}{{8, 200000 * time.Hour}, {8, 490896 * time.Hour}, {1000, 2000 * time.Hour}, {1000, 490896 * time.Hour}} {
+		sorted := slices.Sorted(slices.Values(Skews(c.pops, c.d, 1)))
+		require.Equal(t, -c.d, sorted[0], "%d PoPs, ±%s: first offset", c.pops, c.d)
+		require.Equal(t, c.d, sorted[c.pops-1], "%d PoPs, ±%s: last offset", c.pops, c.d)
+		step := 2 * (c.d / time.Duration(c.pops-1))
+		for i := 1; i < len(sorted); i++ {
+			gap := sorted[i] - sorted[i-1]
+			require.True(t, gap >= step && gap <= step+2, "%d PoPs, ±%s: offsets %s and %s are %s apart, want about %s",
+				c.pops, c.d, sorted[i-1], sorted[i], gap, step)
+		}
+	}
+}
