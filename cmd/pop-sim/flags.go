@@ -79,8 +79,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.natsURL, "nats-url", "", "NATS server for gossip (default: an embedded one)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.sweep, "sweep", "", "run the budget modes -mode selects (with all: budget) at each value: sync-interval=10ms,50ms,... or clock-skew=0,500ms,...; or crowd-span=100ms,1s,10s (flash-crowd: every mode -mode selects at each value, the plot worst over-admission against the span)")
-	fs.StringVar(&o.plot, "plot", "", "with -sweep: write the trade-off curve as a PNG")
-	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV")
+	fs.StringVar(&o.plot, "plot", "", "with -sweep: write the trade-off curve as a PNG (or .svg, .pdf) when the run ends; its directory is checked at startup")
+	fs.StringVar(&o.csv, "csv", "", "with -sweep: write the trade-off curve as CSV when the run ends; its directory is checked at startup")
 	o.traceFlags(fs)
 	o.net.netFlags(fs)
 	o.profileFlags(fs)
@@ -144,7 +144,10 @@ func (o *options) validate() error {
 	if err := o.validateCrowdSpan(); err != nil {
 		return err
 	}
-	return o.validateSweepModes()
+	if err := o.validateSweepModes(); err != nil {
+		return err
+	}
+	return o.checkOutputs()
 }
 
 // validateBudgetNetwork refuses a budget mode, listed or swept, on the

@@ -42,7 +42,10 @@
 // other (-parallel 1, and always so with -redis-addr or -redis-cluster). Each mode's row gives its peak memory
 // (Linux) and what it cost Redis (script calls, script time, CPU, from
 // INFO; on a Redis Cluster summed over its masters). Bad flags end with a one-line
-// error and exit status 2 before any work; a failure during the run exits 1.
+// error and exit status 2 before any work (a -csv or -plot path the run's
+// end could not write among them: those files are written only once the
+// run has finished, so a failed run leaves them untouched); a failure
+// during the run exits 1.
 package main
 
 import (
