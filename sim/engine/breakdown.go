@@ -104,7 +104,7 @@ func (j *judges) observe(e *Env, o *outcome, i int, shouldAllow bool) {
 	r := e.Trace.Requests[i]
 	if c := j.class(e, r.ID); c >= 0 {
 		j.classes[c].Count(o.allowed[i], shouldAllow, int64(r.N))
-		if o.latency[i] > 0 {
+		if o.waited[i] {
 			j.waited[c]++
 		}
 		if j.denyBy != nil && shouldAllow != o.allowed[i] {

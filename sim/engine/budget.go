@@ -283,6 +283,9 @@ func (s *budgetSim) request(i int) {
 func (s *budgetSim) send(p int, c *budget.Call, at time.Duration, req int) {
 	f := &budgetFlight{m: s.ms[p], c: c}
 	ev := event{kind: evArrive, pop: p, gen: s.gen[p], sent: at, req: req, msg: f}
+	if req >= 0 {
+		s.out.waited[req] = true
+	}
 	if s.faults.Cut(p, at) {
 		f.err = errLost
 		ev.kind, ev.at, ev.lost = evReply, at+callTimeout, true

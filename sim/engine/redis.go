@@ -53,7 +53,7 @@ func (e *Env) runRedis(ctx context.Context, clock func(i int) time.Time) (*outco
 	}
 	err = e.pipelined(ctx, lim, order, func(i int) (time.Time, string, bool) { return clock(i), e.Key(e.Trace.Requests[i].ID), true },
 		func(i int, d core.Decision) {
-			o.allowed[i], o.latency[i] = d.Allowed, e.Net.RedisRTT[e.Trace.Requests[i].PoP]
+			o.allowed[i], o.latency[i], o.waited[i] = d.Allowed, e.Net.RedisRTT[e.Trace.Requests[i].PoP], true
 		})
 	if err != nil {
 		return nil, err

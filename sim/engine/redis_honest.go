@@ -111,6 +111,7 @@ func (c *honestCalls) ask(i int) (time.Time, string, bool) {
 // Redis had denied it).
 func (c *honestCalls) done(i int, d core.Decision) {
 	r, f := c.e.Trace.Requests[i], c.fl[i]
+	c.o.waited[i] = true
 	if reply := f.arrive + f.back; !c.e.Faults.Cut(int(r.PoP), reply) {
 		c.o.allowed[i], c.o.latency[i] = d.Allowed, reply-r.At
 		return
@@ -121,8 +122,9 @@ func (c *honestCalls) done(i int, d core.Decision) {
 	}
 }
 
-// failOpen admits request i uncounted, answered after lat.
+// failOpen admits request i uncounted, answered after lat: its call
+// waited for the refusal or the timeout.
 func (c *honestCalls) failOpen(i int, lat time.Duration) {
-	c.o.allowed[i], c.o.latency[i] = true, lat
+	c.o.allowed[i], c.o.latency[i], c.o.waited[i] = true, lat, true
 	c.o.lostAt[i] = int64(c.e.Trace.Requests[i].N)
 }

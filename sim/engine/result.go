@@ -68,12 +68,17 @@ type RedisLoad struct {
 }
 
 // outcome is what a mode hands back: per request (in trace order) whether
-// it was allowed and the latency the mode added to it, plus the mode's
-// traffic to Redis and NATS.
+// it was allowed, the latency the mode added to it and whether it waited
+// for a Redis round trip, plus the mode's traffic to Redis and NATS.
 type outcome struct {
-	allowed    []bool
-	source     []string // budget modes: what made each decision, budget.Source's name or "crash" (nil: not recorded)
-	latency    []time.Duration
+	allowed []bool
+	source  []string // budget modes: what made each decision, budget.Source's name or "crash" (nil: not recorded)
+	latency []time.Duration
+	// waited says the request's decision went to Redis and waited for
+	// the reply (or for the refusal, the timeout or the crash that ended
+	// the wait): a round trip whatever its modelled latency, which is 0
+	// for a PoP at -rtt-min 0.
+	waited     []bool
 	roundTrips int64
 	natsMsgs   int64
 	natsBytes  int64
@@ -84,7 +89,7 @@ type outcome struct {
 }
 
 func newOutcome(n int) *outcome {
-	return &outcome{allowed: make([]bool, n), latency: make([]time.Duration, n), lost: -1}
+	return &outcome{allowed: make([]bool, n), latency: make([]time.Duration, n), waited: make([]bool, n), lost: -1}
 }
 
 // score judges o against the exact admitted log and fills a Result.

@@ -25,7 +25,7 @@ type WorstSecond struct {
 	Units     int64 `json:"units"`     // units asked
 	Admitted  int64 `json:"admitted"`  // units the mode admitted
 	Reference int64 `json:"reference"` // units the reference admitted
-	Waited    int64 `json:"waited"`    // requests the mode made wait (added latency > 0)
+	Waited    int64 `json:"waited"`    // requests the mode made wait for a Redis round trip
 	PoPs      int   `json:"pops"`      // distinct PoPs the requests came to
 }
 
@@ -90,7 +90,7 @@ func (e *Env) worst(o *outcome, ref []bool, k int) []WorstIdentity {
 			if ref[i] {
 				sec.Reference += int64(r.N)
 			}
-			if o.latency[i] > 0 {
+			if o.waited[i] {
 				sec.Waited++
 			}
 			pops[r.PoP] = true
