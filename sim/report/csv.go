@@ -10,7 +10,9 @@ import (
 
 // WriteCSV writes the sweep's points, one line each led by its mode, with a
 // header line, then each of refs (modes run once, as the plot's reference
-// points) as a line with param and value empty.
+// points) as a line with param and value empty; round_trips_saved_pct is
+// empty where it does not apply (the reference:
+// engine.Result.SavesRoundTrips).
 func WriteCSV(w io.Writer, pts []Point, refs []engine.Result) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"mode", "param", "value", "decision_error_pct", "round_trips_saved_pct",
@@ -19,7 +21,11 @@ func WriteCSV(w io.Writer, pts []Point, refs []engine.Result) error {
 		"quota_served_pct", "under_admission_pct", "beyond_limit_units", "wrongly_limited",
 		"wrongly_limited_units", "rate_error_mean_pct", "rate_error_p99_pct", "contested"})
 	line := func(mode, param, value string, r engine.Result) {
-		cw.Write([]string{mode, param, value, g(r.DecisionErrorPct), g(r.RoundTripsSavedPct),
+		savedPct := ""
+		if r.SavesRoundTrips() {
+			savedPct = g(r.RoundTripsSavedPct)
+		}
+		cw.Write([]string{mode, param, value, g(r.DecisionErrorPct), savedPct,
 			i(r.FalseAllows), i(r.FalseDenies), g(r.MaxOveradmission), g(r.P99Overadmission),
 			i(r.RedisRoundTrips), i(r.NATSMessages), i(r.NATSBytes),
 			g(r.AddedLatencyP50Ms), g(r.AddedLatencyP99Ms),

@@ -14,7 +14,8 @@ import (
 // trips saved %, into a PNG at path: one curve per mode, in the order the
 // points first name it, each point labelled with its swept value, and each
 // of refs (modes run once, such as pure Redis and local) as a reference
-// point; a legend names curves and references.
+// point (not the reference's row, whose round trips saved do not apply:
+// engine.Result.SavesRoundTrips); a legend names curves and references.
 func WritePlot(path, title string, pts []Point, refs []engine.Result) error {
 	if len(pts) == 0 {
 		return fmt.Errorf("plot: no sweep points")
@@ -32,10 +33,15 @@ func WritePlot(path, title string, pts []Point, refs []engine.Result) error {
 			return err
 		}
 	}
-	for k, r := range refs {
+	k := 0
+	for _, r := range refs {
+		if !r.SavesRoundTrips() {
+			continue
+		}
 		if err := addReference(p, k, r); err != nil {
 			return err
 		}
+		k++
 	}
 	frame(p)
 	for _, c := range cs {

@@ -63,3 +63,27 @@ func TestCSVAndPlot(t *testing.T) {
 	require.NoError(t, err, "reading the plot")
 	assert.True(t, bytes.HasPrefix(data, []byte("\x89PNG")), "a PNG written")
 }
+
+// TestReferenceSavesNothingShown checks that the reference's row shows
+// "-" for round trips saved in the table, an empty cell in the CSV and no
+// point on the frontier plot (it decides with no Redis: no saving
+// applies), while local's 100 stays. It catches the reference's 0 round
+// trips printed as 100% saved.
+func TestReferenceSavesNothingShown(t *testing.T) {
+	rep := sample()
+	rep.Reference = &engine.Result{Mode: engine.ReferenceMode, Decisions: 4, RoundTripsSavedPct: 100, LostHits: -1}
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, rep))
+	lines := strings.Split(b.String(), "\n")
+	at := strings.Index(lines[1], "saved %") // the column is right-aligned, its cells no wider than its name
+	require.Positive(t, at, "header %q", lines[1])
+	cell := func(l string) string { return strings.TrimSpace(l[at : at+len("saved %")]) }
+	assert.Equal(t, "-", cell(lines[2]), "the reference's saved %%: %q", lines[2])
+	assert.Equal(t, "100.00", cell(lines[4]), "local's saved %%: %q", lines[4])
+
+	b.Reset()
+	require.NoError(t, WriteCSV(&b, rep.Sweep, []engine.Result{*rep.Reference, rep.Results[1]}))
+	csvLines := strings.Split(b.String(), "\n")
+	assert.True(t, strings.HasPrefix(csvLines[3], "reference,,,0,,"), "the reference's CSV line: %q", csvLines[3])
+	assert.True(t, strings.HasPrefix(csvLines[4], "local,,,0,100,"), "local's CSV line: %q", csvLines[4])
+}

@@ -16,12 +16,21 @@ var header = []string{"mode", "decisions", "allowed", "denied", "false allow", "
 func row(r engine.Result) []any {
 	return []any{r.Mode, r.Decisions, r.Allowed, r.Denied, r.FalseAllows, r.FalseDenies,
 		f(r.DecisionErrorPct, 3), f(r.MaxOveradmission, 2), f(r.P99Overadmission, 2),
-		r.RedisRoundTrips, f(r.RoundTripsPerDecision, 4), f(r.RoundTripsSavedPct, 2),
+		r.RedisRoundTrips, f(r.RoundTripsPerDecision, 4), saved(r),
 		r.NATSMessages, r.NATSBytes, f(r.AddedLatencyP50Ms, 1), f(r.AddedLatencyP99Ms, 1),
 		count(r.LostHits), f(r.WallSeconds, 1), mb(r.PeakRSSMB)}
 }
 
 func f(v float64, prec int) string { return fmt.Sprintf("%.*f", prec, v) }
+
+// saved shows a row's round trips saved, "-" where they do not apply
+// (the reference: engine.Result.SavesRoundTrips).
+func saved(r engine.Result) string {
+	if !r.SavesRoundTrips() {
+		return "-"
+	}
+	return f(r.RoundTripsSavedPct, 2)
+}
 
 // mb shows a peak memory in MiB, "-" when unknown.
 func mb(v float64) string {
