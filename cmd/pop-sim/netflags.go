@@ -30,7 +30,7 @@ func (n *netOptions) netFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&n.jitter, "jitter", 0.2, "honest network: mean jitter of each one-way delay, a fraction of its base (exponential, so messages reorder)")
 	fs.StringVar(&n.outage, "redis-outage", "", "START+DURATION: Redis refuses every call arriving then, e.g. 20s+5s")
 	fs.StringVar(&n.partition, "partition", "", "POP@START+DURATION: PoP number POP cut from Redis and its peers, e.g. 3@20s+5s")
-	fs.StringVar(&n.crash, "crash", "", "POP@TIME: PoP number POP's process dies at TIME, losing what it had not flushed, and restarts as a new incarnation")
+	fs.StringVar(&n.crash, "crash", "", "POP@TIME: PoP number POP's process dies at TIME, losing what it had not flushed and leaving the requests it was waiting on Redis for unanswered (denied; pure Redis too), and restarts as a new incarnation")
 	fs.DurationVar(&n.loss, "redis-loss", 0, "TIME: Redis loses every key and loaded script at TIME, before the trace's end, as a restart without persistence would, e.g. 30s (0: never; pure Redis: each identity's key starts empty; local: no effect; Redis memory is then not measured)")
 	fs.Float64Var(&n.gossipLoss, "gossip-loss", 0, "chance that one copy of a gossip message is lost")
 	fs.Float64Var(&n.gossipDup, "gossip-dup", 0, "chance that one copy of a gossip message is delivered twice")

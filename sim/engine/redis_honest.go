@@ -34,8 +34,10 @@ type flight struct {
 // it. Faults: during a Redis outage, or with the PoP partitioned when it
 // sends, the call fails and the request is admitted uncounted (fail open,
 // the usual default; counted in lost); a reply lost to a partition fails
-// open too (lost when Redis had denied it). A crash costs pure Redis no
-// state and is ignored. A loss of Redis' state (Faults.RedisLoss) gives
+// open too (lost when Redis had denied it). A crash denies the requests
+// its PoP had sent and not yet got the answer of, as the budget modes'
+// crash does (crashOpen); pure Redis keeps no state at the PoP for it to
+// lose. A loss of Redis' state (Faults.RedisLoss) gives
 // each identity's calls arriving from then on a key of their own, empty:
 // its calls run in arrival order, so that is its state forgotten at the
 // instant.
@@ -52,6 +54,7 @@ func (e *Env) runRedisHonest(ctx context.Context, clock func(i int) time.Time) (
 	if err := e.pipelined(ctx, lim, order, c.ask, c.done); err != nil {
 		return nil, err
 	}
+	e.crashOpen(c.o)
 	c.o.roundTrips = int64(len(e.Trace.Requests))
 	c.o.lost = 0
 	for _, n := range c.o.lostAt {
