@@ -4,7 +4,7 @@ import "errors"
 
 // ErrInvalid is matched (errors.Is) by every error about bad input: an empty
 // or oversized key, a non-positive limit or window, a weight out of range, a
-// request time before the Unix epoch, or a malformed message. Such calls
+// request time before the Unix epoch or past MaxMillis, or a malformed message. Such calls
 // change no state anywhere.
 var ErrInvalid = errors.New("edgelimit: invalid input")
 

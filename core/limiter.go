@@ -9,7 +9,7 @@ import (
 // safe for concurrent use.
 //
 // Errors: bad input (empty or oversized key, weight out of 1..Max, a time
-// before the Unix epoch: CheckTime) returns an error matching ErrInvalid and
+// before the Unix epoch or past MaxMillis: CheckTime) returns an error matching ErrInvalid and
 // changes nothing. A store that cannot be
 // reached returns an error matching ErrUnavailable together with the decision
 // the limiter's fail mode prescribes (see each backend).

@@ -12,7 +12,7 @@ import (
 // The zero value is not usable; build one with New.
 //
 // Errors: an empty or oversized key, a weight outside 1..Max, or a time
-// before the Unix epoch (core.CheckTime) returns an error matching
+// before the Unix epoch or past core.MaxMillis (core.CheckTime) returns an error matching
 // core.ErrInvalid (and the specific sentinel) and creates no entry. No
 // other error is ever returned; the ctx arguments are unused.
 type Limiter struct {
@@ -74,7 +74,7 @@ func (l *Limiter) AllowN(_ context.Context, key string, now time.Time, n int64) 
 
 // Allow is AllowN(ctx, key, clock.Now(), 1) with the limiter's Clock, read
 // as milliseconds when core.MilliClockOf accepted it at New. A clock that
-// reads a time before the Unix epoch gets core.ErrBadTime, as AllowN does.
+// reads a time before the Unix epoch or past core.MaxMillis gets core.ErrBadTime, as AllowN does.
 func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) {
 	if l.milli == nil {
 		return l.AllowN(ctx, key, l.clock.Now(), 1)

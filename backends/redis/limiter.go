@@ -93,7 +93,7 @@ func (l *Limiter) Key(id string) string { return EncodeKey(l.cfg.prefix, id, l.s
 
 // AllowN decides on n units for key at now (Redis' clock instead under
 // WithServerTime) and counts them when allowed. Bad key or weight, or a
-// now before the Unix epoch (core.CheckTime; not read under
+// now before the Unix epoch or past core.MaxMillis (core.CheckTime; not read under
 // WithServerTime): a core error matching core.ErrInvalid, nothing sent. Redis unreachable: the
 // fail-mode decision and a *core.UnavailableError. A Redis Cluster node
 // redirecting a client that is not a Redis Cluster client: no decision
@@ -233,7 +233,7 @@ func isNoScript(err error) bool {
 	return err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT")
 }
 
-// checkTime refuses a request time before the Unix epoch (core.CheckTime)
+// checkTime refuses a request time before the Unix epoch or past core.MaxMillis (core.CheckTime)
 // unless WithServerTime, under which the caller's time is not read.
 func (l *Limiter) checkTime(now time.Time) error {
 	if l.cfg.serverTime {

@@ -158,7 +158,7 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // on to the caller once the Call is completed as a caller's that left
 // (execDecision). A call not sent is not counted in Stats. After
 // Close it returns ErrClosed. A bad key (core.ValidateKey), a weight
-// outside 1..Limit.Max or a now before the Unix epoch (core.CheckTime)
+// outside 1..Limit.Max or a now before the Unix epoch or past core.MaxMillis (core.CheckTime)
 // returns an error matching core.ErrInvalid, and nothing is counted,
 // planned or sent.
 func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
@@ -272,7 +272,7 @@ func (l *Limiter) callError(ctx context.Context, err error) error {
 // core.ErrUnavailable with the fail mode's decision, and a caller that
 // peeks first (package middleware) takes that decision as Peek's, so a
 // zero Decision, denied, would deny a request in fail-open mode. A bad
-// key or a now before the Unix epoch returns an error matching
+// key or a now before the Unix epoch or past core.MaxMillis returns an error matching
 // core.ErrInvalid, with nothing sent;
 // after Close, ErrClosed.
 func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
