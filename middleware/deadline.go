@@ -9,18 +9,29 @@ package middleware
 // then bounds only their waits on their stores, and a decision made from
 // local state is kept however late a stalled machine runs it, instead of
 // being abandoned at the deadline (503). A limiter that does not implement
-// it, or says false, keeps the guard (see the package doc).
+// it, or says false, keeps the guard (see the package doc). Under
+// FailOpen, a DeadlineBound limiter's decision is waited for even when
+// some other limiter is not DeadlineBound (see FailOpen).
 type DeadlineBound interface {
 	DeadlineBound() bool
 }
 
-// allBound reports whether every limit's limiter is DeadlineBound.
-func allBound(limits []namedLimit) bool {
-	for _, l := range limits {
+// bounds reports, limit by limit, whether its limiter is DeadlineBound.
+func bounds(limits []namedLimit) []bool {
+	bs := make([]bool, len(limits))
+	for i, l := range limits {
 		b, ok := l.limiter.(DeadlineBound)
-		if !ok || !b.DeadlineBound() {
+		bs[i] = ok && b.DeadlineBound()
+	}
+	return bs
+}
+
+// all reports whether bs holds true only, and at least one.
+func all(bs []bool) bool {
+	for _, b := range bs {
+		if !b {
 			return false
 		}
 	}
-	return len(limits) > 0
+	return len(bs) > 0
 }

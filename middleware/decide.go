@@ -10,69 +10,139 @@ import (
 )
 
 // outcome is what the limits said about one request. known[i] tells
-// whether limit i was asked at all (a peek that denied spares the others).
-// failed is the first store failure a limit answered with (an error
-// matching core.ErrUnavailable, its decision kept in ds). overrideBlind
-// (FailOpen) makes a denial made blind (see blind) with a store failure no
-// denial: FailOpen serves over it, so the other limits are still asked
-// and still count.
+// whether limit i decided (a peek that denied spares the others). failed
+// is the first store failure a limit answered with (an error matching
+// core.ErrUnavailable, its decision kept in ds) or, under FailOpen, the
+// first limit that gave no decision. overrideBlind (FailOpen) makes a
+// denial made blind (see blind) with a store failure no denial, and a
+// limit that gives no decision (an error with none, or left behind at
+// the limiters' deadline: left[i]) no end of the decision: FailOpen
+// serves over them, so the other limits are still asked and still count.
 type outcome struct {
 	ds            []core.Decision
 	known         []bool
+	left          []bool
 	denied        bool
 	failed        error
 	overrideBlind bool
 }
 
+// newOutcome is the outcome of a decision not yet taken.
+func (m *Middleware) newOutcome() outcome {
+	n := len(m.cfg.limits)
+	return outcome{ds: make([]core.Decision, n), known: make([]bool, n), left: make([]bool, n),
+		overrideBlind: m.cfg.failMode == FailOpen}
+}
+
 // record keeps limit i's answer: a decision, possibly made while its store
 // was down. An error not matching core.ErrUnavailable carries no decision
-// (core.Limiter) and is returned.
+// (core.Limiter) and is returned, except under FailOpen where, unless the
+// caller left (context.Canceled), it is kept as the limit's failure and
+// the decision goes on.
 func (o *outcome) record(i int, d core.Decision, err error) error {
 	if err != nil && !errors.Is(err, core.ErrUnavailable) {
-		return err
+		if !o.overrideBlind || errors.Is(err, context.Canceled) {
+			return err
+		}
+		o.fail(err)
+		return nil
 	}
-	if err != nil && o.failed == nil {
-		o.failed = err
+	if err != nil {
+		o.fail(err)
 	}
 	o.ds[i], o.known[i] = d, true
 	o.denied = o.denied || !d.Allowed && !(o.overrideBlind && err != nil && blind(d))
 	return nil
 }
 
-// decide asks every limit about one unit of key at now: peeks first when
-// configured, then AllowN in order until one denies (under FailOpen, one
-// that denies blind does not stop the others). A decision returned with a
-// store failure counts as any other; the error returned means no decision.
-func (m *Middleware) decide(ctx context.Context, key string, now time.Time) (outcome, error) {
-	n := len(m.cfg.limits)
-	o := outcome{ds: make([]core.Decision, n), known: make([]bool, n), overrideBlind: m.cfg.failMode == FailOpen}
-	if m.cfg.peekFirst && n > 1 {
-		if err := m.peekRest(ctx, key, now, &o); err != nil || o.denied {
-			return o, err
-		}
+// fail keeps err as the outcome's failure unless it has one.
+func (o *outcome) fail(err error) {
+	if o.failed == nil {
+		o.failed = err
 	}
-	for i, l := range m.cfg.limits {
-		d, err := l.limiter.AllowN(ctx, key, now, 1)
-		if err := o.record(i, d, err); err != nil {
-			return o, err
-		}
-		if o.denied {
-			return o, nil
-		}
-	}
-	return o, nil
 }
 
-// peekRest peeks at every limit but the first (whose AllowN is its own
-// check) and marks the outcome denied if any of them would deny.
-func (m *Middleware) peekRest(ctx context.Context, key string, now time.Time, o *outcome) error {
-	for i := 1; i < len(m.cfg.limits); i++ {
-		d, err := m.cfg.limits[i].limiter.Peek(ctx, key, now)
-		if err := o.record(i, d, err); err != nil {
+// leave marks limit i as left behind in the middle of a call, failing
+// with err: it has no decision (any answer it had from a peek is dropped)
+// and is not asked again.
+func (o *outcome) leave(i int, err error) {
+	o.left[i], o.known[i] = true, false
+	o.fail(err)
+}
+
+// step is one call of a decision: a Peek at limit i, or its AllowN.
+type step struct {
+	i    int
+	peek bool
+}
+
+// plan lists the calls of a decision of n limits in order: with peeks
+// (and two limits or more), a Peek at every limit but the first (whose
+// AllowN is its own check), then AllowN on each.
+func plan(n int, peekFirst bool) []step {
+	var ss []step
+	if peekFirst && n > 1 {
+		for i := 1; i < n; i++ {
+			ss = append(ss, step{i, true})
+		}
+	}
+	for i := 0; i < n; i++ {
+		ss = append(ss, step{i, false})
+	}
+	return ss
+}
+
+// decide asks every limit about one unit of key at now: peeks first when
+// configured, denying at once if one of them would deny, then AllowN in
+// order until one denies (under FailOpen, one that denies blind or gives
+// no decision does not stop the others). A decision returned with a store
+// failure counts as any other; the error returned means no decision.
+func (m *Middleware) decide(ctx context.Context, key string, now time.Time) (outcome, error) {
+	o := m.newOutcome()
+	err := m.resume(ctx, key, now, &o, 0, nil)
+	return o, err
+}
+
+// resume takes the steps of m.plan from from on, recording the answers in
+// o (see decide); a limit left behind is not asked again. r, when not nil,
+// is the run taking them, which the middleware may leave behind: it then
+// takes no further step and records nothing.
+func (m *Middleware) resume(ctx context.Context, key string, now time.Time, o *outcome, from int, r *run) error {
+	for s := from; s < len(m.plan); s++ {
+		st := m.plan[s]
+		if !st.peek && o.denied {
+			return nil
+		}
+		if o.left[st.i] {
+			continue
+		}
+		skip, stop := r.begin(s, st.i, m.bounds[st.i])
+		if stop {
+			return nil
+		}
+		if skip {
+			continue
+		}
+		d, err := m.ask(ctx, st, key, now)
+		if !r.end() {
+			return nil
+		}
+		err = o.record(st.i, d, err)
+		r.unlock()
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ask makes step st's call.
+func (m *Middleware) ask(ctx context.Context, st step, key string, now time.Time) (core.Decision, error) {
+	l := m.cfg.limits[st.i].limiter
+	if st.peek {
+		return l.Peek(ctx, key, now)
+	}
+	return l.AllowN(ctx, key, now, 1)
 }
 
 // decideWithin runs decide under the configured timeout and returns when it
@@ -80,11 +150,14 @@ func (m *Middleware) peekRest(ctx context.Context, key string, now time.Time, o 
 // in the background and its result is dropped (unless it is already there
 // when the deadline is seen). The limiters' context expires answerMargin
 // before that, so a limiter that honours it (a budget limiter giving up on
-// Redis and deciding on its view) still delivers its decision. Under
-// WithTrustedDeadline, or when every limiter is DeadlineBound, it only sets
-// the deadline and calls decide directly: the deadline then bounds only
-// the limiters' waits on their stores, and a decision they make without
-// waiting arrives however late the machine runs it.
+// Redis and deciding on its view) still delivers its decision; under
+// FailOpen a call still running then, of a limiter not DeadlineBound, is
+// left behind (see passOn) and the limits not yet asked are asked in that
+// margin. Under WithTrustedDeadline, or when every limiter is
+// DeadlineBound, it only sets the deadline and calls decide directly: the
+// deadline then bounds only the limiters' waits on their stores, and a
+// decision they make without waiting arrives however late the machine
+// runs it.
 func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time) (outcome, error) {
 	if m.cfg.timeout == 0 {
 		return m.decide(ctx, key, now)
@@ -94,25 +167,23 @@ func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time
 	if m.cfg.inline || m.bound {
 		return m.decideInline(ctx, key, now)
 	}
-	type result struct {
-		o   outcome
-		err error
-	}
-	done := make(chan result, 1)
 	lctx, lcancel := context.WithTimeout(ctx, m.cfg.timeout-answerMargin(m.cfg.timeout))
-	go func() {
-		defer lcancel()
-		o, err := m.decide(lctx, key, now)
-		done <- result{o, err}
-	}()
+	defer lcancel()
+	r := m.start(lctx, key, now, m.newOutcome(), 0, false, nil)
+	if m.cfg.failMode == FailOpen {
+		r = m.passOn(ctx, lctx, key, now, r)
+	}
 	select {
-	case res := <-done:
-		return res.o, res.err
+	case <-r.done:
+		return r.result()
 	case <-ctx.Done():
 		select {
-		case res := <-done: // both ready (the machine stalled): keep the decision
-			return res.o, res.err
+		case <-r.done: // both ready (the machine stalled): keep the decision
+			return r.result()
 		default:
+		}
+		if m.cfg.failMode == FailOpen && !errors.Is(ctx.Err(), context.Canceled) {
+			return m.closeRun(ctx, lctx, key, now, r).result()
 		}
 		return outcome{}, gaveUp(ctx)
 	}

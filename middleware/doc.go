@@ -98,7 +98,8 @@
 // core.ErrUnavailable (such an error carries no decision): among them a
 // client that hung up before a Redis or budget limiter answered (an error
 // matching context.Canceled, reported to WithErrorHandler as no store
-// failure; the response goes to nobody). Denials made with no error (a
+// failure; the response goes to nobody). Under FailOpen, with several
+// limits, the others still decide (below). Denials made with no error (a
 // budget limiter's deny cache with Redis up) are 429 in every mode.
 //
 // So a FailClosed budget limiter behind the default middleware enforces its
@@ -111,7 +112,16 @@
 // the one reported. Under FailOpen a fail-closed denial (peek or AllowN)
 // does not end the decision: the other limits are still asked, so one
 // whose store is up keeps counting, and denies with 429, while another's
-// store is down.
+// store is down. Nor does a limit that gives no decision: an error with
+// none (but a client that hung up), or a call still running when the
+// limiters' context expires (below), of a limiter that ignores it (a
+// go-redis client without ContextTimeoutEnabled on a Redis that does not
+// answer); that call is left behind, unless the limiter is DeadlineBound,
+// and the limits not asked yet are asked then, with that context expired
+// (a limiter honouring it answers at once, from local state or blind), in
+// what is left of the deadline. At the deadline a DeadlineBound limiter's
+// decision is still waited for and kept; any other limiter still deciding
+// then, or not asked yet, gives no decision.
 //
 // Every decision runs under a deadline (WithTimeout, default
 // DefaultTimeout): the limiters get a context that expires a little before
@@ -121,7 +131,9 @@
 // still arrives; the middleware stops waiting at the deadline even if a
 // limiter ignores its context. Only then is there no decision; if the
 // decision is there when the deadline is seen (both ready after a stall of
-// the machine), it is kept. That guard costs a goroutine per request, and
+// the machine), it is kept (under FailOpen the limits that did decide
+// stand, see above). That guard costs a goroutine per request (under
+// FailOpen, one more per call left behind), and
 // a stall of the machine longer than the deadline can still beat a local
 // decision to it; WithTrustedDeadline drops it for limiters known to honour
 // their context, and so does every limiter being DeadlineBound (a budget

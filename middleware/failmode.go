@@ -26,7 +26,10 @@ const (
 	// Denials made from counted state, with no failure, still get 429,
 	// and so do those of a limit whose store is up while another limit's
 	// is down: an overridden denial does not stop the other limits from
-	// being asked.
+	// being asked, nor does a limit that gives no decision (an error with
+	// none, but a client that hung up, or a call still running when the
+	// limiters' context expires, then left behind; see the package doc,
+	// "Store failure").
 	FailOpen
 	// FailClosed answers 503 Service Unavailable to every request whose
 	// decision met a store failure, even one the limiter admitted (and

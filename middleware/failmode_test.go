@@ -14,14 +14,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stuck is a limiter whose calls hang until release is closed, whatever
-// their context says: the worst store a middleware can meet.
+// stuck is a limiter whose calls (AllowN and Peek) hang until release is
+// closed, whatever their context says: the worst store a middleware can
+// meet.
 type stuck struct {
 	core.Limiter
 	release chan struct{}
 }
 
 func (s *stuck) AllowN(context.Context, string, time.Time, int64) (core.Decision, error) {
+	<-s.release
+	return core.Decision{}, errors.New("too late")
+}
+
+func (s *stuck) Peek(context.Context, string, time.Time) (core.Decision, error) {
 	<-s.release
 	return core.Decision{}, errors.New("too late")
 }

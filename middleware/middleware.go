@@ -20,6 +20,8 @@ type Middleware struct {
 	cfg    config
 	policy string // the RateLimit-Policy value, fixed at New
 	bound  bool   // every limiter is DeadlineBound: decide on the request's goroutine
+	bounds []bool // limit by limit, whether its limiter is DeadlineBound
+	plan   []step // the calls of a decision, in order
 }
 
 // New builds a Middleware from options. At least one WithLimit is required;
@@ -34,7 +36,9 @@ func New(opts ...Option) (*Middleware, error) {
 	if len(cfg.limits) == 0 {
 		return nil, fmt.Errorf("%w: middleware needs at least one WithLimit", core.ErrInvalid)
 	}
-	return &Middleware{cfg: cfg, policy: policyField(cfg.limits), bound: allBound(cfg.limits)}, nil
+	bs := bounds(cfg.limits)
+	return &Middleware{cfg: cfg, policy: policyField(cfg.limits), bound: all(bs), bounds: bs,
+		plan: plan(len(cfg.limits), cfg.peekFirst)}, nil
 }
 
 // Wrap returns a handler that rate-limits each request and passes the ones
@@ -55,8 +59,11 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	o, err := m.decideWithin(r.Context(), key, m.cfg.clock.Now())
 	i := o.pick()
-	if err == nil && i < 0 { // no limit answered: cannot happen without an error
-		err = &core.UnavailableError{Op: "middleware: rate-limit decision", Err: errNoAnswer}
+	if err == nil && i < 0 { // no limit decided: under FailOpen, each failed
+		err = o.failed
+		if err == nil { // cannot happen
+			err = &core.UnavailableError{Op: "middleware: rate-limit decision", Err: errNoAnswer}
+		}
 	}
 	if err != nil {
 		m.undecided(w, r, next, err)
