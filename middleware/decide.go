@@ -92,10 +92,19 @@ func plan(n int, peekFirst bool) []step {
 	return ss
 }
 
+// deniedBlind reports whether o is denied by blind decisions alone (see
+// blind; pick prefers a counted one).
+func (o outcome) deniedBlind() bool {
+	i := o.pick()
+	return o.denied && i >= 0 && blind(o.ds[i])
+}
+
 // decide asks every limit about one unit of key at now: peeks first when
 // configured, denying at once if one of them would deny, then AllowN in
 // order until one denies (under FailOpen, one that denies blind or gives
-// no decision does not stop the others). A decision returned with a store
+// no decision does not stop the others; under FailAsLimiter, once the
+// only denials are blind, the limits not asked yet are peeked at, so that
+// a counted denial, 429, is found with the peeks or without). A decision returned with a store
 // failure counts as any other; the error returned means no decision.
 func (m *Middleware) decide(ctx context.Context, key string, now time.Time) (outcome, error) {
 	o := m.newOutcome()
@@ -109,9 +118,16 @@ func (m *Middleware) decide(ctx context.Context, key string, now time.Time) (out
 // takes no further step and records nothing.
 func (m *Middleware) resume(ctx context.Context, key string, now time.Time, o *outcome, from int, r *run) error {
 	for s := from; s < len(m.plan); s++ {
-		st := m.plan[s]
+		st, pastBlind := m.plan[s], false
 		if !st.peek && o.denied {
-			return nil
+			if !m.peekPastBlind || !o.deniedBlind() {
+				return nil
+			}
+			if o.known[st.i] {
+				continue
+			}
+			// a blind denial hides no counted one: peek, spend nothing
+			st.peek, pastBlind = true, true
 		}
 		if o.left[st.i] {
 			continue
@@ -129,7 +145,7 @@ func (m *Middleware) resume(ctx context.Context, key string, now time.Time, o *o
 		}
 		err = o.record(st.i, d, err)
 		r.unlock()
-		if err != nil {
+		if err != nil && !pastBlind { // past a blind denial, a peek with no decision changes nothing
 			return err
 		}
 	}

@@ -31,7 +31,11 @@
 // limit but the first and denies at once if one of them would deny; then it
 // calls AllowN on each limit in order and stops at the first denial (under
 // FailOpen, not at a denial made blind with its store down, which FailOpen
-// overrides: the other limits are still asked and still count). Only a
+// overrides: the other limits are still asked and still count; under
+// FailAsLimiter, a denial made blind hides no denial from counted state:
+// the limits not asked yet are then peeked at, the first one too, and one
+// over its limit makes the answer 429, in any order of the limits, with
+// the peeks or without; see "Store failure"). Only a
 // race between the peek and the AllowN (another request of the same key
 // spending the last unit in between) can still spend a unit on the limits
 // before the one that denied. WithPeekFirst(false) drops the peeks: one call
@@ -109,10 +113,13 @@
 // the limit". A fail-mode decision (core.SourceFailOpen,
 // core.SourceFailClosed) counted nothing and says nothing about the quota,
 // so it gets no RateLimit field; with several limits a counted decision is
-// the one reported. Under FailOpen a fail-closed denial (peek or AllowN)
-// does not end the decision: the other limits are still asked, so one
-// whose store is up keeps counting, and denies with 429, while another's
-// store is down. Nor does a limit that gives no decision: an error with
+// the one reported, and a counted denial the answer: under FailAsLimiter
+// an identity over a limit whose store is up gets 429 even though another
+// limit's store is down (answering with an error, not hanging past the
+// deadline), with the peeks as without them. Under FailOpen a fail-closed
+// denial (peek or AllowN) does not end the decision: the other limits are
+// still asked, so one whose store is up keeps counting, and denies with
+// 429, while another's store is down. Nor does a limit that gives no decision: an error with
 // none (but a client that hung up), or a call still running when the
 // limiters' context expires (below), of a limiter that ignores it (a
 // go-redis client without ContextTimeoutEnabled on a Redis that does not

@@ -18,7 +18,8 @@ const (
 	// served with its RateLimit field; denied by a limiter that counted
 	// (for instance a budget limiter's view over the limit), 429;
 	// denied because its store is down (core.SourceFailClosed), 503 with
-	// the limiter's Retry-After. No decision: 503.
+	// the limiter's Retry-After, unless another limit denies from counted
+	// state (429), with or without the peeks. No decision: 503.
 	FailAsLimiter FailMode = iota
 	// FailOpen serves every request whose decision met a store failure,
 	// even one the limiter denied for it (without a RateLimit field, since

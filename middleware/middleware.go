@@ -22,6 +22,9 @@ type Middleware struct {
 	bound  bool   // every limiter is DeadlineBound: decide on the request's goroutine
 	bounds []bool // limit by limit, whether its limiter is DeadlineBound
 	plan   []step // the calls of a decision, in order
+	// peekPastBlind (FailAsLimiter): a blind denial does not end the
+	// decision before the limits not asked yet are peeked at
+	peekPastBlind bool
 }
 
 // New builds a Middleware from options. At least one WithLimit is required;
@@ -38,7 +41,7 @@ func New(opts ...Option) (*Middleware, error) {
 	}
 	bs := bounds(cfg.limits)
 	return &Middleware{cfg: cfg, policy: policyField(cfg.limits), bound: all(bs), bounds: bs,
-		plan: plan(len(cfg.limits), cfg.peekFirst)}, nil
+		plan: plan(len(cfg.limits), cfg.peekFirst), peekPastBlind: cfg.failMode == FailAsLimiter}, nil
 }
 
 // Wrap returns a handler that rate-limits each request and passes the ones
