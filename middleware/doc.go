@@ -143,8 +143,9 @@
 // FailOpen, one more per call left behind), and
 // a stall of the machine longer than the deadline can still beat a local
 // decision to it; WithTrustedDeadline drops it for limiters known to honour
-// their context, and so does every limiter being DeadlineBound (a budget
-// limiter whose client has ContextTimeoutEnabled): the deadline then bounds
+// their context, and so does every limiter being DeadlineBound (a local
+// limiter, or a budget limiter whose client has ContextTimeoutEnabled;
+// metrics.Wrap keeps the method in sight): the deadline then bounds
 // only the waits on the store, and a decision from local state never fails
 // for lack of time. Every limiter error and timeout goes to
 // WithErrorHandler's function. The middleware never panics on a limiter

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgelimit/edgelimit/backends/local"
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/metrics"
@@ -88,6 +89,47 @@ func TestStalledDeadlineLocalDecisionDecides(t *testing.T) {
 			assert.Equal(t, 1, served, "the request the view had room for was served")
 			assert.Empty(t, errs, "no limiter error or timeout for decisions from the view")
 			assert.Equal(t, calls, b.Stats().Calls, "no Redis call")
+		})
+	}
+}
+
+// TestStalledDeadlineLocalBackendDecides: a local limiter is DeadlineBound
+// (it waits on no store), itself and through metrics.Wrap, so behind the
+// default middleware a request whose context is already done (a machine
+// that stalled past the deadline before the decision ran) still gets its
+// decision: the first request of an identity with a limit of 1 is served,
+// the next three get 429, never 503, and no timeout is reported. It
+// catches the method dropped (the guard then answers 503 when it sees the
+// deadline before the decision).
+func TestStalledDeadlineLocalBackendDecides(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		name := map[bool]string{false: "limiter", true: "metrics.Wrap(limiter)"}[wrapped]
+		t.Run(name, func(t *testing.T) {
+			lim, err := local.New(core.PerWindow(1, time.Minute))
+			require.NoError(t, err)
+			var l core.Limiter = lim
+			if wrapped {
+				l = metrics.New().Wrap("api", l)
+			}
+			b, isBound := l.(middleware.DeadlineBound)
+			require.True(t, isBound && b.DeadlineBound(), "a local limiter is DeadlineBound")
+			var errs []error
+			m, err := middleware.New(middleware.WithLimit("api", l), middleware.WithClock(core.NewManualClock(epoch)),
+				middleware.WithKeyFunc(middleware.HeaderKey("X-Client")),
+				middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))
+			require.NoError(t, err, "middleware.New")
+			h := m.Wrap(ok)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			for i := range 4 {
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
+				r.Header.Set("X-Client", "c")
+				h.ServeHTTP(w, r)
+				want := map[bool]int{true: http.StatusOK, false: http.StatusTooManyRequests}[i == 0]
+				assert.Equal(t, want, w.Code, "request %d of a limit of 1, context already done", i+1)
+			}
+			assert.Empty(t, errs, "no limiter error or timeout for local decisions")
 		})
 	}
 }

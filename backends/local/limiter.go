@@ -121,6 +121,13 @@ func (l *Limiter) Reset(_ context.Context, key string) error {
 // Limit returns the policy enforced.
 func (l *Limiter) Limit() core.Limit { return l.limit }
 
+// DeadlineBound reports true: a decision waits on no store, only on its
+// shard's lock for the decision's arithmetic, so it never outlasts a
+// deadline by waiting. The middleware then calls it on the request's
+// goroutine, and waits for its decision however late a loaded machine
+// runs it (see package middleware, DeadlineBound).
+func (l *Limiter) DeadlineBound() bool { return true }
+
 // Len returns how many identities are held now, at most the capacity.
 func (l *Limiter) Len() int { return l.eng.length() }
 
