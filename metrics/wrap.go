@@ -48,8 +48,10 @@ type SourceLister interface {
 // decisions of AllowN and Allow under limiter=name. Peek's decisions,
 // which count nothing, go to peeks_total by result and source instead (a
 // request the middleware denies on a peek of a limit but its first makes
-// no AllowN: that 429 shows there only); a Peek's error is not counted,
-// and Reset is forwarded uncounted. Decisions and errors are returned
+// no AllowN: that 429 shows there only); a Peek's error is counted in
+// decision_errors_total as AllowN's is (so a store outage a limit meets
+// only in peeks, behind a middleware that denies on them, still shows
+// there), and Reset is forwarded uncounted. Decisions and errors are returned
 // unchanged. Wrap the same name twice and both feed the same series.
 //
 // Every decision is counted by result (allowed, denied) and core.Source,
@@ -114,17 +116,18 @@ func (w *limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 	return d, err
 }
 
-// Peek forwards to the wrapped limiter and counts the decision it reports
-// in peeks_total (see Wrap).
+// Peek forwards to the wrapped limiter, counts the decision it reports in
+// peeks_total and its error in decision_errors_total (see Wrap).
 func (w *limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
 	d, err := w.next.Peek(ctx, key, now)
-	if err == nil || errors.Is(err, core.ErrUnavailable) { // a decision came
-		denied := 0
-		if !d.Allowed {
-			denied = 1
-		}
-		w.peeked[denied][min(int(d.Source), unknownSource)].get().Inc()
+	if !w.countErr(err) {
+		return d, err
 	}
+	denied := 0
+	if !d.Allowed {
+		denied = 1
+	}
+	w.peeked[denied][min(int(d.Source), unknownSource)].get().Inc()
 	return d, err
 }
 
@@ -153,22 +156,7 @@ func (w *limiter) Sources() []core.Source {
 
 func (w *limiter) count(start time.Time, d core.Decision, err error) {
 	w.dur.Observe(time.Since(start).Seconds())
-	decided := err == nil
-	if err != nil {
-		typ := errOther
-		switch {
-		case errors.Is(err, context.Canceled):
-			// the caller left (no outage): no decision comes with it,
-			// unless the error matches core.ErrUnavailable too
-			typ, decided = errCanceled, errors.Is(err, core.ErrUnavailable)
-		case errors.Is(err, core.ErrUnavailable):
-			typ, decided = errUnavailable, true
-		case errors.Is(err, core.ErrInvalid):
-			typ = errInvalid
-		}
-		w.errs[typ].get().Inc()
-	}
-	if !decided {
+	if !w.countErr(err) {
 		return
 	}
 	i := min(int(d.Source), unknownSource)
@@ -177,4 +165,25 @@ func (w *limiter) count(start time.Time, d core.Decision, err error) {
 		return
 	}
 	w.denied[i].get().Inc()
+}
+
+// countErr counts err, when not nil, in decision_errors_total by type, and
+// reports whether a decision came with it: with no error, or one matching
+// core.ErrUnavailable (a caller that left, context.Canceled, is no outage
+// and brings none unless its error matches core.ErrUnavailable too).
+func (w *limiter) countErr(err error) (decided bool) {
+	if err == nil {
+		return true
+	}
+	typ := errOther
+	switch {
+	case errors.Is(err, context.Canceled):
+		typ, decided = errCanceled, errors.Is(err, core.ErrUnavailable)
+	case errors.Is(err, core.ErrUnavailable):
+		typ, decided = errUnavailable, true
+	case errors.Is(err, core.ErrInvalid):
+		typ = errInvalid
+	}
+	w.errs[typ].get().Inc()
+	return decided
 }
