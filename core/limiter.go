@@ -27,3 +27,14 @@ type Limiter interface {
 	// Limit returns the policy enforced.
 	Limit() Limit
 }
+
+// PeekerN is implemented by limiters that report the decision n units
+// would get at now without counting anything (backends/local and
+// backends/redis: the same decision AllowN of n units would make, with
+// RetryAfter the wait until n units fit, and Remaining the quota before
+// spending). Peek is PeekN of one unit. Errors as AllowN's: a weight
+// outside 1..Max is ErrBadWeight. The budget limiter does not implement
+// it: its peek asks Redis for one unit's wait.
+type PeekerN interface {
+	PeekN(ctx context.Context, key string, now time.Time, n int64) (Decision, error)
+}

@@ -101,11 +101,18 @@ func (l *Limiter) decideStamped(key string, ms, mono int64) (core.Decision, erro
 // Peek reports the decision one unit would get at now without counting it;
 // Remaining is the quota before spending. A key not held is not stored; a key
 // held counts as used for the LRU order (see the package doc on promotion).
-func (l *Limiter) Peek(_ context.Context, key string, now time.Time) (core.Decision, error) {
-	if err := l.check(key, now, 1); err != nil {
+func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
+	return l.PeekN(ctx, key, now, 1)
+}
+
+// PeekN is Peek for n units (core.PeekerN): the decision AllowN of n units
+// would make at now, counting nothing; its RetryAfter is the wait until n
+// units fit. Errors as AllowN's.
+func (l *Limiter) PeekN(_ context.Context, key string, now time.Time, n int64) (core.Decision, error) {
+	if err := l.check(key, now, n); err != nil {
 		return core.Decision{Limit: l.limit.Max}, err
 	}
-	return l.eng.decide(key, core.Millis(now), l.elapsed(), 1, false), nil
+	return l.eng.decide(key, core.Millis(now), l.elapsed(), n, false), nil
 }
 
 // Reset forgets everything counted for key. Resetting a key not held is not

@@ -122,13 +122,23 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // Peek reports the decision one unit would get at now without counting or
 // writing anything (not even a new key). Errors as for AllowN.
 func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
+	return l.PeekN(ctx, key, now, 1)
+}
+
+// PeekN is Peek for n units (core.PeekerN): the decision AllowN of n units
+// would make at now, one script call that counts and writes nothing; its
+// RetryAfter is the wait until n units fit. Errors as for AllowN.
+func (l *Limiter) PeekN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	if err := l.limit.CheckWeight(n); err != nil {
 		return core.Decision{}, err
 	}
 	if err := l.checkTime(now); err != nil {
 		return core.Decision{}, err
 	}
-	return l.decide(ctx, key, core.Millis(now), 1, false)
+	return l.decide(ctx, key, core.Millis(now), n, false)
 }
 
 // Reset deletes key's state: its key, or under the bucketed layout its

@@ -37,7 +37,11 @@
 //
 // A denied descriptor counts nothing; descriptors decided before it keep
 // what they counted, and those after it are checked without counting
-// (Peek; hits_addend that does not fit in what is left is OVER_LIMIT),
+// (hits_addend that does not fit in what is left is OVER_LIMIT; its wait
+// is the time the hits fit on the local and redis backends, which peek
+// at that many units, core.PeekerN, and the time quota starts to come
+// back on the budget backend, which peeks at one: early for a sliding
+// window),
 // so a client over its own limit does not spend a limit it shares with
 // others. A request quota_mode denies (every quota spent) is denied from
 // its last quota_mode descriptor on, the same way. Under

@@ -404,13 +404,16 @@ func currentLimit(rl *config.RateLimit) *rlsv3.RateLimitResponse_RateLimit {
 	return cl
 }
 
-// decide makes one descriptor's decision. An error means no decision: the
-// backend could not build a limiter or refused the input.
 // ask decides p's hits at now on lim's limiter: counted (AllowN), or checked
-// without counting (Peek). The limiter goes back to the backend even when
-// the call panics (a Redis client hook's: the server's interceptor
-// answers that call), so a recovered panic leaks no reference that would
-// keep the limiter from ever being released.
+// without counting: PeekN of the hits where the limiter has it
+// (core.PeekerN: the local and Redis backends), whose wait is the time
+// the hits fit; else Peek of one unit, the hits denied when they pass what
+// is left, with the time until quota starts to come back (the budget
+// backend: early for a sliding window, which may need more of the window
+// to fade). The limiter goes back to the backend even when the call
+// panics (a Redis client hook's: the server's interceptor answers that
+// call), so a recovered panic leaks no reference that would keep the
+// limiter from ever being released.
 func (s *Service) ask(ctx context.Context, p plan, lim core.Limit, now time.Time) (core.Decision, error) {
 	l, done, err := s.o.Backend.Acquire(lim)
 	if err != nil {
@@ -419,6 +422,9 @@ func (s *Service) ask(ctx context.Context, p plan, lim core.Limit, now time.Time
 	defer done()
 	if !p.check {
 		return l.AllowN(ctx, p.id, now, p.hits)
+	}
+	if pn, ok := l.(core.PeekerN); ok && p.hits > 1 {
+		return pn.PeekN(ctx, p.id, now, p.hits)
 	}
 	d, err := l.Peek(ctx, p.id, now)
 	if d.Allowed && p.hits > 1 && d.Remaining < p.hits && d.Source != core.SourceFailOpen {
@@ -429,6 +435,8 @@ func (s *Service) ask(ctx context.Context, p plan, lim core.Limit, now time.Time
 	return d, err
 }
 
+// decide makes one descriptor's decision. An error means no decision: the
+// backend could not build a limiter or refused the input.
 func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_DescriptorStatus, *headed, string, error) {
 	ok := rlsv3.RateLimitResponse_OK
 	over := rlsv3.RateLimitResponse_OVER_LIMIT

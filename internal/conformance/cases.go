@@ -86,6 +86,49 @@ func testPeek(t *testing.T, b Backend, a core.Algorithm) {
 	require.Equal(t, int64(3), d.Remaining, "peek after spending 2 of 5: remaining %d, want 3", d.Remaining)
 }
 
+// testPeekN: PeekN of n units at an instant decides as AllowN of n units
+// at that instant then does (allowed or not, the same RetryAfter when
+// denied), counting nothing: its Remaining is the quota before spending,
+// n more than AllowN's when allowed, the same when denied. Over a history
+// of weights 1 to Max at instants inside a window, at its end and past it.
+// It catches PeekN deciding one unit (an early RetryAfter) or counting.
+func testPeekN(t *testing.T, b Backend, a core.Algorithm) {
+	l := build(t, b, a, 10, time.Minute)
+	pn, ok := l.(core.PeekerN)
+	require.Equal(t, !b.NoPeekN, ok, "%s: core.PeekerN implemented %v, declared %v", b.Name, ok, !b.NoPeekN)
+	if !ok {
+		return
+	}
+	steps := []struct {
+		at time.Duration
+		n  int64
+	}{{time.Second, 4}, {time.Second, 7}, {2 * time.Second, 3}, {2 * time.Second, 3}, {2 * time.Second, 1},
+		{59 * time.Second, 10}, {61 * time.Second, 6}, {61 * time.Second, 2}, {90 * time.Second, 9},
+		{90 * time.Second, 5}, {150 * time.Second, 10}, {150 * time.Second, 1}}
+	var allowed, denied int
+	for i, s := range steps {
+		now := epoch.Add(s.at)
+		p, err := pn.PeekN(ctx, "pn", now, s.n)
+		require.NoError(t, err, "step %d: PeekN(%d)", i, s.n)
+		d := allow(t, l, "pn", now, s.n)
+		require.Equal(t, d.Allowed, p.Allowed, "step %d at %s, %d units: PeekN %+v, AllowN %+v", i, s.at, s.n, p, d)
+		if d.Allowed {
+			allowed++
+			require.Equal(t, d.Remaining+s.n, p.Remaining, "step %d at %s, %d units: PeekN %+v, AllowN %+v", i, s.at, s.n, p, d)
+			continue
+		}
+		denied++
+		require.Equal(t, d.RetryAfter, p.RetryAfter, "step %d at %s, %d units: PeekN %+v, AllowN %+v", i, s.at, s.n, p, d)
+		require.Equal(t, d.Remaining, p.Remaining, "step %d at %s, %d units: PeekN %+v, AllowN %+v", i, s.at, s.n, p, d)
+	}
+	require.NotZero(t, allowed, "the history allowed nothing")
+	require.NotZero(t, denied, "the history denied nothing")
+	_, err := pn.PeekN(ctx, "pn", epoch, 11)
+	require.ErrorIs(t, err, core.ErrBadWeight, "PeekN of Max+1 units")
+	_, err = pn.PeekN(ctx, "pn", epoch, 0)
+	require.ErrorIs(t, err, core.ErrBadWeight, "PeekN of 0 units")
+}
+
 func testReset(t *testing.T, b Backend, a core.Algorithm) {
 	l := build(t, b, a, 3, time.Minute)
 	now := epoch.Add(time.Second)

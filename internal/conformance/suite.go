@@ -26,6 +26,10 @@ type Backend struct {
 	// Stored reports how many entries the backend holds (Redis DBSIZE, LRU
 	// length), to prove that bad input writes nothing.
 	Stored func(t *testing.T) int
+	// NoPeekN says the backend's limiters do not implement core.PeekerN
+	// (the budget limiter); the suite checks that they indeed do not, and
+	// that every other backend's do and decides as AllowN would.
+	NoPeekN bool
 }
 
 // Run runs every case for every algorithm of b.
@@ -53,6 +57,7 @@ var cases = []testCase{
 	{"Weighted", testWeighted},
 	{"Expiry", testExpiry},
 	{"PeekDoesNotSpend", testPeek},
+	{"PeekNDecidesAsAllowN", testPeekN},
 	{"Reset", testReset},
 	{"RetryAfterIsHonest", testRetryAfter},
 	{"DistinctIdentities", testDistinct},
