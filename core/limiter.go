@@ -34,7 +34,8 @@ type Limiter interface {
 // RetryAfter the wait until n units fit, and Remaining the quota before
 // spending). Peek is PeekN of one unit. Errors as AllowN's: a weight
 // outside 1..Max is ErrBadWeight. The budget limiter does not implement
-// it: its peek asks Redis for one unit's wait.
+// it (its peek asks Redis for one unit's wait), nor does metrics.Wrap's
+// wrapper, which counts Peek alone.
 type PeekerN interface {
 	PeekN(ctx context.Context, key string, now time.Time, n int64) (Decision, error)
 }
