@@ -43,7 +43,7 @@ func TestCheckedDescriptorWaitsForItsHits(t *testing.T) {
 				t.Cleanup(func() { b.Close(context.Background()) })
 				s, err := New(Options{Backend: b, Clock: clk})
 				require.NoError(t, err)
-				s.SetConfig(loadRules(t, perIPAndGlobal10))
+				s.SetConfig(loadRules(t, perIPAndGlobal(10)))
 				ctx := context.Background()
 				ask := func(req *rlsv3.RateLimitRequest) *rlsv3.RateLimitResponse {
 					resp, err := s.ShouldRateLimit(ctx, req)
@@ -68,18 +68,6 @@ func TestCheckedDescriptorWaitsForItsHits(t *testing.T) {
 		}
 	}
 }
-
-// perIPAndGlobal10 limits each client to 1 a minute and everyone together
-// to 10 a minute.
-const perIPAndGlobal10 = `
-domain: edge
-descriptors:
-  - key: remote_address
-    rate_limit: {unit: minute, requests_per_unit: 1}
-  - key: generic_key
-    value: global
-    rate_limit: {unit: minute, requests_per_unit: 10}
-`
 
 // globalOnly is a request of the global descriptor alone, of hits hits.
 func globalOnly(hits uint64) *rlsv3.RateLimitRequest {

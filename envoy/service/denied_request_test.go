@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/edgelimit/edgelimit/core"
@@ -13,16 +14,18 @@ import (
 )
 
 // perIPAndGlobal limits each client to 1 a minute and everyone together
-// to 5 a minute.
-const perIPAndGlobal = `
+// to global a minute.
+func perIPAndGlobal(global int) string {
+	return fmt.Sprintf(`
 domain: edge
 descriptors:
   - key: remote_address
     rate_limit: {unit: minute, requests_per_unit: 1}
   - key: generic_key
     value: global
-    rate_limit: {unit: minute, requests_per_unit: 5}
-`
+    rate_limit: {unit: minute, requests_per_unit: %d}
+`, global)
+}
 
 // ipThenGlobal is a request of client ip with the per-client descriptor
 // first and the global one second.
@@ -48,7 +51,7 @@ func TestDeniedRequestSpendsNoLaterDescriptor(t *testing.T) {
 		t.Cleanup(func() { b.Close(context.Background()) })
 		s, err := New(Options{Backend: b, Clock: clk, ShadowMode: shadow})
 		require.NoError(t, err)
-		s.SetConfig(loadRules(t, perIPAndGlobal))
+		s.SetConfig(loadRules(t, perIPAndGlobal(5)))
 		ctx := context.Background()
 		for i := 0; i < 10; i++ { // one client: 1 admitted, 9 over its own limit
 			resp, err := s.ShouldRateLimit(ctx, ipThenGlobal("6.6.6.6"))
