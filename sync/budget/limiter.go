@@ -380,8 +380,10 @@ func (l *Limiter) Limit() core.Limit { return l.m.Config().Limit }
 // Start; a PoP that does not decides as before. A malformed message is
 // dropped and counted (Stats.GossipMalformed), a failed publish counted
 // (Stats.GossipLost); neither stops the Limiter. Errors: ErrClosed after
-// Close; ErrConfig when called twice; a failed subscription wraps
-// core.ErrUnavailable.
+// Close; ErrConfig when called twice; a Namespace whose subject is no
+// literal NATS subject (a token "*" or ">", an empty token, whitespace:
+// gossip.Subject) an error matching gossip.ErrSubject and core.ErrInvalid,
+// nothing subscribed; a failed subscription wraps core.ErrUnavailable.
 func (l *Limiter) UseNATS(nc *nats.Conn) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
