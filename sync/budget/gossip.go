@@ -30,8 +30,12 @@ import (
 // bound of what was admitted, and a denial from lower bounds is one pure
 // Redis makes too. Merging by maximum makes a duplicated, reordered or
 // stale message harmless, and a lost one costs only the round trip it
-// would have saved (TestGossipHarmless). Messages of another window
-// length, and this Machine's own, are ignored.
+// would have saved (TestPropertyBudget judges every gossip denial).
+// Messages of another window length, and this Machine's own, are ignored.
+// That holds for counts PoPs sent: a message carries no proof, and one a
+// client forged (a count up to gossip.MaxCount) denies an identity this PoP
+// holds to the end of the window after its own at most
+// (TestGossipForgedCountBound), so only PoPs may publish on the subject.
 
 // ID is the Machine's sender name in gossip: its PoP, '#' and its
 // incarnation in 16 hex digits, so a restarted PoP is a new sender.
