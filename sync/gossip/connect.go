@@ -13,6 +13,7 @@ const (
 	reconnectBufSize = 8 << 20
 	pingInterval     = 5 * time.Second
 	maxPingsOut      = 2
+	writeTimeout     = 5 * time.Second
 )
 
 // ConnectOptions are the nats.go options a PoP's gossip connection needs:
@@ -28,7 +29,14 @@ const (
 //     seconds of stale views after every NATS restart);
 //   - ping every 5 s and drop the connection after 2 unanswered pings, so
 //     a server that vanished without closing TCP is noticed in about 10 s
-//     (nats.go's default: 2 min × 2).
+//     (nats.go's default: 2 min × 2);
+//   - drop the connection when a write to the server does not complete
+//     within 5 s (nats.go's FlusherTimeout; its default, 1 min): once a
+//     server that stopped reading, or a path that went silent, has filled
+//     the socket's buffers, a Publish writes under the connection's lock,
+//     and it, every other Publish and Unsubscribe (a budget Limiter's Sync
+//     loop and its Close) waited that long; dropped, the connection
+//     reconnects and buffers as above.
 //
 // Credentials and TLS are not here: append nats.UserInfo, nats.Token,
 // nats.Nkey, nats.Secure, nats.RootCAs or nats.ClientCert, or a
@@ -43,6 +51,7 @@ func ConnectOptions() []nats.Option {
 		nats.ReconnectBufSize(reconnectBufSize),
 		nats.PingInterval(pingInterval),
 		nats.MaxPingsOutstanding(maxPingsOut),
+		nats.FlusherTimeout(writeTimeout),
 	}
 }
 

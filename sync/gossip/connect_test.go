@@ -127,6 +127,7 @@ func TestConnectOptionsValues(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, o.ReconnectJitter, "reconnect jitter")
 	assert.Equal(t, 5*time.Second, o.PingInterval, "ping interval")
 	assert.Equal(t, 2, o.MaxPingsOut, "pings out before the connection counts as lost")
+	assert.Equal(t, 5*time.Second, o.FlusherTimeout, "write timeout")
 	assert.Equal(t, time.Second, o.ReconnectWait, "a later option did not override: ReconnectWait %s", o.ReconnectWait)
 }
 
