@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"encoding/binary"
+	"math"
 	"time"
 )
 
@@ -64,7 +65,8 @@ func (r *reader) bytes(n uint64) string {
 // message: any defect gives a zero Message and an error matching
 // core.ErrMalformed — ErrTooLarge (over MaxMessageBytes), ErrVersion
 // (unknown magic or version), ErrTruncated, or ErrBadField (a value out of
-// range, a zero count, an empty or oversized key, trailing bytes).
+// range, a window past the largest int64, a zero count, an empty or
+// oversized key, trailing bytes).
 func Decode(b []byte) (Message, error) {
 	if len(b) > MaxMessageBytes {
 		return Message{}, ErrTooLarge
@@ -113,6 +115,9 @@ func decodeEntry(r *reader, base int64) Entry {
 	kl := r.uvarint(1 << 16)
 	e := Entry{Key: r.bytes(kl)}
 	d := r.uvarint(maxWindowDelta - 1)
+	if r.err == nil && base > math.MaxInt64-int64(d) {
+		r.err = ErrBadField // base + d would wrap past the largest window
+	}
 	e.Window = base + int64(d)
 	e.Count = int64(r.uvarint(MaxCount))
 	if r.err == nil && checkEntry(e, base) != nil {

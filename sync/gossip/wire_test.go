@@ -155,6 +155,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{magic, 9, 1, 'p'})
 	f.Add(hdr(3))
 	f.Add(entryBytes(5))
+	f.Add(wrappingWindow())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(b)
 		if err != nil {
