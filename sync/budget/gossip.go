@@ -30,7 +30,9 @@ import (
 // bound of what was admitted, and a denial from lower bounds is one pure
 // Redis makes too. Merging by maximum makes a duplicated, reordered or
 // stale message harmless, and a lost one costs only the round trip it
-// would have saved (TestPropertyBudget judges every gossip denial).
+// would have saved (TestPropertyBudget judges every gossip denial). A
+// Reset here is the one time C falls: heard counts of the identity's
+// windows up to the one after the Reset's are then ignored (resetHeard).
 // Messages of another window length, and this Machine's own, are ignored.
 // That holds for counts PoPs sent: a message carries no proof, and one a
 // client forged (a count up to gossip.MaxCount) denies an identity this PoP
@@ -97,11 +99,45 @@ func (m *Machine) Hear(now int64, msg gossip.Message) {
 	}
 }
 
+// resetHeard records that key's Reset, planned at window x of this PoP's
+// clock, was applied: a message heard later may still carry counts from
+// before it (a copy buffered through a reconnection, a slow route), which
+// would deny what Redis, counting from 0, admits. Heard counts of windows
+// up to x+1 (Redis' window may be the next one near a boundary) are
+// ignored for key until they stop mattering (hear); that only drops
+// denials. The records of windows before x−1 are dropped once the map
+// doubles, so it holds about the Resets of two windows.
+func (m *Machine) resetHeard(key string, x int64) {
+	if m.resetX == nil {
+		m.resetX = map[string]int64{}
+	}
+	m.resetX[key] = max(m.resetX[key], x+1)
+	if len(m.resetX) < max(64, m.resetPrune) {
+		return
+	}
+	for k, rx := range m.resetX {
+		if rx < x-1 {
+			delete(m.resetX, k)
+		}
+	}
+	m.resetPrune = 2 * len(m.resetX)
+}
+
 // hear merges one identity's heard counts with its own lower bounds for
-// window x and x−1 and denies it while they leave no room.
+// window x and x−1 and denies it while they leave no room. Counts of
+// windows a Reset of the identity here may postdate are not heard
+// (resetHeard).
 func (m *Machine) hear(now, x int64, e *entry, es []gossip.Entry) {
 	var cw, cprev int64
+	rx, reset := m.resetX[e.key]
+	if reset && rx < x-1 {
+		delete(m.resetX, e.key) // every window hear reads is past the Reset
+		reset = false
+	}
 	for _, g := range es {
+		if reset && g.Window <= rx {
+			continue
+		}
 		switch g.Window {
 		case x:
 			cw = max(cw, g.Count)

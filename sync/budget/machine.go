@@ -87,14 +87,16 @@ type Machine struct {
 	dirty       []*entry  // entries to plan at the next Tick (e.queued)
 	sweep       int       // the next index of all the sweep visits
 	groups      []groupState
-	down        bool     // the last call failed; cleared by the next that succeeds
-	graceUntil  int64    // after an outage, contested identities stay on the fallback until then (recovered)
-	lease       int64    // the least of the groups' leased: free credit is spent in windows up to it (lease.go)
-	leaseFrom   int64    // the greatest of the groups' leasedFrom
-	reports     reports  // decision Calls carrying reports (reports.go)
-	rseq        uint64   // the last Reset's Call (its guard's sequence)
-	id          string   // sender name in gossip (ID)
-	told        []*entry // identities to name in the next Gossip (e.telling)
+	down        bool             // the last call failed; cleared by the next that succeeds
+	graceUntil  int64            // after an outage, contested identities stay on the fallback until then (recovered)
+	lease       int64            // the least of the groups' leased: free credit is spent in windows up to it (lease.go)
+	leaseFrom   int64            // the greatest of the groups' leasedFrom
+	reports     reports          // decision Calls carrying reports (reports.go)
+	rseq        uint64           // the last Reset's Call (its guard's sequence)
+	id          string           // sender name in gossip (ID)
+	told        []*entry         // identities to name in the next Gossip (e.telling)
+	resetX      map[string]int64 // identities Reset here: heard counts of windows up to this one may predate the Reset (gossip.go, resetHeard)
+	resetPrune  int              // resetX's size at which ResetDone next drops its stale records
 	stats       Stats
 	oneWay      float64 // ms: half a decision Call's round trip, averaged (age.go)
 	oneWayKnown bool    // a decision Call's reply came back: oneWay holds a sample

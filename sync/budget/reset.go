@@ -99,6 +99,7 @@ func (m *Machine) ResetDone(c *Call, err error) {
 		if e := m.view[it.Key]; e != nil {
 			m.forgetView(e, rs)
 		}
+		m.resetHeard(it.Key, m.window(c.Now))
 	case len(rs.ops) == 0:
 	case misrouted(err):
 		e := m.entry(it.Key)
