@@ -85,7 +85,8 @@ func (m *Machine) Hear(now int64, msg gossip.Message) {
 	if msg.PoP == m.id || msg.WindowMillis != m.w {
 		return
 	}
-	x := m.window(now)
+	rnow := now + m.redis.ahead() // Redis' time, or later (redisclock.go)
+	x := m.window(rnow)
 	es := msg.Entries
 	for i := 0; i < len(es); {
 		j := i + 1
@@ -93,7 +94,7 @@ func (m *Machine) Hear(now int64, msg gossip.Message) {
 			j++
 		}
 		if e := m.view[es[i].Key]; e != nil {
-			m.hear(now, x, e, es[i:j])
+			m.hear(now, rnow, x, e, es[i:j])
 		}
 		i = j
 	}
@@ -126,8 +127,10 @@ func (m *Machine) resetHeard(key string, x int64) {
 // hear merges one identity's heard counts with its own lower bounds for
 // window x and x−1 and denies it while they leave no room. Counts of
 // windows a Reset of the identity here may postdate are not heard
-// (resetHeard).
-func (m *Machine) hear(now, x int64, e *entry, es []gossip.Entry) {
+// (resetHeard). Counts are weighed at rnow, Redis' time as estimated
+// (redisclock.go; x its window), and the denial lasts until now, this
+// PoP's time, plus Redis' wait.
+func (m *Machine) hear(now, rnow, x int64, e *entry, es []gossip.Entry) {
 	var cw, cprev int64
 	rx, reset := m.resetX[e.key]
 	if reset && rx < x-1 {
@@ -151,7 +154,7 @@ func (m *Machine) hear(now, x int64, e *entry, es []gossip.Entry) {
 	case x - 1:
 		cprev = max(cprev, e.lowC)
 	}
-	elapsed := now - x*m.w
+	elapsed := rnow - x*m.w
 	if cw+cprev == 0 || core.SlidingAdmits(core.SlidingEstimate(cw, cprev, elapsed, m.w), m.cfg.Limit.Max, 1) {
 		return
 	}

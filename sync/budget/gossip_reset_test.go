@@ -73,7 +73,7 @@ func TestResetHeardForgetsOldResets(t *testing.T) {
 		require.Equal(t, int64(11), rx, "%s", k)
 	}
 	e := m.entry("new0")
-	m.hear(13*testWindow, 13, e, nil)
+	m.hear(13*testWindow, 13*testWindow, 13, e, nil)
 	require.Len(t, m.resetX, 27, "a record every window hear reads is past is kept")
 	require.NotContains(t, m.resetX, "new0")
 }

@@ -97,6 +97,7 @@ type Machine struct {
 	told        []*entry         // identities to name in the next Gossip (e.telling)
 	resetX      map[string]int64 // identities Reset here: heard counts of windows up to this one may predate the Reset (gossip.go, resetHeard)
 	resetPrune  int              // resetX's size at which ResetDone next drops its stale records
+	redis       redisClock       // how far Redis' clock runs ahead of this PoP's, from the Syncs' replies (redisclock.go)
 	stats       Stats
 	oneWay      float64 // ms: half a decision Call's round trip, averaged (age.go)
 	oneWayKnown bool    // a decision Call's reply came back: oneWay holds a sample

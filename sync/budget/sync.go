@@ -242,6 +242,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 	}
 	m.recovered(m.landedAt(c))
 	m.acknowledged(c, r)
+	m.redis.note(c.Now, r.Now, 64*max(1, m.cfg.SyncInterval.Milliseconds()))
 	x := m.window(r.Now)
 	if r.Window > gs.hotWin || (r.Window == gs.hotWin && r.HotCursor > gs.hotCur) {
 		gs.hotWin, gs.hotCur = r.Window, r.HotCursor
