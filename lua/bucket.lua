@@ -11,7 +11,8 @@
 -- Lua numbers are float64: integers are exact below 2^53, and the quotient
 -- of two such integers rounds correctly, so math.floor(a / b) is the exact
 -- integer quotient for a >= 0. Products that may pass 2^53 (units × window,
--- max × time) go through muldiv, which never forms them.
+-- max × time) go through muldiv, which never forms them, and the TAT after
+-- the units, which may pass it too, is formed only when they fit.
 
 local key = KEYS[1]
 local now = tonumber(ARGV[1])
@@ -92,15 +93,20 @@ if tat < nowus then
 end
 
 local q, r = muldiv(n, wus, max)
-local nxt, nrem = tat + q, rem + r
+local carry, nrem = 0, rem + r
 if nrem >= max then
-  nxt, nrem = nxt + 1, nrem - max
+  carry, nrem = 1, nrem - max
 end
-local ahead = nxt - nowus
-local allowed = ahead < wus or (ahead == wus and nrem == 0)
+-- over: how far past now + window the TAT after the units lies (core's
+-- ahead − W), summed without that TAT, which passes 2^53 µs when a long
+-- window's bucket is nearly empty late in core.MaxMillis' range; an
+-- allowed TAT is at most now + window, below it
+local over = (tat - nowus - wus) + q + carry
+local allowed = over < 0 or (over == 0 and nrem == 0)
 if allowed and commit then
+  local nxt = tat + q + carry
   tat, rem = nxt, nrem
-  local ttl = ceildiv(ahead + (nrem > 0 and 1 or 0), 1000) + slack
+  local ttl = ceildiv(over + wus + (nrem > 0 and 1 or 0), 1000) + slack
   local val = string.format('%d', nxt)
   if nrem > 0 then
     val = val .. '.' .. string.format('%d', nrem)
@@ -110,7 +116,7 @@ end
 
 local retry = 0
 if not allowed then
-  retry = ceildiv(ahead - wus + (nrem > 0 and 1 or 0), 1000)
+  retry = ceildiv(over + (nrem > 0 and 1 or 0), 1000)
 end
 local remaining = 0
 local room = wus - (tat - nowus)
