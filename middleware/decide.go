@@ -169,7 +169,9 @@ func (m *Middleware) ask(ctx context.Context, st step, key string, now time.Time
 // Redis and deciding on its view) still delivers its decision; under
 // FailOpen a call still running then, of a limiter not DeadlineBound, is
 // left behind (see passOn) and the limits not yet asked are asked in that
-// margin. Under WithTrustedDeadline, or when every limiter is
+// margin; under FailAsLimiter a denial made blind before the deadline
+// stands though the peeks past it (see decide) are still running. Under
+// WithTrustedDeadline, or when every limiter is
 // DeadlineBound, it only sets the deadline and calls decide directly: the
 // deadline then bounds only the limiters' waits on their stores, and a
 // decision they make without waiting arrives however late the machine
@@ -200,6 +202,12 @@ func (m *Middleware) decideWithin(ctx context.Context, key string, now time.Time
 		}
 		if m.cfg.failMode == FailOpen && !errors.Is(ctx.Err(), context.Canceled) {
 			return m.closeRun(ctx, lctx, key, now, r).result()
+		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return outcome{}, gaveUp(ctx)
+		}
+		if o, ok := r.settle(); ok {
+			return o, nil
 		}
 		return outcome{}, gaveUp(ctx)
 	}

@@ -116,7 +116,9 @@
 // the one reported, and a counted denial the answer: under FailAsLimiter
 // an identity over a limit whose store is up gets 429 even though another
 // limit's store is down (answering with an error, not hanging past the
-// deadline), with the peeks as without them. Under FailOpen a fail-closed
+// deadline), with the peeks as without them; a peek that hangs past the
+// deadline leaves the fail-closed denial standing: 503 with its
+// Retry-After, as when the peek answers. Under FailOpen a fail-closed
 // denial (peek or AllowN) does not end the decision: the other limits are
 // still asked, so one whose store is up keeps counting, and denies with
 // 429, while another's store is down. Nor does a limit that gives no decision: an error with

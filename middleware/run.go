@@ -138,3 +138,18 @@ func (m *Middleware) handOver(lctx context.Context, key string, now time.Time, r
 	r.left = true
 	return m.start(lctx, key, now, r.o, r.step+1, boundOnly, err)
 }
+
+// settle (FailAsLimiter) leaves r behind, at the deadline, when its
+// outcome so far is a denial made blind (see deniedBlind): r then only
+// peeks at the limits not asked yet, looking for a counted denial, so it
+// counts nothing more, and that denial is the decision, not lost to a
+// peek that hangs. It reports false, leaving r be, otherwise.
+func (r *run) settle() (outcome, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.over || !r.o.denied || !r.o.deniedBlind() {
+		return outcome{}, false
+	}
+	r.left = true
+	return r.o, true
+}
