@@ -11,11 +11,12 @@ import "math/bits"
 // 16 bytes. The zero value is a full bucket. Rem lies in [0, Max); Decide
 // folds a larger one into TAT.
 //
-// Go and the Lua script agree exactly: every quantity is an integer below
-// 2^53 (exact in Lua's float64, until the year 2255), and the products
-// that may pass it (units × window, Max × time) are divided by a
-// multiply-divide that never forms them (mulDiv here, muldiv in
-// bucket.lua).
+// Go and the Lua script agree exactly: every quantity the script forms is
+// an integer below 2^53 (exact in Lua's float64; a stored TAT stays below
+// it for request times up to MaxMillis), the products that may pass it
+// (units × window, Max × time) are divided by a multiply-divide that
+// never forms them (mulDiv here, muldiv in bucket.lua), and the TAT after
+// a request's units is formed only when they fit.
 type BucketState struct {
 	TAT int64
 	Rem int64
@@ -26,7 +27,8 @@ type BucketState struct {
 //
 // With W the window in µs: n units fit when the TAT after them is at most
 // W past now (the burst tolerance, Max intervals of W/Max), a unit comes
-// back every W/Max µs, Remaining is floor((W − (TAT − now)) × Max / W),
+// back every W/Max µs, Remaining is floor((W − (TAT + Rem/Max − now)) ×
+// Max / W),
 // and RetryAfter and ResetAfter are rounded up to whole ms. The backends
 // pass n in [1, Max] (Limit.CheckWeight); a larger n is decided as Max+1
 // units, which never fit, and a negative one as 0.
