@@ -9,9 +9,7 @@ import (
 
 	redisbackend "github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/middleware"
-	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,11 +28,7 @@ import (
 // healthy limit comes first (the peeks skip the first limit), without
 // them where it comes second.
 func TestBlindDenialHidesNoCountedOne(t *testing.T) {
-	base, proc := redistest.Client(t)
-	// One dial, no retry: a refused connection fails the call at once.
-	rdb := goredis.NewClient(&goredis.Options{Addr: base.Options().Addr, MaxRetries: -1, DialerRetries: 1})
-	t.Cleanup(func() { rdb.Close() })
-	require.NoError(t, proc.Kill())
+	rdb := deadRedis(t)
 	for _, c := range []struct{ downFirst, peek bool }{{false, true}, {false, false}, {true, true}, {true, false}} {
 		t.Run(fmt.Sprintf("down first %v, peek %v", c.downFirst, c.peek), func(t *testing.T) {
 			down, err := redisbackend.New(rdb, core.PerWindow(100, time.Minute))

@@ -8,9 +8,7 @@ import (
 
 	redisbackend "github.com/edgelimit/edgelimit/backends/redis"
 	"github.com/edgelimit/edgelimit/core"
-	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/middleware"
-	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,11 +21,7 @@ import (
 // It catches a blind denial (peek or AllowN) ending the decision before the
 // healthy limit is asked: every request served, none counted.
 func TestFailOpenStillEnforcesHealthyLimits(t *testing.T) {
-	base, proc := redistest.Client(t)
-	// One dial, no retry: a refused connection fails the call at once.
-	rdb := goredis.NewClient(&goredis.Options{Addr: base.Options().Addr, MaxRetries: -1, DialerRetries: 1})
-	t.Cleanup(func() { rdb.Close() })
-	require.NoError(t, proc.Kill())
+	rdb := deadRedis(t)
 	for _, c := range []struct {
 		redisFirst, peek bool
 	}{{false, true}, {false, false}, {true, true}, {true, false}} {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/edgelimit/edgelimit/backends/local"
 	"github.com/edgelimit/edgelimit/core"
+	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/edgelimit/edgelimit/middleware"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -131,4 +133,15 @@ func wantHeader(t *testing.T, w *httptest.ResponseRecorder, name, value string) 
 	t.Helper()
 	got := w.Header().Get(name)
 	require.Equal(t, value, got, "%s = %q, want %q", name, got, value)
+}
+
+// deadRedis is a client of a redis-server already killed, with one dial
+// and no retry: every call fails at once with a refused connection.
+func deadRedis(t *testing.T) *goredis.Client {
+	t.Helper()
+	base, proc := redistest.Client(t)
+	rdb := goredis.NewClient(&goredis.Options{Addr: base.Options().Addr, MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { rdb.Close() })
+	require.NoError(t, proc.Kill())
+	return rdb
 }
