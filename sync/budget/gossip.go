@@ -100,8 +100,10 @@ func (m *Machine) Hear(now int64, msg gossip.Message) {
 	}
 }
 
-// resetHeard records that key's Reset, planned at window x of this PoP's
-// clock, was applied: a message heard later may still carry counts from
+// resetHeard records that key's Reset, planned at Redis' window x (the
+// Reset's time on this PoP's clock plus redis.ahead, as hear reads heard
+// counts: a PoP behind Redis by more than a window otherwise heard counts
+// of Redis' window at the Reset), was applied: a message heard later may still carry counts from
 // before it (a copy buffered through a reconnection, a slow route), which
 // would deny what Redis, counting from 0, admits. Heard counts of windows
 // up to x+1 (Redis' window may be the next one near a boundary) are

@@ -99,7 +99,7 @@ func (m *Machine) ResetDone(c *Call, err error) {
 		if e := m.view[it.Key]; e != nil {
 			m.forgetView(e, rs)
 		}
-		m.resetHeard(it.Key, m.window(c.Now))
+		m.resetHeard(it.Key, m.window(c.Now+m.redis.ahead())) // Redis' window, as hear reads them
 	case len(rs.ops) == 0:
 	case misrouted(err):
 		e := m.entry(it.Key)
