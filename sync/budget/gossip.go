@@ -109,7 +109,8 @@ func (m *Machine) Hear(now int64, msg gossip.Message) {
 // up to x+1 (Redis' window may be the next one near a boundary) are
 // ignored for key until they stop mattering (hear); that only drops
 // denials. The records of windows before x−1 are dropped once the map
-// doubles, so it holds about the Resets of two windows.
+// doubles, so it holds the Resets of the last two windows and at most as
+// many stale ones.
 func (m *Machine) resetHeard(key string, x int64) {
 	if m.resetX == nil {
 		m.resetX = map[string]int64{}

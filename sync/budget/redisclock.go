@@ -13,10 +13,12 @@ import "math"
 // lag plus a one-way delay and a queue, never less than the lag. The least
 // of those samples over the last two epochs of 64 Sync intervals (so a
 // clock put right is followed within two epochs) estimates the lag from
-// above, and Hear reads heard counts at the PoP's time plus it: reading
-// Redis' time late only weighs the counts less, so a denial only ends
-// sooner. A PoP ahead of Redis, or with no sample yet, reads at its own
-// time, as before (never later than Redis' on that side).
+// above, and Hear reads heard counts at the PoP's time plus it: at or
+// after Redis' own time, where the counts (lower bounds) weigh no more
+// than at Redis, so a gossip denial ends no later than Redis' own would
+// (with several Cluster nodes, the one whose lag is least). A PoP ahead
+// of Redis, or with no sample yet, reads at its own time, as before
+// (never earlier than Redis' on that side).
 
 // redisClock is the estimate of how far Redis' clock runs ahead of this
 // PoP's. The zero value holds no sample.
