@@ -16,8 +16,8 @@ import (
 // of -redis-prefix in the backend's layout, so an ACL user granted only
 // those may run it), whose every identity of another node's slots would
 // be refused; or such a node refusing the SELECT of a -redis-db other
-// than 0 (clusterDBError), or a Redis refusing that of a -redis-db past
-// its databases (dbRangeError), either of which would leave every
+// than 0 (selectError), or a Redis refusing that of a -redis-db past
+// its databases (selectError), either of which would leave every
 // decision to the fail mode. The error names the fix; so does one for options the backend
 // refuses (a -redis-prefix with a brace). A Redis that does not
 // answer within -redis-timeout, or refuses the reads, is no reason not to
@@ -30,10 +30,7 @@ func checkRedis(ctx context.Context, b interface{ CheckClient(context.Context) e
 	ctx, cancel := context.WithTimeout(ctx, o.redisTimeout)
 	defer cancel()
 	err := b.CheckClient(ctx)
-	if dbErr := clusterDBError(o, err); dbErr != nil {
-		return dbErr
-	}
-	if dbErr := dbRangeError(o, err); dbErr != nil {
+	if dbErr := selectError(o, err); dbErr != nil {
 		return dbErr
 	}
 	switch {
