@@ -29,13 +29,12 @@ type Limiter interface {
 }
 
 // PeekerN is implemented by limiters that report the decision n units
-// would get at now without counting anything (backends/local and
-// backends/redis: the same decision AllowN of n units would make, with
-// RetryAfter the wait until n units fit, and Remaining the quota before
-// spending). Peek is PeekN of one unit. Errors as AllowN's: a weight
-// outside 1..Max is ErrBadWeight. The budget limiter does not implement
-// it (its peek asks Redis for one unit's wait), nor does metrics.Wrap's
-// wrapper, which counts Peek alone.
+// would get at now without counting anything (backends/local,
+// backends/redis and sync/budget: the same decision AllowN of n units
+// would make, with RetryAfter the wait until n units fit, and Remaining
+// the quota before spending). Peek is PeekN of one unit. Errors as
+// AllowN's: a weight outside 1..Max is ErrBadWeight. metrics.Wrap's
+// wrapper does not implement it: it counts Peek alone.
 type PeekerN interface {
 	PeekN(ctx context.Context, key string, now time.Time, n int64) (Decision, error)
 }

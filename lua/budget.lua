@@ -56,12 +56,15 @@
 --   claims no slot, so its own window's stays reserved); gw = -2 is a
 --   fallback admission (C_x only); gw = -3 forgets C of every window (a
 --   Reset: G and K stay, budget PoPs may still spend). An item that asks
---   nothing (n, want, claims and ops all 0: a peek) writes nothing.
+--   nothing (want, claims and ops 0 and n <= 0: a peek) writes nothing;
+--   n < 0 peeks at -n units (see the reply's allowed and grant below).
 -- Returns {now, w, retried, hot cursor, announced-through (the last window
 -- the caller's announcements cover, -1: none), the lease's first window
 -- (the first the caller may spend free credit in, -1: none; see "The
 -- first count" below), then per item: allowed (-1 none, 0, 1), grant,
--- C_w, C_{w-1}, headroom, retry}: retry is, for a denied decision, the ms
+-- C_w, C_{w-1}, headroom, retry} (for a peek of k = -n units, allowed is
+-- whether a decision of k units would be admitted now, 1 or 0, and grant
+-- the ms until they would fit, 0 when they do): retry is, for a denied decision, the ms
 -- until its n units would fit if nothing changed, else, when headroom is
 -- 0, until one unit would (the time E's estimate takes to fall that far,
 -- and at least the next window when E1 or E2 binds), else 0. A batch
@@ -523,6 +526,7 @@ for n = 1, nitems do
   local nops = ARGV[a + 6 + nclaims] + 0
   local allowed, grant = -1, 0
   local h, hr, retry
+  local pk, pw = -1, 0 -- a peek's verdict and wait (n < 0)
   if retried == 0 then
     local o = a + 7 + nclaims
     for _ = 1, nops do
@@ -608,6 +612,15 @@ for n = 1, nitems do
       else
         allowed, retry = 0, rd
       end
+    elseif nn < 0 then
+      -- a peek of -nn units: would a decision of them be admitted now,
+      -- and if not, the ms until they would fit; nothing is counted
+      local hd, rd = headroom(s, -nn, true, rp, rw, r1, r2)
+      if -nn <= hd then
+        pk = 1
+      else
+        pk, pw = 0, rd
+      end
     end
     if want > 0 then
       h, hr = headroom(s, 1, false, rp, rw, r1, r2)
@@ -650,6 +663,9 @@ for n = 1, nitems do
     retry = hr
   else
     h, retry = headroom(s, 1, false, rp, rw, r1, r2)
+  end
+  if pk >= 0 then
+    allowed, grant = pk, pw -- a peek is granted nothing: its wait goes in the grant's place
   end
   out[q + 1], out[q + 2], out[q + 3], out[q + 4], out[q + 5], out[q + 6] = allowed, grant, s[10], s[7], h, retry
   q = q + 6

@@ -26,10 +26,6 @@ type Backend struct {
 	// Stored reports how many entries the backend holds (Redis DBSIZE, LRU
 	// length), to prove that bad input writes nothing.
 	Stored func(t *testing.T) int
-	// NoPeekN says the backend's limiters do not implement core.PeekerN
-	// (the budget limiter); the suite checks that they indeed do not, and
-	// that every other backend's do and decides as AllowN would.
-	NoPeekN bool
 }
 
 // Run runs every case for every algorithm of b.

@@ -33,7 +33,10 @@ const (
 // that served more of the identity's units, and 1 for one it owns (Want
 // up to the whole headroom): such a divisor is granted down to one unit,
 // whatever Floor says (the script reads both from one argument). A grant
-// never passes h, whatever Floor and Divisor say.
+// never passes h, whatever Floor and Divisor say. Peek > 0 makes the Item
+// a peek at that many units (N, Want, Claims and Ops zero): Redis counts
+// nothing and says whether a decision of them would be admitted now, and
+// when they would fit (ItemResult).
 type Item struct {
 	Key     string
 	Bucket  int
@@ -43,13 +46,17 @@ type Item struct {
 	Divisor int64
 	Claims  []int64
 	Ops     []Op
+	Peek    int64
 }
 
 // ItemResult is Redis' answer for one Item: Allowed is -1 when the item
 // asked no decision; CW and CPrev are C of Redis' window and of the one
 // before (lower bounds of the truth); Headroom is the units a decision or
 // grant could still take; Retry, when Headroom is 0, the ms until one
-// unit would fit if nothing changed.
+// unit would fit if nothing changed. For a peek (Item.Peek > 0), Allowed
+// is 1 when a decision of its units would be admitted now, else 0, and
+// PeekWait the ms until they would fit if nothing changed (0 when they
+// do).
 type ItemResult struct {
 	Allowed  int64
 	Grant    int64
@@ -57,6 +64,7 @@ type ItemResult struct {
 	CPrev    int64
 	Headroom int64
 	Retry    int64
+	PeekWait int64
 }
 
 // Result is a Call's reply: Redis' now (ms) and window, whether the batch
@@ -108,6 +116,7 @@ type Call struct {
 	age            int64      // ms: Redis decides its units as of this long before its now (the request's send by this PoP's estimate; age.go), 0: at its now
 	trip           *trip      // the round trip Stats counted it in (nil: not counted; unsent.go)
 	reset          *resetting // what a Reset's Call took from the view (reset.go)
+	peekN          int64      // the units a peek asks about (PeekN; its Item peeks at those this PoP would ask Redis for)
 }
 
 // Decision reports whether the Call is a decision (one request waits on it).
@@ -137,7 +146,7 @@ func Exec(ctx context.Context, rdb redis.Scripter, m *Machine, c *Call, now int6
 	if err != nil {
 		return nil, storeError(rdb, err)
 	}
-	return parse(v, len(c.Items), m.cfg.Buckets)
+	return parse(v, c.Items, m.cfg.Buckets)
 }
 
 // ExecAll runs calls of Machine m (a Tick's batches) in one pipeline at
@@ -182,12 +191,12 @@ func ExecJobs(ctx context.Context, rdb redis.UniversalClient, jobs []Job) ([]*Re
 			errs[i] = storeError(rdb, err)
 			continue
 		}
-		res[i], errs[i] = parse(v, len(jobs[i].C.Items), jobs[i].M.cfg.Buckets)
+		res[i], errs[i] = parse(v, jobs[i].C.Items, jobs[i].M.cfg.Buckets)
 	}
 	return res, errs
 }
 
-// parse reads a script reply for a call of items items from a Machine of
+// parse reads a script reply for a call of items from a Machine of
 // buckets buckets. A reply of the wrong shape (a value of the wrong type,
 // a hot identity not spelled bucket|key) returns a *core.UnavailableError.
 // A hot identity whose bucket is not one of the Machine's (a hot-list
@@ -195,11 +204,11 @@ func ExecJobs(ctx context.Context, rdb redis.UniversalClient, jobs []Job) ([]*Re
 // the Machine's groups) is left out: the hot list only asks PoPs to give
 // slots up, and refusing the reply would put every PoP reading it down
 // until the list expires.
-func parse(v []any, items, buckets int) (*Result, error) {
+func parse(v []any, items []Item, buckets int) (*Result, error) {
 	bad := func(what string) error {
-		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), items, what)}
+		return &core.UnavailableError{Op: "budget script", Err: fmt.Errorf("reply of %d values for %d items: %s", len(v), len(items), what)}
 	}
-	n := 6 + 6*items
+	n := 6 + 6*len(items)
 	if len(v) < n {
 		return nil, bad("too short")
 	}
@@ -211,10 +220,14 @@ func parse(v []any, items, buckets int) (*Result, error) {
 		}
 		ints[i] = x
 	}
-	r := &Result{Now: ints[0], Window: ints[1], Retried: ints[2] == 1, HotCursor: ints[3], Leased: ints[4], LeasedFrom: ints[5], Items: make([]ItemResult, items)}
+	r := &Result{Now: ints[0], Window: ints[1], Retried: ints[2] == 1, HotCursor: ints[3], Leased: ints[4], LeasedFrom: ints[5], Items: make([]ItemResult, len(items))}
 	for i := range r.Items {
 		o := ints[6+6*i:]
 		r.Items[i] = ItemResult{Allowed: o[0], Grant: o[1], CW: o[2], CPrev: o[3], Headroom: o[4], Retry: o[5]}
+		if items[i].Peek > 0 {
+			// a peek is granted nothing: the script puts its wait there
+			r.Items[i].Grant, r.Items[i].PeekWait = 0, o[1]
+		}
 	}
 	for _, h := range v[n:] {
 		s, ok := h.(string)
@@ -251,7 +264,11 @@ func (m *Machine) encode(c *Call, now int64) ([]string, []any) {
 		if it.Divisor > 0 && it.Divisor != 4*int64(cfg.PoPs) {
 			g = -it.Divisor // a divisor of its own, granted down to one unit
 		}
-		args = append(args, it.Key, it.Bucket, it.N, it.Want, g, len(it.Claims))
+		n := it.N
+		if it.Peek > 0 {
+			n = -it.Peek // the script's peek
+		}
+		args = append(args, it.Key, it.Bucket, n, it.Want, g, len(it.Claims))
 		for _, x := range it.Claims {
 			args = append(args, x)
 		}

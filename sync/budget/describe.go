@@ -130,34 +130,62 @@ func (m *Machine) held(e *entry, x int64) int64 {
 	return h
 }
 
-// Peek returns the Call that reads Redis' word on a unit of key at now
-// without counting anything (an Item asking nothing: the script writes
-// nothing for it), or, when the deny cache already denies key, the
-// Decision and no Call. The caller runs the Call (Exec) and hands its
-// outcome to PeekDone.
-func (m *Machine) Peek(now int64, key string) (core.Decision, *Call) {
-	if e := m.view[key]; e != nil && now < e.denyUntil {
-		return m.Describe(now, key, 1, Decision{Source: SrcDenyCache}), nil
+// Peek is PeekN of one unit.
+func (m *Machine) Peek(now int64, key string) (core.Decision, *Call) { return m.PeekN(now, key, 1) }
+
+// PeekN returns the Call that reads Redis' word on n units of key at now
+// without counting them (an Item peeking at the units this PoP would ask
+// Redis for: n less what it holds, at least one), or, when the deny cache
+// already denies key, the Decision and no Call. The Call carries this
+// PoP's unreported spends of key, as a decision Call would, under the
+// decisions' report sequence (reports.go: applied at most once), so
+// Redis weighs them as AllowN's Call would have it weigh them, not as
+// budget still granted; the script writes nothing else for it. The
+// caller runs the Call (Exec) and hands its outcome to PeekDone, or,
+// when it is not run or its caller left, to PeekDone with the error (its
+// report then goes again with the next Sync). n is checked by the caller
+// (Limiter.PeekN: 1 to Limit.Max).
+func (m *Machine) PeekN(now int64, key string, n int64) (core.Decision, *Call) {
+	e := m.view[key]
+	if e != nil && now < e.denyUntil {
+		return m.Describe(now, key, n, Decision{Source: SrcDenyCache}), nil
+	}
+	x := m.window(now)
+	ask := n
+	if e != nil {
+		ask -= m.held(e, x)
 	}
 	b := m.bucket(key)
-	return core.Decision{}, &Call{Group: m.group(b), Now: now, Items: []Item{{Key: key, Bucket: b}}, hotWin: -1}
+	c := &Call{Group: m.group(b), Now: now, Items: []Item{{Key: key, Bucket: b, Peek: max(1, ask)}}, hotWin: -1, peekN: n}
+	if e != nil && len(e.pending()) > 0 && m.reports.room() && !m.ahead(x) {
+		c.Items[0].Ops = e.takeOps()
+		m.reports.take(c)
+	}
+	return core.Decision{}, c
 }
 
-// PeekDone applies peek Call c's outcome at now and returns the decision a
-// unit of its identity would get: allowed when Redis' headroom and what
+// PeekDone applies peek Call c's outcome at now and returns the decision
+// its n units (PeekN) would get: allowed when Redis' headroom and what
 // this PoP holds (a grant, its unused free slot, and its reserved slot of
 // the next window, which its next decision Call gives up, while nothing of
-// the previous window weighs) cover it; Remaining and ResetAfter on
-// Redis' counts plus this PoP's unreported units, RetryAfter Redis' wait
-// for one unit (see Describe). On err it describes the view as it is,
-// with the fail mode's Source.
+// the previous window weighs) cover them, or when Redis would decide the
+// part this PoP would ask it for (what it holds paying the rest, as in
+// Request); Remaining and ResetAfter on Redis' counts plus this PoP's
+// unreported units, RetryAfter Redis' wait for that part, at least the
+// view's deny and known-full waits (Describe's when Redis gave none). On err it describes the view as it is, with the fail
+// mode's Source.
 func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decision {
 	key := c.Items[0].Key
+	n := max(1, c.peekN)
+	if c.guard != "" {
+		// its report goes again when no reply came (applied at most once)
+		m.reports.done(c, err != nil || r == nil)
+	}
 	e := m.view[key]
 	x := m.window(now)
 	if err != nil || r == nil {
-		d := m.Describe(now, key, 1, Decision{Source: SrcFallback})
-		d.Allowed = !m.cfg.FailClosed && d.Remaining >= 1
+		d := m.Describe(now, key, n, Decision{Source: SrcFallback})
+		d.Allowed = !m.cfg.FailClosed && d.Remaining >= n
 		if d.Allowed {
 			d.RetryAfter = 0
 		}
@@ -187,7 +215,7 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 	} else if cur, _ := m.lightCounts(key, x); cur == 0 && x > m.forgot {
 		room += m.cfg.FreeCredit
 	}
-	d := m.Describe(now, key, 1, Decision{Allowed: room >= 1, Source: SrcRedis})
+	d := m.Describe(now, key, n, Decision{Allowed: room >= n || it.Allowed == 1, Source: SrcRedis})
 	if e == nil && r.Window == x {
 		cur, prev := m.lightCounts(key, x)
 		cur, prev = cur+it.CW, prev+it.CPrev
@@ -196,7 +224,18 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 		d.ResetAfter = ms(core.SlidingResetMillis(cur, prev, elapsed, m.w))
 	}
 	if !d.Allowed {
-		d.RetryAfter = ms(max(1, it.Retry, d.RetryAfter.Milliseconds()))
+		// Redis' wait for the part this PoP would ask it for, as AllowN's
+		// denial at Redis reports it (not core's for all n on the view:
+		// what this PoP holds pays the rest), and at least the view's own
+		// waits; the view's alone when Redis said nothing of when
+		wait := d.RetryAfter.Milliseconds()
+		if it.PeekWait > 0 {
+			wait = it.PeekWait
+			if e != nil {
+				wait = max(wait, max(e.denyUntil, e.fullUntil)-m.sentAt(now))
+			}
+		}
+		d.RetryAfter = ms(max(1, wait))
 	}
 	return d
 }

@@ -22,8 +22,9 @@
 // its one-way delay: age.go), counts the units and tops up the grant, and
 // Machine.Complete applies the reply (a denial that what this PoP holds
 // by then covers is admitted from it). Machine.Describe tells the
-// Decision in core's terms. Peek asks Redis with a Call that writes
-// nothing; Reset forgets an identity at Redis and, once Redis applied it,
+// Decision in core's terms. PeekN (and Peek, of one unit) asks Redis
+// with a Call that counts nothing (it carries this PoP's unreported
+// spends of the identity, as a decision Call would); Reset forgets an identity at Redis and, once Redis applied it,
 // in the view. Every SyncInterval the loop Limiter.Start began calls
 // Limiter.Sync, which runs Machine.Tick's batches (spends, returns,
 // free-slot claims, grant requests) and Machine.Finish applies their

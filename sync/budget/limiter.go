@@ -274,9 +274,23 @@ func (l *Limiter) callError(ctx context.Context, err error) error {
 // zero Decision, denied, would deny a request in fail-open mode. A bad
 // key or a now before the Unix epoch or past core.MaxMillis returns an error matching
 // core.ErrInvalid, with nothing sent;
-// after Close, ErrClosed.
+// after Close, ErrClosed. Peek is PeekN of one unit.
 func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
+	return l.PeekN(ctx, key, now, 1)
+}
+
+// PeekN reports the decision n units of key would get at now, counting
+// nothing (core.PeekerN): allowed when what this PoP holds of key and
+// Redis' headroom cover them, or Redis would decide the part this PoP
+// would ask it for (AllowN pays the rest from what it holds); denied with
+// RetryAfter the wait until that part fits. Errors, round trips and the
+// deny cache as Peek's; a weight outside 1..Limit.Max returns an error
+// matching core.ErrBadWeight, with nothing sent.
+func (l *Limiter) PeekN(ctx context.Context, key string, now time.Time, n int64) (core.Decision, error) {
 	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	if err := l.m.Config().Limit.CheckWeight(n); err != nil {
 		return core.Decision{}, err
 	}
 	if err := core.CheckTime(now); err != nil {
@@ -290,29 +304,31 @@ func (l *Limiter) Peek(ctx context.Context, key string, now time.Time) (core.Dec
 		return core.Decision{}, ErrClosed
 	}
 	l.m.Clock(pop)
-	d, c := l.m.Peek(t, key)
+	d, c := l.m.PeekN(t, key, n)
 	l.mu.Unlock()
 	if c == nil {
 		return d, nil
 	}
 	if err := ended(ctx, "budget peek"); err != nil {
-		if left(err) {
-			return core.Decision{}, err // the caller left: nothing sent
-		}
-		// the deadline passed: nothing sent, no reload asked (Redis said
-		// nothing of the topology), answered from the view as a failed call
+		// the caller left, or the deadline passed: nothing sent, no reload
+		// asked (Redis said nothing of the topology); the report the Call
+		// carried goes again with the next Sync (PeekDone)
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return l.m.PeekDone(t, c, nil, err), err
+		d := l.m.PeekDone(t, c, nil, err)
+		if left(err) {
+			return core.Decision{}, err
+		}
+		return d, err // answered from the view as a failed call
 	}
-	r, err := Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
-	err = l.callError(ctx, err)
+	r, err := l.execPeek(ctx, c, t)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d = l.m.PeekDone(t, c, r, err) // its report done with, whatever err says
 	if misrouted(err) || left(err) {
 		return core.Decision{}, err // a configuration error, or the caller left: no decision
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.m.PeekDone(t, c, r, err), err
+	return d, err
 }
 
 // Reset forgets what was counted of key at Redis and in this PoP's view

@@ -25,6 +25,18 @@ func (l *Limiter) execDecision(ctx context.Context, c *Call, t, sent int64) (r *
 	return r, l.callError(ctx, err)
 }
 
+// execPeek runs PeekN's Call c (Exec, then callError), the peek stamped
+// t. A panic in Exec would leave the report c may carry (this PoP's
+// unreported spends) in flight for good: its number held in the
+// decisions' window, so that after 31 more no decision Call carries a
+// report, and the spends never sent. c is done first as a failed peek's
+// (its report goes again with the next Sync), then the panic goes on.
+func (l *Limiter) execPeek(ctx context.Context, c *Call, t int64) (r *Result, err error) {
+	defer l.finishOnPanic(func() { l.m.PeekDone(t, c, nil, &CanceledError{Op: "budget peek", Err: errPanicked}) })
+	r, err = Exec(ctx, l.rdb, l.m, c, l.at(c.Now))
+	return r, l.callError(ctx, err)
+}
+
 // errPanicked is the cause a Call whose Exec panicked is completed with
 // (execDecision, execReset, execSync): a caller gone (it unwraps to
 // context.Canceled), as far as the Machine is concerned.

@@ -35,7 +35,7 @@ func execRef(ctx context.Context, rdb redis.Scripter, ref *redis.Script, m *Mach
 	if err != nil {
 		return nil, err
 	}
-	return parse(v, len(c.Items), m.cfg.Buckets)
+	return parse(v, c.Items, m.cfg.Buckets)
 }
 
 // refState reads identity key's C, G, K of window x in the reference
