@@ -34,7 +34,7 @@ type Limiter interface {
 // would make, with RetryAfter the wait until n units fit, and Remaining
 // the quota before spending). Peek is PeekN of one unit. Errors as
 // AllowN's: a weight outside 1..Max is ErrBadWeight. metrics.Wrap's
-// wrapper does not implement it: it counts Peek alone.
+// wrapper implements it when the limiter it wraps does.
 type PeekerN interface {
 	PeekN(ctx context.Context, key string, now time.Time, n int64) (Decision, error)
 }

@@ -51,7 +51,9 @@ type SourceLister interface {
 // no AllowN: that 429 shows there only); a Peek's error is counted in
 // decision_errors_total as AllowN's is (so a store outage a limit meets
 // only in peeks, behind a middleware that denies on them, still shows
-// there), and Reset is forwarded uncounted. Decisions and errors are returned
+// there), and Reset is forwarded uncounted. When l implements
+// core.PeekerN, so does the limiter Wrap returns, its PeekN counted as
+// Peek is. Decisions and errors are returned
 // unchanged. Wrap the same name twice and both feed the same series.
 //
 // Every decision is counted by result (allowed, denied) and core.Source,
@@ -97,6 +99,9 @@ func (c *Collector) Wrap(name string, l core.Limiter, sources ...core.Source) co
 			w.denied[s].get()
 		}
 	}
+	if _, ok := l.(core.PeekerN); ok {
+		return peekerN{w}
+	}
 	return w
 }
 
@@ -120,15 +125,21 @@ func (w *limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 // peeks_total and its error in decision_errors_total (see Wrap).
 func (w *limiter) Peek(ctx context.Context, key string, now time.Time) (core.Decision, error) {
 	d, err := w.next.Peek(ctx, key, now)
+	w.countPeek(d, err)
+	return d, err
+}
+
+// countPeek counts a peek's decision in peeks_total and its error in
+// decision_errors_total (see Wrap).
+func (w *limiter) countPeek(d core.Decision, err error) {
 	if !w.countErr(err) {
-		return d, err
+		return
 	}
 	denied := 0
 	if !d.Allowed {
 		denied = 1
 	}
 	w.peeked[denied][min(int(d.Source), unknownSource)].get().Inc()
-	return d, err
 }
 
 // Reset forwards to the wrapped limiter.
