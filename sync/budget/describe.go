@@ -130,6 +130,18 @@ func (m *Machine) held(e *entry, x int64) int64 {
 	return h
 }
 
+// peekOnView is the decision n units of key would get on the view as it
+// is, Redis not asked: the fail mode's (FailClosed denies; else allowed
+// while the view's Remaining covers n).
+func (m *Machine) peekOnView(now int64, key string, n int64) core.Decision {
+	d := m.Describe(now, key, n, Decision{Source: SrcFallback})
+	d.Allowed = !m.cfg.FailClosed && d.Remaining >= n
+	if d.Allowed {
+		d.RetryAfter = 0
+	}
+	return d
+}
+
 // Peek is PeekN of one unit.
 func (m *Machine) Peek(now int64, key string) (core.Decision, *Call) { return m.PeekN(now, key, 1) }
 
@@ -144,11 +156,16 @@ func (m *Machine) Peek(now int64, key string) (core.Decision, *Call) { return m.
 // caller runs the Call (Exec) and hands its outcome to PeekDone, or,
 // when it is not run or its caller left, to PeekDone with the error (its
 // report then goes again with the next Sync). n is checked by the caller
-// (Limiter.PeekN: 1 to Limit.Max).
+// (Limiter.PeekN: 1 to Limit.Max). While Redis is down (Down) it asks
+// nothing: the view's answer, as a failed peek's (PeekDone), as AllowN
+// decides on the view then without a call.
 func (m *Machine) PeekN(now int64, key string, n int64) (core.Decision, *Call) {
 	e := m.view[key]
 	if e != nil && now < e.denyUntil {
 		return m.Describe(now, key, n, Decision{Source: SrcDenyCache}), nil
+	}
+	if m.down {
+		return m.peekOnView(now, key, n), nil
 	}
 	x := m.window(now)
 	ask := n
@@ -172,9 +189,18 @@ func (m *Machine) PeekN(now int64, key string, n int64) (core.Decision, *Call) {
 // part this PoP would ask it for (what it holds paying the rest, as in
 // Request); Remaining and ResetAfter on Redis' counts plus this PoP's
 // unreported units, RetryAfter Redis' wait for that part, at least the
-// view's deny and known-full waits (Describe's when Redis gave none). On err it describes the view as it is, with the fail
-// mode's Source.
+// view's deny and known-full waits (Describe's when Redis gave none). On
+// err it describes the view as it is, with the fail mode's Source, and
+// puts the Machine down (Down) as a failed decision Call does, unless err
+// is a *RedirectError or a *CanceledError (no outage).
 func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decision {
+	return m.peekDone(now, c, r, err, true)
+}
+
+// peekDone is PeekDone; a failed call puts the Machine down only when
+// failed says the failure is Redis' (not a deadline that passed before
+// the call went out).
+func (m *Machine) peekDone(now int64, c *Call, r *Result, err error, failed bool) core.Decision {
 	key := c.Items[0].Key
 	n := max(1, c.peekN)
 	if c.guard != "" {
@@ -184,12 +210,8 @@ func (m *Machine) PeekDone(now int64, c *Call, r *Result, err error) core.Decisi
 	e := m.view[key]
 	x := m.window(now)
 	if err != nil || r == nil {
-		d := m.Describe(now, key, n, Decision{Source: SrcFallback})
-		d.Allowed = !m.cfg.FailClosed && d.Remaining >= n
-		if d.Allowed {
-			d.RetryAfter = 0
-		}
-		return d
+		m.down = m.down || (failed && !misrouted(err) && !left(err))
+		return m.peekOnView(now, key, n)
 	}
 	it := r.Items[0]
 	// What this PoP's slots add: it spends them (with a free-credit

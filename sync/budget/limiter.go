@@ -255,10 +255,14 @@ func (l *Limiter) callError(ctx context.Context, err error) error {
 }
 
 // Peek reports the decision one unit of key would get at now, counting
-// nothing: one round trip to Redis (a script call that writes nothing)
-// unless the deny cache already denies key. Remaining is Redis' headroom
-// plus what this PoP holds (Machine.PeekDone). A failed call returns the
-// view's answer and an error wrapping core.ErrUnavailable, a redirected
+// nothing: one round trip to Redis (a script call that counts nothing)
+// unless the deny cache already denies key, or Redis is down (a call of
+// this Limiter failed, and no Sync has found Redis back since): then the
+// view's answer and an error wrapping core.ErrUnavailable, no call, as
+// AllowN decides on the view then. Remaining is Redis' headroom plus
+// what this PoP holds (Machine.PeekDone). A failed call returns the
+// view's answer and an error wrapping core.ErrUnavailable, and puts the
+// Limiter down as a failed AllowN does, a redirected
 // one the zero Decision and a *RedirectError (see AllowN); a caller whose
 // ctx was cancelled before Redis answered the zero Decision and a
 // *CanceledError, with nothing sent when it was cancelled first (a deny
@@ -307,6 +311,11 @@ func (l *Limiter) PeekN(ctx context.Context, key string, now time.Time, n int64)
 	d, c := l.m.PeekN(t, key, n)
 	l.mu.Unlock()
 	if c == nil {
+		if d.Source != core.SourceCachedDeny && l.m.Down() {
+			// Redis is down: the view's answer, no call (the caller's
+			// fail mode must know, as for a peek whose own call failed)
+			return d, &core.UnavailableError{Op: "budget peek", Err: errDown}
+		}
 		return d, nil
 	}
 	if err := ended(ctx, "budget peek"); err != nil {
@@ -315,7 +324,7 @@ func (l *Limiter) PeekN(ctx context.Context, key string, now time.Time, n int64)
 		// carried goes again with the next Sync (PeekDone)
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		d := l.m.PeekDone(t, c, nil, err)
+		d := l.m.peekDone(t, c, nil, err, false) // not Redis' failure: not down
 		if left(err) {
 			return core.Decision{}, err
 		}

@@ -167,3 +167,55 @@ func TestPanickingPeekDone(t *testing.T) {
 	assert.Empty(t, l.m.reports.redo, "and done")
 	l.mu.Unlock()
 }
+
+// TestPeekWhileDownAsksNothing: a Peek whose call fails (Redis killed)
+// answers from the view with an error matching core.ErrUnavailable and
+// puts the Limiter down, as a failed AllowN does; while it is down, Peek
+// and PeekN answer from the view (fail-open: allowed while the view's
+// Remaining covers them) with that error and send nothing, so a caller
+// peeking during an outage does not wait on a dead Redis each time; once
+// Redis is back and a Sync found it, Peek asks Redis again. Mutations it
+// catches: a failed peek not putting the Limiter down (the second Peek
+// sends a call), a peek while down sending one anyway, or answering
+// without the error (a middleware would not know of the outage).
+func TestPeekWhileDownAsksNothing(t *testing.T) {
+	_, p := redistest.Client(t)
+	hook := newCallHook()
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1})
+	rdb.AddHook(hook)
+	t.Cleanup(func() { rdb.Close() })
+	ctx := context.Background()
+	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
+	l, err := New(Config{PoP: "a", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2, FreeCredit: -1}, rdb, clock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close(ctx) })
+	d, err := l.Peek(ctx, "k", clock.Now())
+	require.NoError(t, err)
+	require.True(t, d.Allowed)
+	require.Equal(t, core.SourceRedis, d.Source)
+
+	require.NoError(t, p.Kill())
+	d, err = l.Peek(ctx, "k", clock.Now())
+	require.ErrorIs(t, err, core.ErrUnavailable, "the call failed")
+	assert.True(t, d.Allowed, "the view's answer, fail-open: %+v", d)
+	assert.True(t, l.m.Down(), "a failed peek puts the Limiter down")
+
+	sent := hook.sent.Load()
+	for _, n := range []int64{1, 10} {
+		d, err = l.PeekN(ctx, "k", clock.Now(), n)
+		assert.ErrorIs(t, err, core.ErrUnavailable, "PeekN of %d while down", n)
+		assert.True(t, d.Allowed, "the view's answer: %+v", d)
+		assert.Equal(t, core.SourceLocal, d.Source, "decided on the view")
+	}
+	assert.Equal(t, sent, hook.sent.Load(), "nothing sent while down")
+
+	require.NoError(t, p.Restart())
+	clock.Advance(time.Second)
+	require.NoError(t, l.Sync(ctx), "a Sync finds Redis back")
+	require.False(t, l.m.Down())
+	sent = hook.sent.Load()
+	d, err = l.Peek(ctx, "k", clock.Now())
+	require.NoError(t, err)
+	assert.Equal(t, core.SourceRedis, d.Source, "asked Redis again")
+	assert.Equal(t, sent+1, hook.sent.Load(), "one call")
+}
