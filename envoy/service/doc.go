@@ -26,7 +26,10 @@
 //     window, when the current count starts to fade, at most the window,
 //     the middleware's RateLimit t; a token bucket's: until it is full);
 //     when over, until this descriptor would pass again if nothing else is
-//     spent;
+//     spent; for hits that never pass (hits_addend above the limit,
+//     requests_per_unit 0), the window, as envoyproxy/ratelimit reports its
+//     window's reset for every denial, though no wait lets them through:
+//     such a request gets no Retry-After (Options.Headers);
 //   - a shadow_mode rule over its limit: OK with limit_remaining 0, counted
 //     in metrics as shadow; Options.ShadowMode does that for every rule;
 //   - a quota_mode rule over its limit: OVER_LIMIT, its index listed in

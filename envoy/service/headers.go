@@ -15,6 +15,10 @@ type headed struct {
 	reset     time.Duration // until more quota comes back (allowed) or until it passes (denied)
 	denied    bool
 	blind     bool // a fail-mode decision (store down, nothing counted): says nothing of the quota
+	// never: its hits never pass (hits_addend above the limit, or
+	// requests_per_unit 0), whatever the wait
+	never bool
+	quota bool // a quota_mode descriptor decided against a limit (plan.inQuota)
 }
 
 // policyField is RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers):
@@ -38,7 +42,8 @@ func policyField(hs []headed) string {
 // the longest reset). A blind (fail-mode) decision is never named, as it
 // says nothing of the quota: field is "" when only blind ones are there to
 // name. retryAfter, set when one is denied, is the longest wait of the
-// denying ones, blind ones included, at least 1 s.
+// denying ones, blind ones included, at least 1 s; it is 0 when the
+// request never passes (neverPasses), since no wait lets it through.
 func rateLimitField(hs []headed) (field string, retryAfter int64) {
 	best := -1
 	anyDenied := false
@@ -65,6 +70,9 @@ func rateLimitField(hs []headed) (field string, retryAfter int64) {
 			best = i
 		}
 	}
+	if neverPasses(hs) {
+		retryAfter = 0
+	}
 	if best < 0 {
 		return "", retryAfter
 	}
@@ -74,6 +82,26 @@ func rateLimitField(hs []headed) (field string, retryAfter int64) {
 		r, t = 0, max(1, t)
 	}
 	return sfString(h.name) + ";r=" + strconv.FormatInt(r, 10) + ";t=" + strconv.FormatInt(t, 10), retryAfter
+}
+
+// neverPasses reports whether the denied request passes at no later
+// time: a denying descriptor's hits never fit, or, when it is denied by
+// its quota_mode descriptors (every one over), none of them ever fits.
+func neverPasses(hs []headed) bool {
+	quotas, quotasNever := 0, 0
+	for _, h := range hs {
+		switch {
+		case !h.denied:
+		case h.quota:
+			quotas++
+			if h.never {
+				quotasNever++
+			}
+		case h.never:
+			return true
+		}
+	}
+	return quotas > 0 && quotas == quotasNever
 }
 
 func ceilSeconds(d time.Duration) int64 {

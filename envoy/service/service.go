@@ -37,7 +37,9 @@ type Options struct {
 	// mode), still counting and reporting.
 	ShadowMode bool
 	// Headers adds RateLimit-Policy and RateLimit (and Retry-After when
-	// over the limit) to response_headers_to_add. RateLimit never names a
+	// over the limit, but for a request that never passes, whose hits
+	// exceed a denying descriptor's limit or meet requests_per_unit 0) to
+	// response_headers_to_add. RateLimit never names a
 	// fail-mode decision (core.SourceFailOpen, core.SourceFailClosed),
 	// which counted nothing and says nothing of the quota: with no other
 	// descriptor to name it is left out, while a fail-closed denial still
@@ -192,6 +194,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		}
 		resp.Statuses[i] = st
 		if h != nil {
+			h.quota = p.inQuota()
 			hs = append(hs, *h)
 		}
 		if s.o.Metrics != nil {
@@ -459,6 +462,7 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 	if lim.Max == 0 || p.hits > lim.Max {
 		// Never passes: requests_per_unit 0, or more hits than the limit.
 		d = core.Decision{Limit: lim.Max, RetryAfter: lim.Window}
+		h.never = true
 	} else {
 		now := s.clock.Now()
 		var err error
