@@ -46,7 +46,11 @@
 // request is denied only when every quota_mode descriptor of it is over;
 // the violation reported in the response's dynamic metadata), detailed_metric and
 // value_to_metric (metrics name the request's values), share_threshold (on a
-// wildcard: its values share one counter).
+// wildcard: its values share one counter), and, beyond envoyproxy/ratelimit's
+// format, charge (the descriptor's hits are costs already incurred, as
+// Envoy's apply_on_stream_done sends them: hits that do not fit count
+// what is left of the quota; see package service; not inherited by
+// nested descriptors).
 //
 // Every error is an *Error: one line naming the file, the line, the path in
 // the YAML (descriptors[1].rate_limit.unit) and what is wrong, matching one

@@ -256,6 +256,10 @@ func (p *parser) rule(n *yaml.Node, path string) (*Rule, error) {
 			r.QuotaMode, err = p.boolean(v, join(path, "quota_mode"))
 			return err
 		},
+		"charge": func(_, v *yaml.Node) (err error) {
+			r.Charge, err = p.boolean(v, join(path, "charge"))
+			return err
+		},
 		"share_threshold": func(k, v *yaml.Node) (err error) {
 			r.ShareThreshold, err = p.boolean(v, join(path, "share_threshold"))
 			shareNode = k

@@ -94,11 +94,16 @@ func window(m uint32, u Unit) time.Duration {
 
 // Rule is one descriptor rule of a domain. The zero value matches nothing.
 type Rule struct {
-	Key            string
-	Value          string // "" matches any value of Key; a trailing '*' is a prefix wildcard
-	RateLimit      *RateLimit
-	ShadowMode     bool
-	QuotaMode      bool     // over the limit: denies only with every quota of the request spent; reported in dynamic metadata
+	Key        string
+	Value      string // "" matches any value of Key; a trailing '*' is a prefix wildcard
+	RateLimit  *RateLimit
+	ShadowMode bool
+	QuotaMode  bool // over the limit: denies only with every quota of the request spent; reported in dynamic metadata
+	// Charge: the descriptor's hits are costs already incurred (Envoy's
+	// apply_on_stream_done sends them once the response is done): hits
+	// that do not fit count what is left of the quota, and a denial
+	// earlier in the request does not keep them from being counted.
+	Charge         bool
 	DetailedMetric bool     // metrics name the request's values (value_to_metric too)
 	ShareThreshold bool     // a wildcard's values share one counter
 	Replaces       []string // names of rate limits this rule overrides

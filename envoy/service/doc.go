@@ -38,8 +38,9 @@
 //     request is over its limit (a request passes while one of its quotas
 //     has room), as envoyproxy/ratelimit decides.
 //
-// A denied descriptor counts nothing; descriptors decided before it keep
-// what they counted, and those after it are checked without counting
+// A denied descriptor counts nothing (but a charge rule's, below);
+// descriptors decided before it keep what they counted, and those after it
+// (but charge rules') are checked without counting
 // (hits_addend that does not fit in what is left is OVER_LIMIT; its wait
 // is the time the hits fit on the local and redis backends, which peek
 // at that many units, core.PeekerN, and the time quota starts to come
@@ -51,13 +52,40 @@
 // Options.ShadowMode the request passes and
 // every descriptor counts (envoyproxy/ratelimit counts every descriptor
 // of every request). hits_addend above the limit is OVER_LIMIT and counts
-// nothing. requests_per_unit 0 denies every request.
+// nothing (a charge rule's counts what is left). requests_per_unit 0
+// denies every request.
+//
+// Costs sent after the response (Envoy's apply_on_stream_done: the filter
+// sends a descriptor's hits_addend, the tokens a response used, say, once
+// the stream is done, and ignores the answer) come as any other request:
+// nothing in a RateLimitRequest tells them apart, so the rule says so. A
+// rule with charge (config.Rule.Charge) takes its hits as costs already
+// incurred: hits that do not fit, or exceed the limit, count what is left
+// of the quota (the quota left that the denial reports, tried again with
+// less when a count of it is denied, at most eight calls; on the budget
+// backend, whose free credit keeps a few units an instance back, those
+// may stay uncounted), so the next requests are denied until quota comes
+// back; the status
+// is OVER_LIMIT, limit_remaining what is left after the charge,
+// duration_until_reset the time the hits would fit (the window when they
+// exceed the limit); and a denial earlier in the request does not keep
+// them from being counted. Without charge, a cost that does not fit counts
+// nothing, so a client whose responses cost more than its quota left
+// consumes without bound. envoyproxy/ratelimit counts every hit past the
+// limit, but its excess too only lasts until its fixed window ends: with
+// algorithm fixed, a charge denies the next requests as long as it does;
+// with a sliding window or a token bucket, which would carry the excess
+// further, for less time (the backends count nothing past the limit). A
+// charge rule's request-time check (hits_addend 0) is decided as any
+// other, and a request-time count on it that does not fit spends what is
+// left too.
 //
 // A descriptor's own limit override (RateLimitDescriptor.limit, set by
 // Envoy's rate limit actions) replaces its rule's limit, or limits it when no
 // rule matches, as envoyproxy/ratelimit does; like envoyproxy/ratelimit, it
 // is enforced without the rule's shadow_mode or quota_mode, and the rule's
-// replaces do not apply. Unlike envoyproxy/ratelimit, which limits nothing
+// replaces do not apply; the rule's charge does (it says how the hits
+// come, not what limits them). Unlike envoyproxy/ratelimit, which limits nothing
 // of a domain its configuration lacks, this service enforces an override
 // in such a domain too: the limit came with the request.
 //

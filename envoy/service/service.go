@@ -126,6 +126,8 @@ type plan struct {
 	// envoyproxy/ratelimit enforces it, without the rule's shadow_mode,
 	// quota_mode or replaces
 	overridden bool
+	// charge: the rule's hits are costs already incurred (config.Rule.Charge)
+	charge bool
 }
 
 func invalid(format string, args ...any) error {
@@ -157,8 +159,9 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	}
 	var quotaHeads []int // hs indexes of those over their limit
 	for i, p := range plans {
-		// once the request is denied, nothing more of it is counted
-		p.check = p.check || resp.OverallCode == rlsv3.RateLimitResponse_OVER_LIMIT && !s.o.ShadowMode
+		// once the request is denied, nothing more of it is counted but
+		// charges, costs already incurred
+		p.check = p.check || resp.OverallCode == rlsv3.RateLimitResponse_OVER_LIMIT && !s.o.ShadowMode && !p.charge
 		st, h, result, err := s.decide(ctx, p)
 		if err != nil && errors.Is(err, context.Canceled) {
 			// the caller (Envoy) gave up on the call: no outage
@@ -285,7 +288,7 @@ func (s *Service) plan(dom *config.Domain, req *rlsv3.RateLimitRequest) ([]plan,
 			key = es
 		}
 		if p.rule != nil {
-			p.rl = p.rule.RateLimit
+			p.rl, p.charge = p.rule.RateLimit, p.rule.Charge
 			p.metric = p.rule.Path
 			if p.rl.Name != "" {
 				p.metric = p.rl.Name
@@ -407,7 +410,8 @@ func currentLimit(rl *config.RateLimit) *rlsv3.RateLimitResponse_RateLimit {
 	return cl
 }
 
-// ask decides p's hits at now on lim's limiter: counted (AllowN), or checked
+// ask decides p's hits at now on lim's limiter: counted (AllowN; a charge
+// rule's hits by charge, which counts what fits of them), or checked
 // without counting: PeekN of the hits where the limiter has it
 // (core.PeekerN: the local and Redis backends), whose wait is the time
 // the hits fit; else Peek of one unit, the hits denied when they pass what
@@ -423,9 +427,17 @@ func (s *Service) ask(ctx context.Context, p plan, lim core.Limit, now time.Time
 		return core.Decision{}, err
 	}
 	defer done()
+	if !p.check && p.charge {
+		return charge(ctx, l, p, lim, now)
+	}
 	if !p.check {
 		return l.AllowN(ctx, p.id, now, p.hits)
 	}
+	return peek(ctx, l, p, lim, now)
+}
+
+// peek decides p's hits at now on l without counting (see ask).
+func peek(ctx context.Context, l core.Limiter, p plan, lim core.Limit, now time.Time) (core.Decision, error) {
 	if pn, ok := l.(core.PeekerN); ok && p.hits > 1 {
 		return pn.PeekN(ctx, p.id, now, p.hits)
 	}
@@ -459,10 +471,11 @@ func (s *Service) decide(ctx context.Context, p plan) (*rlsv3.RateLimitResponse_
 	h := &headed{name: name, max: lim.Max, window: lim.Window}
 	st := &rlsv3.RateLimitResponse_DescriptorStatus{CurrentLimit: currentLimit(p.rl)}
 	var d core.Decision
-	if lim.Max == 0 || p.hits > lim.Max {
-		// Never passes: requests_per_unit 0, or more hits than the limit.
+	h.never = lim.Max == 0 || p.hits > lim.Max
+	if lim.Max == 0 || h.never && (!p.charge || p.check) {
+		// Never passes: requests_per_unit 0, or more hits than the limit
+		// (a charge counts what fits of them, below).
 		d = core.Decision{Limit: lim.Max, RetryAfter: lim.Window}
-		h.never = true
 	} else {
 		now := s.clock.Now()
 		var err error
