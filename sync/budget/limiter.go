@@ -50,7 +50,7 @@ type Limiter struct {
 	done    chan struct{}
 	abandon context.CancelFunc // ends the Sync loop's context (a Close whose own ended)
 	tr      *gossip.Transport  // UseNATS's, or nil
-	sub     *nats.Subscription // its subscription
+	pub     *publisher         // its publisher (publisher.go), or nil
 	reload  topology.Reloader  // slot-map reloads after failed calls (Redis Cluster clients only: failed)
 }
 
@@ -404,7 +404,10 @@ func (l *Limiter) Limit() core.Limit { return l.m.Config().Limit }
 // without a round trip; a limit sharing the Namespace gossips apart. Call it once, before
 // Start; a PoP that does not decides as before. A malformed message is
 // dropped and counted (Stats.GossipMalformed), a failed publish counted
-// (Stats.GossipLost); neither stops the Limiter. Errors: ErrClosed after
+// (Stats.GossipLost); neither stops the Limiter. Publishing runs on a
+// goroutine of its own, so a NATS write that blocks holds up no Sync:
+// at most 64 payloads wait for it, and when a Sync finds no room the
+// oldest is dropped and counted lost too. Errors: ErrClosed after
 // Close; ErrConfig when called twice; a Namespace whose subject is no
 // literal NATS subject (a token "*" or ">", an empty token, whitespace:
 // gossip.Subject) an error matching gossip.ErrSubject and core.ErrInvalid,
@@ -423,7 +426,7 @@ func (l *Limiter) UseNATS(nc *nats.Conn) error {
 	if err != nil {
 		return err
 	}
-	l.tr, l.sub = tr, sub
+	l.tr, l.pub = tr, startPublisher(tr, sub, l.lostGossip)
 	return nil
 }
 
@@ -545,8 +548,10 @@ func misrouted(err error) bool {
 // gossipPayloadBytes bounds one published gossip payload.
 const gossipPayloadBytes = 64 << 10
 
-// publish sends the Machine's gossip (always taken, so its queue stays
-// bounded without NATS).
+// publish hands the Machine's gossip (always taken, so its queue stays
+// bounded without NATS) to the publisher, which writes it to NATS on its
+// own goroutine: a Sync never waits on NATS. When the publisher's queue
+// is full its oldest payloads are dropped and counted in GossipLost.
 func (l *Limiter) publish() {
 	l.mu.Lock()
 	msg, ok := l.m.Gossip(core.Millis(l.clock.Now()))
@@ -560,16 +565,9 @@ func (l *Limiter) publish() {
 	if err != nil {
 		lost = 1 // cannot happen: the Machine's entries are valid
 	}
-	for _, p := range payloads {
-		if tr.Publish(p) != nil {
-			lost++
-		}
-	}
-	if lost > 0 {
-		l.mu.Lock()
-		l.m.stats.GossipLost += lost
-		l.mu.Unlock()
-	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m.stats.GossipLost += lost + l.pub.offer(payloads)
 }
 
 // Start runs Sync at once and then every Config.SyncInterval until Close.
@@ -611,7 +609,12 @@ func (l *Limiter) loop(ctx context.Context, every time.Duration) {
 // no last Sync, gives the loop's Sync up (its context cancelled), and
 // returns what Sync returns for such a ctx: a *CanceledError when it was
 // cancelled, a *core.UnavailableError wrapping the deadline when that
-// passed.
+// passed. With UseNATS, Close does not wait on NATS: the gossip still
+// queued (the last Sync's included) is published on the publisher's
+// goroutine, which then unsubscribes and ends; on a connection whose
+// writes block, once they return (the connection's write timeout: 5 s
+// with gossip.ConnectOptions) or fail. A connection closed meanwhile
+// fails what is left (counted in GossipLost).
 func (l *Limiter) Close(ctx context.Context) error {
 	l.mu.Lock()
 	if l.closed {
@@ -619,13 +622,9 @@ func (l *Limiter) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	l.closed = true
-	stop, done, sub, abandon := l.stop, l.done, l.sub, l.abandon
+	stop, done, abandon := l.stop, l.done, l.abandon
 	l.mu.Unlock()
-	defer func() {
-		if sub != nil {
-			_ = sub.Unsubscribe() // its callbacks see closed meanwhile
-		}
-	}()
+	defer l.endGossip() // after the last Sync queued its gossip
 	if err := ended(ctx, "budget close"); err != nil {
 		// checked first: with the loop done too, a select would pick
 		// either case at random, and so either error

@@ -34,9 +34,9 @@ const (
 //     within 5 s (nats.go's FlusherTimeout; its default, 1 min): once a
 //     server that stopped reading, or a path that went silent, has filled
 //     the socket's buffers, a Publish writes under the connection's lock,
-//     and it, every other Publish and Unsubscribe (a budget Limiter's Sync
-//     loop and its Close) waited that long; dropped, the connection
-//     reconnects and buffers as above.
+//     and it, every other Publish and Unsubscribe (a budget Limiter's
+//     publisher, and with it that Limiter's gossip) waited that long;
+//     dropped, the connection reconnects and buffers as above.
 //
 // Credentials and TLS are not here: append nats.UserInfo, nats.Token,
 // nats.Nkey, nats.Secure, nats.RootCAs or nats.ClientCert, or a
