@@ -563,7 +563,7 @@ func (l *Limiter) publish() {
 	payloads, err := gossip.Encode(msg, gossipPayloadBytes)
 	lost := uint64(0)
 	if err != nil {
-		lost = 1 // cannot happen: the Machine's entries are valid
+		lost = 1 // cannot happen: the Machine's keys and counts are valid, and Encode splits windows far apart
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

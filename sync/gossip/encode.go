@@ -5,19 +5,21 @@ const headerSlack = 2 + 4*binaryMaxVarint
 
 const binaryMaxVarint = 10
 
-// Encode packs m into as few payloads as possible, each at most maxBytes
-// long (clamped to 1 KiB..MaxMessageBytes), all with m's header. An empty
-// Entries gives no payload. Errors: ErrBadField for an invalid header or
-// entry.
+// Encode packs m's entries, in order, into payloads each at most maxBytes
+// long (clamped to 1 KiB..MaxMessageBytes), all with m's header; a
+// payload holds as many entries as fit, up to one whose window would make
+// the payload's span 2^20 windows or more (a payload's windows are
+// deltas from its least), so entries of windows far apart go in payloads
+// of their own. An empty Entries gives no payload. Errors: ErrBadField
+// for an invalid header or entry.
 func Encode(m Message, maxBytes int) ([][]byte, error) {
 	if err := m.check(); err != nil {
 		return nil, err
 	}
 	maxBytes = min(max(maxBytes, 1024), MaxMessageBytes)
-	base := baseWindow(m.Entries)
 	var out [][]byte
 	for start := 0; start < len(m.Entries); {
-		end, err := fit(m.Entries, start, base, maxBytes-headerSlack-len(m.PoP))
+		end, base, err := fit(m.Entries, start, maxBytes-headerSlack-len(m.PoP))
 		if err != nil {
 			return nil, err
 		}
@@ -32,17 +34,23 @@ func Encode(m Message, maxBytes int) ([][]byte, error) {
 }
 
 // fit returns the end of the longest run of entries from start whose
-// encoding fits in room bytes (always at least one entry).
-func fit(es []Entry, start int, base int64, room int) (int, error) {
+// encoding fits in room bytes and whose windows span fewer than
+// maxWindowDelta (always at least one entry), and the run's least window,
+// its base.
+func fit(es []Entry, start int, room int) (end int, base int64, err error) {
+	lo, hi := es[start].Window, es[start].Window
 	used := 0
 	for i := start; i < len(es); i++ {
-		if err := checkEntry(es[i], base); err != nil {
-			return 0, err
-		}
+		w := es[i].Window
+		nlo, nhi := min(lo, w), max(hi, w)
 		used += len(es[i].Key) + 3*binaryMaxVarint
-		if used > room && i > start {
-			return i, nil
+		if i > start && (used > room || uint64(nhi)-uint64(nlo) >= maxWindowDelta) {
+			return i, lo, nil
 		}
+		if err := checkEntry(es[i], w); err != nil {
+			return 0, 0, err
+		}
+		lo, hi = nlo, nhi
 	}
-	return len(es), nil
+	return len(es), lo, nil
 }

@@ -60,15 +60,14 @@ func checkEntry(e Entry, base int64) error {
 	return nil
 }
 
-func baseWindow(es []Entry) int64 {
-	if len(es) == 0 {
-		return 0
-	}
-	b := int64(math.MaxInt64)
+// tooFar reports whether es's windows span maxWindowDelta or more: more
+// than one payload's deltas reach.
+func tooFar(es []Entry) bool {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, e := range es {
-		b = min(b, e.Window)
+		lo, hi = min(lo, e.Window), max(hi, e.Window)
 	}
-	return b
+	return len(es) > 0 && uint64(hi)-uint64(lo) >= maxWindowDelta
 }
 
 func appendHeader(b []byte, m *Message, base int64, n int) []byte {
@@ -89,7 +88,7 @@ func appendEntry(b []byte, e Entry, base int64) []byte {
 }
 
 // Marshal encodes m as one payload. It returns ErrBadField for an invalid
-// header or entry and ErrTooLarge when the payload would exceed
+// header or entry or entries whose windows span 2^20 or more, and ErrTooLarge when the payload would exceed
 // MaxMessageBytes; use Encode to split big batches.
 func Marshal(m Message) ([]byte, error) {
 	if len(m.Entries) == 0 {
@@ -97,6 +96,9 @@ func Marshal(m Message) ([]byte, error) {
 			return nil, err
 		}
 		return appendHeader(nil, &m, 0, 0), nil
+	}
+	if tooFar(m.Entries) {
+		return nil, ErrBadField
 	}
 	out, err := Encode(m, MaxMessageBytes)
 	if err != nil {
