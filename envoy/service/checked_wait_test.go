@@ -17,8 +17,8 @@ import (
 // TestCheckedDescriptorWaitsForItsHits: a descriptor checked (not
 // counted) after an earlier one denied the request, whose hits_addend is
 // 5, reports the wait a request counting those 5 hits gets at the same
-// instant (duration_until_reset), on the local and the redis backends
-// (core.PeekerN): once the peeked unit fits (the global limit's previous
+// instant (duration_until_reset), on the local, the redis and the budget
+// backends (core.PeekerN; budget as a lone instance, PoPs 1): once the peeked unit fits (the global limit's previous
 // window fading) the 5 do not yet, and once one unit is left the 5 need
 // more of the window to fade. It catches the wait of one unit (Peek's
 // RetryAfter: 1 ms where 24.001 s is due) or the time until quota starts
@@ -32,13 +32,16 @@ func TestCheckedDescriptorWaitsForItsHits(t *testing.T) {
 		{"one unit fits soon, 5 later", 10, time.Minute}, // Peek denies: its wait is one unit's
 		{"one unit left, 5 later", 8, 30 * time.Second},  // Peek admits with 2 left: until quota comes back
 	}
-	for _, name := range []string{"local", "redis"} {
+	for _, name := range []string{"local", "redis", "budget"} {
 		for _, c := range cases {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
 				clk := core.NewManualClock(poolT0)
 				var b Backend = NewLocal(clk, 0)
-				if name == "redis" {
+				switch name {
+				case "redis":
 					b = NewRedis(harnessClient(t, 5*time.Second), RedisOptions{Clock: clk, Timeout: 5 * time.Second})
+				case "budget":
+					b = NewBudget(BudgetOptions{PoP: "a", Redis: harnessClient(t, 5*time.Second), PoPs: 1, Clock: clk, Sync: time.Hour})
 				}
 				t.Cleanup(func() { b.Close(context.Background()) })
 				s, err := New(Options{Backend: b, Clock: clk})

@@ -42,10 +42,10 @@
 // descriptors decided before it keep what they counted, and those after it
 // (but charge rules') are checked without counting
 // (hits_addend that does not fit in what is left is OVER_LIMIT; its wait
-// is the time the hits fit on the local and redis backends, which peek
-// at that many units, core.PeekerN, and the time quota starts to come
-// back on the budget backend, which peeks at one: early for a sliding
-// window),
+// is the time the hits fit: the local, redis and budget backends peek at
+// that many units, core.PeekerN; a backend's limiter without PeekN is
+// peeked at one unit, its wait the time quota starts to come back: early
+// for a sliding window),
 // so a client over its own limit does not spend a limit it shares with
 // others. A request quota_mode denies (every quota spent) is denied from
 // its last quota_mode descriptor on, the same way. Under

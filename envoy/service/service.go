@@ -413,11 +413,10 @@ func currentLimit(rl *config.RateLimit) *rlsv3.RateLimitResponse_RateLimit {
 // ask decides p's hits at now on lim's limiter: counted (AllowN; a charge
 // rule's hits by charge, which counts what fits of them), or checked
 // without counting: PeekN of the hits where the limiter has it
-// (core.PeekerN: the local and Redis backends), whose wait is the time
-// the hits fit; else Peek of one unit, the hits denied when they pass what
-// is left, with the time until quota starts to come back (the budget
-// backend: early for a sliding window, which may need more of the window
-// to fade). The limiter goes back to the backend even when the call
+// (core.PeekerN: the local, Redis and budget backends), whose wait is
+// the time the hits fit; else Peek of one unit, the hits denied when they
+// pass what is left, with the time until quota starts to come back (early
+// for a sliding window, which may need more of the window to fade). The limiter goes back to the backend even when the call
 // panics (a Redis client hook's: the server's interceptor answers that
 // call), so a recovered panic leaks no reference that would keep the
 // limiter from ever being released.
