@@ -41,8 +41,8 @@ func tellMany(l *Limiter, round, n int) {
 func TestGossipStalledNATSHoldsNoSync(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	srv := natstest.Start(t)
-	p := startStallProxy(t, strings.TrimPrefix(srv.URL, "nats://"))
-	nc, err := nats.Connect(p.URL(), nats.SetCustomDialer(smallBuffers{}),
+	p := natstest.StartStallProxy(t, strings.TrimPrefix(srv.URL, "nats://"))
+	nc, err := nats.Connect(p.URL(), nats.SetCustomDialer(natstest.SmallBuffers{}),
 		nats.FlusherTimeout(time.Hour), nats.PingInterval(time.Hour), nats.ReconnectWait(time.Hour))
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Release(); nc.Close() })

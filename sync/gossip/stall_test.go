@@ -2,91 +2,13 @@ package gossip
 
 import (
 	"fmt"
-	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/edgelimit/edgelimit/internal/natstest"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
-
-	"github.com/edgelimit/edgelimit/internal/natstest"
 )
-
-// stallProxy is a TCP proxy to a NATS server that, once stalled, stops
-// reading what clients send: a server (or a network path) that vanished
-// without closing TCP, or one too slow to read. Replies still flow.
-type stallProxy struct {
-	ln      net.Listener
-	target  string
-	stalled chan struct{} // closed: stop reading from clients
-	done    chan struct{} // closed at the test's end: drop every connection
-	once    sync.Once
-}
-
-func startStallProxy(t *testing.T, target string) *stallProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &stallProxy{ln: ln, target: target, stalled: make(chan struct{}), done: make(chan struct{})}
-	t.Cleanup(func() { ln.Close(); close(p.done) })
-	go p.serve()
-	return p
-}
-
-func (p *stallProxy) URL() string { return "nats://" + p.ln.Addr().String() }
-
-func (p *stallProxy) Stall() { p.once.Do(func() { close(p.stalled) }) }
-
-func (p *stallProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		_ = c.(*net.TCPConn).SetReadBuffer(16 << 10)
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		go func() { _, _ = io.Copy(c, s); c.Close() }()
-		go func() {
-			buf := make([]byte, 4096)
-			for {
-				select {
-				case <-p.stalled:
-					<-p.done // read nothing more, keep the connection open
-					c.Close()
-					s.Close()
-					return
-				default:
-				}
-				n, err := c.Read(buf)
-				if n > 0 {
-					_, _ = s.Write(buf[:n])
-				}
-				if err != nil {
-					s.Close()
-					return
-				}
-			}
-		}()
-	}
-}
-
-// smallBuffers dials with a 16 KiB socket send buffer, so a stalled
-// reader fills it after a few payloads rather than megabytes.
-type smallBuffers struct{}
-
-func (smallBuffers) Dial(network, address string) (net.Conn, error) {
-	c, err := net.Dial(network, address)
-	if err == nil {
-		_ = c.(*net.TCPConn).SetWriteBuffer(16 << 10)
-	}
-	return c, err
-}
 
 // TestConnectPublishBoundedOnAStalledServer: with the server still
 // connected but reading nothing, Publish of 64 KiB payloads (a budget
@@ -104,8 +26,8 @@ func TestConnectPublishBoundedOnAStalledServer(t *testing.T) {
 	// minute, which the test must catch.
 	const stallHang = 45 * time.Second
 	s := natstest.Start(t)
-	p := startStallProxy(t, s.URL[len("nats://"):])
-	nc, err := Connect(p.URL(), nats.SetCustomDialer(smallBuffers{}))
+	p := natstest.StartStallProxy(t, s.URL[len("nats://"):])
+	nc, err := Connect(p.URL(), nats.SetCustomDialer(natstest.SmallBuffers{}))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	waitStatus(t, nc, true)
