@@ -135,17 +135,9 @@ func TestPeekNRetryAfterIsHonest(t *testing.T) {
 // and the spend is never sent: C 0 after the Sync), a panic recovered
 // and not passed on.
 func TestPanickingPeekDone(t *testing.T) {
-	_, p := redistest.Client(t)
 	var on atomic.Bool
-	rdb := redis.NewClient(&redis.Options{Addr: p.Addr})
-	rdb.AddHook(panicHook{&on})
-	t.Cleanup(func() { rdb.Close() })
-	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
-	l, err := New(Config{PoP: "a", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2, FreeCredit: -1}, rdb, clock)
-	require.NoError(t, err)
+	l, rdb, clock, x := panicking(t, panicHook{&on})
 	ctx := context.Background()
-	t.Cleanup(func() { _ = l.Close(ctx) })
-	x := int64(w0 / testWindow)
 	l.mu.Lock()
 	e := l.m.entry("k")
 	e.grants[0] = grantSlot{win: x, bal: 2}
