@@ -309,9 +309,10 @@ func (l *Limiter) PeekN(ctx context.Context, key string, now time.Time, n int64)
 	}
 	l.m.Clock(pop)
 	d, c := l.m.PeekN(t, key, n)
+	down := l.m.Down() // read under the lock: a Sync writes it
 	l.mu.Unlock()
 	if c == nil {
-		if d.Source != core.SourceCachedDeny && l.m.Down() {
+		if d.Source != core.SourceCachedDeny && down {
 			// Redis is down: the view's answer, no call (the caller's
 			// fail mode must know, as for a peek whose own call failed)
 			return d, &core.UnavailableError{Op: "budget peek", Err: errDown}
