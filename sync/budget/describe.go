@@ -131,11 +131,20 @@ func (m *Machine) held(e *entry, x int64) int64 {
 }
 
 // peekOnView is the decision n units of key would get on the view as it
-// is, Redis not asked: the fail mode's (FailClosed denies; else allowed
-// while the view's Remaining covers n).
+// is, Redis not asked, as AllowN decides them while Redis is down: paid
+// from what this PoP holds (its grant balance, its free slot while
+// leased: paysHere), else the fail mode's (FailClosed denies; else
+// allowed while the view's Remaining covers n and, for an identity with
+// a full entry, this PoP's outage share does: fallbackAdmits).
 func (m *Machine) peekOnView(now int64, key string, n int64) core.Decision {
+	e := m.view[key]
+	if e != nil && m.paysHere(e, m.window(now), n) {
+		d := m.Describe(now, key, n, Decision{Allowed: true, Source: SrcGrant})
+		d.RetryAfter = 0
+		return d
+	}
 	d := m.Describe(now, key, n, Decision{Source: SrcFallback})
-	d.Allowed = !m.cfg.FailClosed && d.Remaining >= n
+	d.Allowed = !m.cfg.FailClosed && d.Remaining >= n && (e == nil || m.fallbackAdmits(now, e, n))
 	if d.Allowed {
 		d.RetryAfter = 0
 	}

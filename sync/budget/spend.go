@@ -33,6 +33,17 @@ func (m *Machine) payHere(e *entry, x, n int64) (Source, bool) {
 	return 0, false
 }
 
+// paysHere reports whether payHere would pay n units of e in window x,
+// spending nothing.
+func (m *Machine) paysHere(e *entry, x, n int64) bool {
+	b := m.balance(e, x)
+	if b >= n {
+		return true
+	}
+	c := m.credit(x, m.group(int(e.bucket)))
+	return c > 0 && x > e.claimed && b+c >= n
+}
+
 // payHereLate is payHere at now, the arrival of Redis' denial of a
 // request of n units, unless the deny cache rules e out as it would a
 // request made now: Redis may have denied the request for units it had
