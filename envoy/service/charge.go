@@ -20,8 +20,8 @@ const chargeCalls = 8
 // count of it is denied too (another request spent some meanwhile, or
 // the backend's Remaining counts units it keeps back, as the budget
 // backend's free credit), charge tries again with what the new denial
-// reports, or with half as many when that is no fewer, chargeCalls calls
-// in all. A store failure after a count keeps what was counted.
+// reports, or with an eighth fewer (at least one) when that is no fewer,
+// chargeCalls calls in all. A store failure after a count keeps what was counted.
 func charge(ctx context.Context, l core.Limiter, p plan, lim core.Limit, now time.Time) (core.Decision, error) {
 	n := min(p.hits, lim.Max)
 	var first, last core.Decision // the first answer; the last that counted
