@@ -33,7 +33,7 @@ func run(ctx context.Context, o options, ready chan<- string) error {
 		return err
 	}
 	defer stop()
-	rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr})
+	rdb := newRedisClient(redisAddr)
 	defer rdb.Close()
 	handler, err := newHandler(ctx, rdb, o)
 	if err != nil {
@@ -50,6 +50,16 @@ func run(ctx context.Context, o options, ready chan<- string) error {
 		ready <- url
 	}
 	return serve(ctx, ln, handler)
+}
+
+// newRedisClient is the client of the Redis at addr. A limiter's answer is
+// worthless late: ContextTimeoutEnabled lets the limiters' timeout and the
+// middleware's deadline reach a Redis that accepts connections but does not
+// answer (without it a call waits out go-redis' ReadTimeout, 5 s), and the
+// short dial settings keep a dead Redis from costing seconds per request.
+func newRedisClient(addr string) *goredis.Client {
+	return goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true,
+		DialTimeout: 100 * time.Millisecond, DialerRetries: 1})
 }
 
 // checkRedis refuses a Redis Cluster node: the example's plain client
