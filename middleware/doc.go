@@ -41,7 +41,11 @@
 // before the one that denied. WithPeekFirst(false) drops the peeks: one call
 // per limit instead of up to two, at the price of spending on earlier limits
 // whenever a later one denies. A request denied on a peek makes no AllowN:
-// package metrics' Wrap counts it in peeks_total, not decisions_total.
+// package metrics' Wrap counts it in peeks_total, not decisions_total. A
+// peek of a budget limiter (sync/budget) is a Redis round trip unless its
+// deny cache answers, even where its grants or free credit would admit
+// the request without one (its Stats count no peeks): put a budget limit
+// first, or use WithPeekFirst(false), to keep requests off Redis.
 //
 // Each limit must keep its own counters. Limiters of backends/redis do
 // under one prefix: their keys name the limit (algorithm, Max, window), so

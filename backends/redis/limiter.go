@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +43,7 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 	if err := limit.Validate(); err != nil {
 		return nil, err
 	}
-	if nilClient(client) {
+	if clientkind.Nil(client) {
 		return nil, fmt.Errorf("%w: nil redis client", core.ErrInvalid)
 	}
 	cfg := defaults()
@@ -69,16 +68,6 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 		}
 	}
 	return l, nil
-}
-
-// nilClient reports whether c is nil or a nil pointer in the interface (a
-// *goredis.Client variable left unset), which would panic on first use.
-func nilClient(c goredis.UniversalClient) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Limit returns the policy enforced.

@@ -80,7 +80,8 @@ func (l *Limiter) failed(err error) {
 // so in production leave it nil). Errors wrap ErrConfig. The Sync loop
 // runs once Start is called.
 func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, error) {
-	if rdb == nil {
+	if clientkind.Nil(rdb) {
+		// nil, or a *redis.Client variable left unset: the first call would panic
 		return nil, fmt.Errorf("%w: no Redis client", ErrConfig)
 	}
 	cfg, err := ForClient(cfg, rdb)
