@@ -116,7 +116,7 @@ func (m *Machine) lightCounts(key string, x int64) (cur, prev int64) {
 }
 
 // held is the budget this PoP can spend of e in window x unasked: its live
-// grant balance and its free slot of x when unused and its lease covers x.
+// grant balance and its free slot of x when unused.
 func (m *Machine) held(e *entry, x int64) int64 {
 	var h int64
 	for _, g := range e.grants {
@@ -125,7 +125,7 @@ func (m *Machine) held(e *entry, x int64) int64 {
 		}
 	}
 	if x > e.claimed {
-		h += m.credit(x, m.group(int(e.bucket))) // spent only while leased (payHere)
+		h += m.cfg.FreeCredit
 	}
 	return h
 }
@@ -192,8 +192,7 @@ func (m *Machine) PeekN(now int64, key string, n int64) (core.Decision, *Call) {
 
 // PeekDone applies peek Call c's outcome at now and returns the decision
 // its n units (PeekN) would get: allowed when Redis' headroom and what
-// this PoP holds (a grant, and, while its free-credit lease covers the
-// window, its unused free slot and its reserved slot of
+// this PoP holds (a grant, its unused free slot, and its reserved slot of
 // the next window, which its next decision Call gives up, while nothing of
 // the previous window weighs) cover them, or when Redis would decide the
 // part this PoP would ask it for (what it holds paying the rest, as in
@@ -230,29 +229,22 @@ func (m *Machine) peekDone(now int64, c *Call, r *Result, err error, failed bool
 	// where the announced PoPs' term is the larger, giving them up frees
 	// less: the room may be overstated by up to 2c.)
 	room := it.Headroom
-	// free credit is this PoP's to spend or give up only while it holds a
-	// lease of the window (payHere, decide): without one AllowN asks Redis
-	// for every unit
-	fc := m.credit(x, m.group(m.bucket(key)))
 	if it.CPrev == 0 {
-		room += fc // the next window's slot, given up at the next decision (when new here or contested: a settled identity far from its limit keeps it, overstating a room of Max/4 or more by c)
+		room += m.cfg.FreeCredit // the next window's slot, given up at the next decision (when new here or contested: a settled identity far from its limit keeps it, overstating a room of Max/4 or more by c)
 	}
 	if e != nil {
 		m.absorb(e, m.sentAt(c.Now), r, it) // the PoP's clock, not a stamp ahead of it (anchor.go)
-		room += m.balance(e, x)
-		if x > e.claimed {
-			room += fc
-		}
+		room += m.held(e, x)
 		if x+1 <= e.claimed && it.CPrev == 0 {
-			room -= fc // given up already
+			room -= m.cfg.FreeCredit // given up already
 		}
 	} else if through, _, ok := m.renouncedThrough(key, x); ok {
 		// its slots are given up through a later window: none to spend
 		if x+1 <= through && it.CPrev == 0 {
-			room -= fc // the next window's too
+			room -= m.cfg.FreeCredit // the next window's too
 		}
 	} else if cur, _ := m.lightCounts(key, x); cur == 0 && x > m.forgot {
-		room += fc
+		room += m.cfg.FreeCredit
 	}
 	d := m.Describe(now, key, n, Decision{Allowed: room >= n || it.Allowed == 1, Source: SrcRedis})
 	if e == nil && r.Window == x {
