@@ -30,10 +30,7 @@ func TestGossipForgedCountBound(t *testing.T) {
 	srv := natstest.Start(t)
 	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
 	ctx := context.Background()
-	b, err := New(Config{PoP: "b", Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
-	require.NoError(t, err)
-	require.NoError(t, b.UseNATS(srv.Connect(t)))
-	t.Cleanup(func() { b.Close(context.Background()) })
+	b := gossipPoP(t, rdb, srv.Connect(t), clock, "b")
 	for range 2 { // b holds a full entry of k: its free unit, then a unit Redis decides
 		d, err := b.Allow(ctx, "k")
 		require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/edgelimit/edgelimit/internal/natstest"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	"github.com/nats-io/nats.go"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,6 +18,17 @@ import (
 // hang bounds a wait for another goroutine's effect (a NATS delivery): a
 // hang only, since a loaded machine may take seconds.
 const hang = time.Minute
+
+// gossipPoP is PoP pop of a limit of 10 per testWindow over 2 PoPs on
+// rdb, on clock, gossiping over nc, closed when the test ends.
+func gossipPoP(t *testing.T, rdb redis.UniversalClient, nc *nats.Conn, clock core.Clock, pop string) *Limiter {
+	t.Helper()
+	l, err := New(Config{PoP: pop, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
+	require.NoError(t, err)
+	require.NoError(t, l.UseNATS(nc), "UseNATS")
+	t.Cleanup(func() { l.Close(context.Background()) })
+	return l
+}
 
 // overLimitAcross has a drive key k over its limit at Redis (b holding a
 // full entry of it) until a's Sync gossips it, then waits until b hears
@@ -113,14 +125,8 @@ func TestGossipOverNATSCredentialsNotLogged(t *testing.T) {
 				assert.NotContains(t, err.Error(), "pa55", "%s client: the error shows no secret", what)
 			}
 			clock := core.NewManualClock(time.UnixMilli(w0 + 5))
-			lim := func(pop string) *Limiter {
-				l, err := New(Config{PoP: pop, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
-				require.NoError(t, err)
-				require.NoError(t, l.UseNATS(srv.Connect(t, c.right)), "UseNATS with the right credentials")
-				t.Cleanup(func() { l.Close(context.Background()) })
-				return l
-			}
-			a, b := lim("a"), lim("b")
+			// UseNATS with the right credentials
+			a, b := gossipPoP(t, rdb, srv.Connect(t, c.right), clock, "a"), gossipPoP(t, rdb, srv.Connect(t, c.right), clock, "b")
 			overLimitAcross(t, a, b, clock)
 			assert.NotContains(t, logs.String(), "pa55", "no secret logged")
 		})

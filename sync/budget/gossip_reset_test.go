@@ -25,14 +25,7 @@ func TestGossipBeforeResetDeniesNothingAfter(t *testing.T) {
 	srv := natstest.Start(t)
 	clock := core.NewManualClock(time.UnixMilli(w0 + 5))
 	ctx := context.Background()
-	lim := func(pop string) *Limiter {
-		l, err := New(Config{PoP: pop, Limit: core.PerWindow(10, testWindow*time.Millisecond), PoPs: 2}, rdb, clock)
-		require.NoError(t, err)
-		require.NoError(t, l.UseNATS(srv.Connect(t)))
-		t.Cleanup(func() { l.Close(context.Background()) })
-		return l
-	}
-	a, b := lim("a"), lim("b")
+	a, b := gossipPoP(t, rdb, srv.Connect(t), clock, "a"), gossipPoP(t, rdb, srv.Connect(t), clock, "b")
 	raw := srv.Connect(t)
 	copies := make(chan []byte, 16)
 	_, err := raw.Subscribe(Subject(Keyspace("", b.Limit())), func(m *nats.Msg) { copies <- m.Data })
