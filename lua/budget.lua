@@ -66,8 +66,9 @@
 -- whether a decision of k units would be admitted now, 1 or 0, and grant
 -- the ms until they would fit, 0 when they do): retry is, for a denied decision, the ms
 -- until its n units would fit if nothing changed, else, when headroom is
--- 0, until one unit would (the time E's estimate takes to fall that far,
--- and at least the next window when E1 or E2 binds), else 0. A batch
+-- 0, until one unit would (waitFor: the first instant of this window or
+-- the three after at which E, E1 and E2 of that window, its reservations
+-- included, admit them), else 0. A batch
 -- (seq > 0) then lists the group's hot identities of window w as
 -- 'bucket|field' strings: those Redis last saw with free slots of w or
 -- w+1 unclaimed and either under a quarter of the limit left or under two
@@ -451,15 +452,11 @@ end
 -- headroom: the most units E, E1 and E2 all still admit (docs/budget.md),
 -- E and E1 alone for a decision (dec: units counted in w weigh nothing at
 -- the start of w + 2, which E2 guards against grants spent in w + 1),
--- and, when that is under need, the ms until need units fit if nothing
--- changes: when E binds, the time the sliding estimate takes to fall to
--- max − need (core.SlidingRetryMillis), counted for a decision from its
--- instant (decElapsed: the caller counts it from its send); when E1 or
--- E2 binds (budget reserved for the next windows), at least the next
--- window. rp, rw, r1, r2 are R of w - 1, w, w + 1, w + 2: the free credit
--- PoPs may still spend unseen (computed per item below), or all 0 for
--- what was admitted and granted alone.
-local function headroom(s, need, dec, rp, rw, r1, r2)
+-- with E counted for a decision at its instant (decElapsed). rp, rw, r1,
+-- r2 are R of w - 1, w, w + 1, w + 2: the free credit PoPs may still
+-- spend unseen (computed per item below), or all 0 for what was admitted
+-- and granted alone.
+local function headroom(s, dec, rp, rw, r1, r2)
   local cur = s[10] + s[11] + s[8] + rw
   local prev = s[7] + rp + s[5]
   local el = elapsed
@@ -492,22 +489,58 @@ local function headroom(s, need, dec, rp, rw, r1, r2)
   if h < 0 then
     h = 0
   end
-  if h >= need then
-    return h, 0
+  return h
+end
+
+-- waitFor: the ms from the instant of window w headroom counts from
+-- (decElapsed for a decision, elapsed else) until need units fit if
+-- nothing changes: the first instant of w, w + 1, w + 2 or w + 3 at
+-- which E and E1 (and for a grant E2) all admit them, each window taken
+-- as headroom takes w, with its own counts, grants and reservations as
+-- they stand (E of w + k: C and G of w + k, G of w + k - 1 and R of
+-- w + k, plus C and R of w + k - 1 and G of w + k - 2 by the weight
+-- left; E1: E's first part plus R of w + k + 1; nothing counted or
+-- granted in w + 3). rf is R of a window past w + 2, which no PoP has
+-- claimed a slot of, as many spenders announced as for w + 2. A window's sliding
+-- estimate falls to max - need as core.SlidingRetryMillis says. When
+-- none of the four admits them (a request heavier than the reservations
+-- leave room for: docs/budget.md, "Outside the invariant"), the next
+-- window's start: they fit only once other PoPs give their slots up,
+-- which nothing here can time, and a PoP gives up a window's slots at its
+-- next decision Call or Sync about the identity.
+local function waitFor(s, need, dec, rp, rw, r1, r2, rf)
+  local el = elapsed
+  if dec then
+    el = decElapsed
   end
-  local room = max - need + 1
-  local retry = 0
-  if est >= room then
-    if prev > 0 and cur < room then
-      retry = mmax(0, floor(W - (room - cur) * W / prev) + 1 - el)
-    else
-      retry = W - el + mmax(0, floor(W - room * W / cur) + 1)
+  local lim = max - need
+  local R = {rp, rw, r1, r2, rf, rf, rf} -- R of w - 1 .. w + 5
+  for k = 0, 3 do
+    local j = 3 * (k + 3) + 1 -- C of w + k; G at j + 1; G of w + k - 1 at j - 2
+    local ck, gk = 0, 0 -- nothing is counted or granted in w + 3 yet
+    if k < 3 then
+      ck, gk = s[j], s[j + 1]
+    end
+    local cur = ck + gk + s[j - 2] + R[k + 2]
+    local ok = cur <= lim and cur + R[k + 3] <= lim
+    if ok and not dec then
+      ok = gk + R[k + 3] + R[k + 4] <= lim
+    end
+    if ok then
+      local prev = s[j - 3] + R[k + 1] + s[j - 5]
+      local t = 0
+      if prev > 0 then
+        t = mmax(0, floor(W - (lim + 1 - cur) * W / prev) + 1)
+      end
+      if k == 0 and t < el then
+        t = el
+      end
+      if t < W then
+        return k * W + t - el
+      end
     end
   end
-  if max - e1 < need or max - e2 < need then
-    retry = mmax(retry, W - elapsed)
-  end
-  return h, retry
+  return W - el
 end
 
 -- hot set changes: member -> true (add) / false (remove), members in
@@ -525,7 +558,7 @@ for n = 1, nitems do
   local nn, want, nclaims = ARGV[a + 2] + 0, ARGV[a + 3] + 0, ARGV[a + 5] + 0
   local nops = ARGV[a + 6 + nclaims] + 0
   local allowed, grant = -1, 0
-  local h, hr, retry
+  local h, retry = nil, 0
   local pk, pw = -1, 0 -- a peek's verdict and wait (n < 0)
   if retried == 0 then
     local o = a + 7 + nclaims
@@ -580,7 +613,7 @@ for n = 1, nitems do
   end
   -- R of w - 1 .. w + 2: the larger of c * max(0, P - K) and the
   -- announced spenders' (above)
-  local rp, rw, r1, r2 = 0, 0, 0, 0
+  local rp, rw, r1, r2, rf = 0, 0, 0, 0, c * P -- rf: R of a later window none has claimed
   do
     local kp, k0, k1, k2 = s[9], s[12], s[15], s[18]
     local t = P - kp
@@ -600,30 +633,29 @@ for n = 1, nitems do
       if t > 0 and c1 * t > r1 then r1 = c1 * t end
       t = n2 - k2
       if t > 0 and c2 * t > r2 then r2 = c2 * t end
+      if c2 * n2 > rf then rf = c2 * n2 end
     end
   end
   if retried == 0 then
     if nn > 0 then
-      local hd, rd = headroom(s, nn, true, rp, rw, r1, r2)
-      if nn <= hd then
+      if nn <= headroom(s, true, rp, rw, r1, r2) then
         allowed = 1
         s[10] = s[10] + nn
         s[25] = true
       else
-        allowed, retry = 0, rd
+        allowed, retry = 0, waitFor(s, nn, true, rp, rw, r1, r2, rf)
       end
     elseif nn < 0 then
       -- a peek of -nn units: would a decision of them be admitted now,
       -- and if not, the ms until they would fit; nothing is counted
-      local hd, rd = headroom(s, -nn, true, rp, rw, r1, r2)
-      if -nn <= hd then
+      if -nn <= headroom(s, true, rp, rw, r1, r2) then
         pk = 1
       else
-        pk, pw = 0, rd
+        pk, pw = 0, waitFor(s, -nn, true, rp, rw, r1, r2, rf)
       end
     end
     if want > 0 then
-      h, hr = headroom(s, 1, false, rp, rw, r1, r2)
+      h = headroom(s, false, rp, rw, r1, r2)
       -- a quarter of an equal share of the headroom per ask, and none
       -- below gmin: budget held where no request comes is what denies a
       -- request elsewhere, so the last units stay at Redis to be decided
@@ -653,16 +685,18 @@ for n = 1, nitems do
   if allowed == 0 then
     if grant > 0 then
       -- the grant after the denial weighs in the wait
-      local _
-      _, retry = headroom(s, nn, true, rp, rw, r1, r2)
+      retry = waitFor(s, nn, true, rp, rw, r1, r2, rf)
     end
     if not h then
-      h = headroom(s, 1, false, rp, rw, r1, r2)
+      h = headroom(s, false, rp, rw, r1, r2)
     end
-  elseif h then
-    retry = hr
   else
-    h, retry = headroom(s, 1, false, rp, rw, r1, r2)
+    if not h then
+      h = headroom(s, false, rp, rw, r1, r2)
+    end
+    if h < 1 then
+      retry = waitFor(s, 1, false, rp, rw, r1, r2, rf)
+    end
   end
   if pk >= 0 then
     allowed, grant = pk, pw -- a peek is granted nothing: its wait goes in the grant's place
@@ -671,7 +705,7 @@ for n = 1, nitems do
   q = q + 6
   if retried == 0 and (nn > 0 or want > 0 or nclaims > 0 or nops > 0) then
     local op
-    if (rw > 0 or r1 > 0) and (h < max / 4 or headroom(s, 1, false, 0, 0, 0, 0) < max * 2 / 3) then
+    if (rw > 0 or r1 > 0) and (h < max / 4 or headroom(s, false, 0, 0, 0, 0) < max * 2 / 3) then
       op = true
     elseif rw == 0 and r1 == 0 then
       op = false

@@ -235,19 +235,49 @@ local function headroom(s, need, dec)
   if h >= need then
     return h, 0
   end
-  local room = max - need + 1
-  local retry = 0
-  if est >= room then
-    if prev > 0 and cur < room then
-      retry = math.max(0, math.floor(W - (room - cur) * W / prev) + 1 - at)
-    else
-      retry = W - at + math.max(0, math.floor(W - room * W / cur) + 1)
+  -- the wait: the first instant of w, w + 1, w + 2 or w + 3 (else the
+  -- start of w + 1) at which E, E1 and (for a grant) E2 of
+  -- that window, as the counts, grants and reservations stand, admit
+  -- need units; R of a window past w + 2 is c * P or what w + 2's
+  -- spenders announced, whichever is more; nothing counted or granted in
+  -- w + 3
+  local zero = {0, 0, 0}
+  local function st(d)
+    if d > 2 then
+      return zero
+    end
+    return s[d]
+  end
+  local function Rx(d)
+    if d <= 2 then
+      return R(st(d), d)
+    end
+    local n, cx = spenders(2)
+    return math.max(c * P, cx * n)
+  end
+  for k = 0, 3 do
+    local ck, pk, pk2 = st(k), st(k - 1), st(k - 2)
+    local curk = ck[1] + ck[2] + pk[2] + Rx(k)
+    local prevk = pk[1] + Rx(k - 1) + pk2[2]
+    local fits = curk <= max - need and curk + Rx(k + 1) <= max - need
+    if not dec then
+      fits = fits and ck[2] + Rx(k + 1) + Rx(k + 2) <= max - need
+    end
+    if fits then
+      local t = 0
+      if prevk > 0 then
+        -- the first ms at which curk + prevk * (W - t) / W < max - need + 1
+        t = math.max(0, math.floor(W - (max - need + 1 - curk) * W / prevk) + 1)
+      end
+      if k == 0 then
+        t = math.max(t, at)
+      end
+      if t < W then
+        return h, k * W + t - at
+      end
     end
   end
-  if max - e1 < need or max - e2 < need then
-    retry = math.max(retry, W - elapsed)
-  end
-  return h, retry
+  return h, W - at
 end
 
 local out = {now, w, retried, 0, through, from}
