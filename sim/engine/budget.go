@@ -71,6 +71,12 @@ type budgetSim struct {
 	// ends).
 	syncOut  []int
 	tickOwed []bool
+
+	// As budget.Limiter's AllowN: per PoP, the requests whose denial the
+	// Machine parked for a grant its Sync batch in flight asked
+	// (budget.Decision.Parked), by decision Call; Finish of that batch
+	// decides them.
+	parked []map[*budget.Call]int
 }
 
 // maxBudgetPipeline bounds the Calls run in one pipeline.
@@ -98,6 +104,10 @@ func runBudgetHonest(ctx context.Context, e *Env, o budgetOptions) (*outcome, er
 	pops := e.Trace.Config.PoPs
 	s.gen = make([]int, pops)
 	s.syncOut, s.tickOwed = make([]int, pops), make([]bool, pops)
+	s.parked = make([]map[*budget.Call]int, pops)
+	for p := range pops {
+		s.parked[p] = map[*budget.Call]int{}
+	}
 	s.minDelay = 1<<63 - 1
 	for _, rtt := range e.Net.RedisRTT {
 		s.minDelay = min(s.minDelay, rtt/2) // Up draws rtt/2, Down rtt − rtt/2, each plus a jitter ≥ 0
@@ -363,7 +373,12 @@ func (s *budgetSim) reply(ev event) error {
 	}
 	if ev.req < 0 {
 		f.m.Clock(s.clock(ev.pop, ev.at)) // the reply's arrival, as Limiter's Sync reads it
-		f.m.Finish(f.c, f.res, f.err)
+		for _, c := range f.m.Finish(f.c, f.res, f.err) {
+			// a parked denial decided: its caller had waited until now
+			req := s.parked[ev.pop][c]
+			delete(s.parked[ev.pop], c)
+			s.decided(req, f.m.Complete(0, c, nil, nil), ev.at)
+		}
 		if s.syncOut[ev.pop]--; s.syncOut[ev.pop] == 0 {
 			return s.synced(ev.pop, ev.at)
 		}
@@ -372,9 +387,19 @@ func (s *budgetSim) reply(ev event) error {
 	// completed at the reply's arrival by the PoP's clock, as
 	// budget.Limiter does (the request's time plus the call's)
 	d := f.m.Complete(s.clock(ev.pop, ev.at), f.c, f.res, f.err)
-	s.out.allowed[ev.req], s.out.source[ev.req] = d.Allowed, d.Source.String()
-	s.out.latency[ev.req] = ev.at - s.e.Trace.Requests[ev.req].At
+	if d.Parked {
+		s.parked[ev.pop][f.c] = ev.req // the caller waits for the batch's reply
+		return nil
+	}
+	s.decided(ev.req, d, ev.at)
 	return nil
+}
+
+// decided records request req's decision d, made when its caller heard
+// it, at.
+func (s *budgetSim) decided(req int, d budget.Decision, at time.Duration) {
+	s.out.allowed[req], s.out.source[req] = d.Allowed, d.Source.String()
+	s.out.latency[req] = at - s.e.Trace.Requests[req].At
 }
 
 // crash kills PoP ev.pop's process at ev.at: the requests it had sent to
@@ -396,6 +421,11 @@ func (s *budgetSim) crash(ev event) {
 	for i := range s.pipe {
 		open(&s.pipe[i])
 	}
+	for _, req := range s.parked[ev.pop] {
+		s.out.latency[req] = ev.at - s.e.Trace.Requests[req].At
+		s.out.source[req] = "crash"
+	}
+	clear(s.parked[ev.pop])
 }
 
 // budgetBuckets is the Machines' budget.Config.Buckets: Env.BudgetBuckets,

@@ -117,6 +117,7 @@ type Call struct {
 	trip           *trip      // the round trip Stats counted it in (nil: not counted; unsent.go)
 	reset          *resetting // what a Reset's Call took from the view (reset.go)
 	peekN          int64      // the units a peek asks about (PeekN; its Item peeks at those this PoP would ask Redis for)
+	parked         []*Call    // a batch's: decision Calls denied while it was out, waiting for its grants (park.go)
 }
 
 // Decision reports whether the Call is a decision (one request waits on it).

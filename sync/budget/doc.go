@@ -21,7 +21,9 @@
 // of the request's send (now less the Call's age, this PoP's estimate of
 // its one-way delay: age.go), counts the units and tops up the grant, and
 // Machine.Complete applies the reply (a denial that what this PoP holds
-// by then covers is admitted from it). Machine.Describe tells the
+// by then covers is admitted from it; at a lone PoP, one whose grant is
+// still on its way in a Sync batch's reply waits for it: park.go).
+// Machine.Describe tells the
 // Decision in core's terms. PeekN (and Peek, of one unit) asks Redis
 // with a Call that counts nothing (it carries this PoP's unreported
 // spends of the identity, as a decision Call would); Reset forgets an identity at Redis and, once Redis applied it,

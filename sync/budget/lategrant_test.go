@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -106,15 +107,92 @@ func lateDenial(t *testing.T, through int64) (Decision, *Machine) {
 // TestDenialBeforeItsGrantLands: Redis runs this PoP's Sync batch, which
 // grants the identity's last unit here, and then its decision Call, which
 // it denies for that unit; the denial's reply lands first (two
-// connections' replies land in either order). The request is denied, but
-// no known-full wait starts while the batch that asked the grant is out:
-// the next request asks Redis, and the reply of that Call finds the grant
-// and is paid from it. A lone PoP (Config.PoPs 1) then admits its limit
-// to the unit. Caught mutation: the full wait set on that denial (the
-// next request is denied here, and the grant lands unspent: the limit
-// less one, as the Envoy server's TestServeBudget saw under load).
+// connections' replies land in either order). At a lone PoP (Config.PoPs
+// 1) the denial is parked (Decision.Parked) until the batch's reply lands:
+// Finish returns the Call, paid from the grant it brought (Complete then
+// returns that Decision), so the PoP admits its limit to the unit. No
+// known-full wait starts while the batch is out: the next request asks
+// Redis. Caught mutations: no parking (the request denied, the grant
+// landing for a later request: a client at a limit of 1 denied its first
+// request), the parked Call not returned by Finish or not paid, the full
+// wait set on that denial (the next request denied here).
 func TestDenialBeforeItsGrantLands(t *testing.T) {
-	m := newTestMachine(t, func(c *Config) { c.Groups, c.FreeCredit, c.PoPs = 1, -1, 1 })
+	m, b := grantOutFor(t, 1)
+	_, c := m.Request(w0+110, "s", 1)
+	require.NotNil(t, c, "no grant here yet: a decision Call")
+	d := m.Complete(w0+130, c, &Result{Now: w0 + 120, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 9, Headroom: 0, Retry: 500}}}, nil)
+	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis, Parked: true}, d, "Redis granted the last unit to the batch first: parked for it")
+	assert.Equal(t, d, m.Complete(w0+135, c, nil, nil), "completed again: still parked")
+
+	d2, c2 := m.Request(w0+140, "s", 1)
+	require.NotNil(t, c2, "the batch that asked a grant is out: no known-full wait, Redis is asked (got %+v)", d2)
+	m.Clock(w0 + 160)
+	resolved := m.Finish(b, &Result{Now: w0 + 115, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 1, CW: 9, Headroom: 0}}}, nil)
+	require.Equal(t, []*Call{c}, resolved, "the batch's reply resolves the parked Call")
+	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, m.Complete(w0+165, c, nil, nil), "paid from the grant the batch brought")
+	st := m.Stats()
+	assert.Equal(t, uint64(1), st.Parked)
+	assert.Equal(t, uint64(1), st.PaidParked)
+	assert.Equal(t, uint64(1), st.PaidLate)
+	assert.Equal(t, []Op{{X: 1000, GW: 1000, U: 1}}, m.view["s"].pending(), "the spend is reported")
+
+	d2 = m.Complete(w0+170, c2, &Result{Now: w0 + 150, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 9, Headroom: 0, Retry: 500}}}, nil)
+	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d2, "the grant is spent, no batch out: denied, not parked")
+	d2, c2 = m.Request(w0+180, "s", 1)
+	assert.Nil(t, c2, "the identity is known full now: no batch asks a grant")
+	assert.Equal(t, Decision{Allowed: false, Source: SrcFull}, d2, "denied here for the wait")
+}
+
+// TestParkedDenialStands: a parked denial (TestDenialBeforeItsGrantLands)
+// stays denied when the batch fails (no grant came: Finish returns it
+// denied, the batch kept for the next Sync), when the batch granted
+// nothing, and when its caller will not wait (Unpark: Finish then returns
+// nothing). Several PoPs park nothing: the grant pays the next request
+// (pop-sim at 8 PoPs: parking cost near-limit's p99 47 ms). Caught
+// mutations: a failed batch's parked Call left parked (its caller waits
+// for good), a parked Call paid by nothing, Unpark leaving the Call on the
+// batch, parking at several PoPs.
+func TestParkedDenialStands(t *testing.T) {
+	denied := &Result{Now: w0 + 120, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 9, Headroom: 0, Retry: 500}}}
+	for _, tc := range []struct {
+		name   string
+		result *Result
+		err    error
+	}{
+		{"batch failed", nil, errors.New("connection reset")},
+		{"nothing granted", &Result{Now: w0 + 115, Window: 1000, Items: []ItemResult{{Allowed: -1, CW: 10, Headroom: 0}}}, nil},
+	} {
+		m, b := grantOutFor(t, 1)
+		_, c := m.Request(w0+110, "s", 1)
+		require.NotNil(t, c)
+		require.True(t, m.Complete(w0+130, c, denied, nil).Parked, tc.name)
+		require.Equal(t, []*Call{c}, m.Finish(b, tc.result, tc.err), "%s: resolved", tc.name)
+		assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, m.Complete(w0+140, c, nil, nil), "%s: denied", tc.name)
+		assert.Zero(t, m.Stats().PaidParked, tc.name)
+	}
+
+	m, b := grantOutFor(t, 1)
+	_, c := m.Request(w0+110, "s", 1)
+	require.True(t, m.Complete(w0+130, c, denied, nil).Parked)
+	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, m.Unpark(c), "the caller left: denied")
+	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, m.Complete(w0+135, c, nil, nil), "no longer parked")
+	assert.Empty(t, m.Finish(b, &Result{Now: w0 + 115, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 1, CW: 9, Headroom: 0}}}, nil), "nothing parked on the batch")
+	d, c := m.Request(w0+150, "s", 1)
+	assert.Nil(t, c)
+	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "the grant pays the next request")
+
+	m, _ = grantOutFor(t, 2)
+	_, c = m.Request(w0+110, "s", 1)
+	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, m.Complete(w0+130, c, denied, nil), "two PoPs: not parked")
+	assert.Zero(t, m.Stats().Parked)
+}
+
+// grantOutFor returns a Machine of pops PoPs (one group, no free credit)
+// whose identity "s" is contested (9 of 10 counted) and the Sync batch in
+// flight that asks it a grant.
+func grantOutFor(t *testing.T, pops int) (*Machine, *Call) {
+	t.Helper()
+	m := newTestMachine(t, func(c *Config) { c.Groups, c.FreeCredit, c.PoPs = 1, -1, pops })
 	_, c := m.Request(w0+5, "s", 1)
 	require.NotNil(t, c, "no budget: a decision Call")
 	m.Complete(w0+20, c, &Result{Now: w0 + 10, Window: 1000, Items: []ItemResult{{Allowed: 1, CW: 9, Headroom: 1}}}, nil)
@@ -123,20 +201,5 @@ func TestDenialBeforeItsGrantLands(t *testing.T) {
 	b := batches[0]
 	require.Len(t, b.Items, 1)
 	require.Positive(t, b.Items[0].Want, "contested with demand: the batch asks a grant")
-
-	_, c = m.Request(w0+110, "s", 1)
-	require.NotNil(t, c, "no grant here yet: a decision Call")
-	d := m.Complete(w0+130, c, &Result{Now: w0 + 120, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 9, Headroom: 0, Retry: 500}}}, nil)
-	assert.Equal(t, Decision{Allowed: false, Source: SrcRedis}, d, "Redis granted the last unit to the batch first")
-
-	d, c = m.Request(w0+140, "s", 1)
-	require.NotNil(t, c, "the batch that asked a grant is out: no known-full wait, Redis is asked (got %+v)", d)
-	m.Finish(b, &Result{Now: w0 + 115, Window: 1000, Items: []ItemResult{{Allowed: -1, Grant: 1, CW: 9, Headroom: 0}}}, nil)
-	d = m.Complete(w0+170, c, &Result{Now: w0 + 150, Window: 1000, Items: []ItemResult{{Allowed: 0, CW: 9, Headroom: 0, Retry: 500}}}, nil)
-	assert.Equal(t, Decision{Allowed: true, Source: SrcGrant}, d, "denied at Redis for the grant its reply found here: paid from it")
-	assert.Equal(t, uint64(1), m.Stats().PaidLate)
-
-	d, c = m.Request(w0+180, "s", 1)
-	assert.Nil(t, c, "the identity is known full now: no batch asks a grant")
-	assert.Equal(t, Decision{Allowed: false, Source: SrcFull}, d, "denied here for the wait")
+	return m, b
 }

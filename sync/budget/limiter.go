@@ -52,6 +52,40 @@ type Limiter struct {
 	tr      *gossip.Transport  // UseNATS's, or nil
 	pub     *publisher         // its publisher (publisher.go), or nil
 	reload  topology.Reloader  // slot-map reloads after failed calls (Redis Cluster clients only: failed)
+	woken   chan struct{}      // closed when a Sync's Finish resolved parked denials (park.go; nil: nobody waits)
+}
+
+// wake tells the callers whose denials are parked (AllowN) that a Sync
+// batch finished and may have resolved them. Under l.mu.
+func (l *Limiter) wake() {
+	if l.woken != nil {
+		close(l.woken)
+		l.woken = nil
+	}
+}
+
+// awaitParked holds AllowN's caller, under l.mu, while its decision Call
+// c's denial d is parked for a grant its group's batch in flight asked
+// (Decision.Parked, park.go): until Finish of that batch resolves it, or
+// ctx ends (the denial stands: Machine.Unpark). It returns the final
+// Decision, l.mu held.
+func (l *Limiter) awaitParked(ctx context.Context, c *Call, d Decision) Decision {
+	for d.Parked {
+		if l.woken == nil {
+			l.woken = make(chan struct{})
+		}
+		woken := l.woken
+		l.mu.Unlock()
+		select {
+		case <-woken:
+			l.mu.Lock()
+			d = l.m.complete(0, c, nil, nil, false) // completed: its Decision, parked or resolved
+		case <-ctx.Done():
+			l.mu.Lock()
+			d = l.m.Unpark(c)
+		}
+	}
+	return d
 }
 
 // failed requests a reload of a Redis Cluster client's slot map after a
@@ -227,6 +261,7 @@ func (l *Limiter) AllowN(ctx context.Context, key string, now time.Time, n int64
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d = l.m.complete(arrived, c, r, err, failed)
+	d = l.awaitParked(ctx, c, d)
 	if misrouted(err) || left(err) {
 		return core.Decision{}, err // no decision (Machine.Complete)
 	}
@@ -542,7 +577,9 @@ func (l *Limiter) finish(calls []*Call, res []*Result, errs []error, landed int6
 	l.m.Clock(landed) // the replies' arrival: a batch that waited through an outage starts the grace then
 	var first error
 	for i, c := range calls {
-		l.m.Finish(c, res[i], errs[i]) // a failed batch is kept for the next Sync
+		if len(l.m.Finish(c, res[i], errs[i])) > 0 { // a failed batch is kept for the next Sync
+			l.wake() // parked denials resolved
+		}
 		if errs[i] != nil && first == nil {
 			first = errs[i]
 		}

@@ -33,10 +33,16 @@ func (s Source) String() string {
 }
 
 // Decision is a Machine's verdict on one request. The zero value is a
-// denial by the deny cache.
+// denial by the deny cache. Parked, on a denial Complete returns, says the
+// verdict is not final: Redis denied the request, and this lone PoP's Sync
+// batch in flight asked a grant of its identity, which may pay it (park.go); the
+// driver holds the caller until Finish of that batch returns the Call
+// (then Complete returns the final Decision) or, for a caller that will
+// not wait, takes the denial (Unpark).
 type Decision struct {
 	Allowed bool
 	Source  Source
+	Parked  bool
 }
 
 // Stats counts a Machine's work. The zero value is no work.
@@ -62,6 +68,10 @@ type Stats struct {
 	// when the reply came paid (Complete; counted under that Source in
 	// Decisions too, though they waited a round trip).
 	PaidLate uint64
+	// Parked counts the denials Complete parked for a grant in flight
+	// (park.go); PaidParked those of them the grant paid (counted in
+	// PaidLate too).
+	Parked, PaidParked uint64
 	// GossipSent counts the messages Gossip returned; GossipDenies the
 	// heard identities whose deny-until Hear set or extended. A Limiter
 	// with UseNATS also counts the payloads it dropped as malformed and
@@ -121,13 +131,15 @@ type groupState struct {
 
 // pending is the request a decision Call answers.
 type pending struct {
-	e       *entry
-	n       int64
-	x       int64        // the request's window
-	slot    int64        // units of this PoP's free slot of x the request takes (0: none)
-	took    [2]grantSlot // units of its grants the request takes, by grant window
-	done    bool         // Complete applied the Call's outcome
-	decided Decision     // and decided this
+	e        *entry
+	n        int64
+	x        int64        // the request's window
+	slot     int64        // units of this PoP's free slot of x the request takes (0: none)
+	took     [2]grantSlot // units of its grants the request takes, by grant window
+	done     bool         // Complete applied the Call's outcome
+	decided  Decision     // and decided this
+	parked   bool         // a denial waiting for a grant in flight (park.go)
+	parkedAt int64        // when Redis' denial came
 }
 
 // grantSlot is a grant balance and Redis' window it was granted in.
@@ -293,11 +305,12 @@ func (m *Machine) Complete(now int64, c *Call, r *Result, err error) Decision {
 // failed says the failure is Redis' (not a deadline that passed before
 // the call went out).
 func (m *Machine) complete(now int64, c *Call, r *Result, err error, failed bool) Decision {
-	if c.req.done {
-		return c.req.decided
+	if !c.req.done {
+		c.req.decided = m.completeOnce(now, c, r, err, failed)
+		c.req.done = true
 	}
-	d := m.completeOnce(now, c, r, err, failed)
-	c.req.done, c.req.decided = true, d
+	d := c.req.decided
+	d.Parked = c.req.parked // the denial until Finish resolves it (park.go)
 	return d
 }
 
@@ -344,6 +357,9 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 	} else {
 		if it.Retry > 0 {
 			e.retryAt = sent + it.Retry
+		}
+		if b := m.grantOut(e); b != nil && m.cfg.PoPs == 1 {
+			m.park(c, b, now) // a lone PoP: the grant its batch asked may pay it (park.go)
 		}
 		if m.cfg.PoPs == 1 && m.grantInFlight(e) {
 			// Redis may have denied it for units it granted this PoP's

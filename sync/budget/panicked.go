@@ -65,7 +65,9 @@ func (l *Limiter) execReset(ctx context.Context, c *Call) (err error) {
 func (l *Limiter) execSync(ctx context.Context, calls []*Call) (res []*Result, errs []error) {
 	defer l.finishOnPanic(func() {
 		for _, c := range calls {
-			l.m.Finish(c, nil, &CanceledError{Op: "budget sync", Err: errPanicked})
+			if len(l.m.Finish(c, nil, &CanceledError{Op: "budget sync", Err: errPanicked})) > 0 {
+				l.wake() // parked denials stand
+			}
 		}
 	})
 	return ExecAll(ctx, l.rdb, l.m, calls, l.at(core.Millis(l.clock.Now())))

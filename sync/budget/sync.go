@@ -213,32 +213,34 @@ func (m *Machine) idle(e *entry, now, x int64) bool {
 // (same sequence number, so Redis applies it at most once), and Redis
 // counts as down unless the error is a *RedirectError (a configuration
 // error: the other groups' calls still go) or a *CanceledError (the
-// Sync's caller left).
-func (m *Machine) Finish(c *Call, r *Result, err error) {
+// Sync's caller left). It returns the decision Calls parked on c
+// (Decision.Parked), now decided: paid from the grants c brought, or
+// denied as Redis said (park.go); Complete returns each one's Decision.
+func (m *Machine) Finish(c *Call, r *Result, err error) []*Call {
 	if c.redo {
 		// a decision's report sent again: applied now, or found applied
 		ok := err == nil && r != nil
 		m.reports.resent(c, ok)
 		if !ok {
 			m.down = m.down || !(misrouted(err) || left(err)) // a redirection, a caller gone: no outage
-			return
+			return nil
 		}
 		m.recovered(m.landedAt(c))
 		m.acknowledged(c, r) // it carried the original's announcement
 		if e := m.view[c.Items[0].Key]; e != nil {
 			m.unapplied(e, c.Items[0].Claims, r) // claims past Redis' window + 2 go again (unapplied.go)
 		}
-		return
+		return nil
 	}
 	gs := &m.groups[c.Group]
 	if gs.inflight != c {
-		return // a reply already applied (or of a batch this Machine no longer waits on)
+		return nil // a reply already applied (or of a batch this Machine no longer waits on)
 	}
 	gs.inflight = nil
 	if err != nil || r == nil {
 		m.down = m.down || !(misrouted(err) || left(err)) // a redirection, a caller gone: no outage
 		gs.retry = c
-		return
+		return m.resolve(c, false) // no grant came: the parked denials stand
 	}
 	m.recovered(m.landedAt(c))
 	m.acknowledged(c, r)
@@ -273,6 +275,7 @@ func (m *Machine) Finish(c *Call, r *Result, err error) {
 		m.unapplied(e, it.Claims, r) // claims past Redis' window + 2 go again (unapplied.go)
 		m.absorb(e, c.Now, r, r.Items[i])
 	}
+	return m.resolve(c, true)
 }
 
 // landedAt is when batch c's reply came on this PoP's clock: the latest
