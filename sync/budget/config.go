@@ -86,7 +86,7 @@ type Config struct {
 	// encoding. Every PoP must use the same. 0 means 1024; at
 	// most math.MaxInt32 (ErrConfig).
 	Buckets    int
-	Groups     int  // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client or a type embedding one (New)
+	Groups     int  // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client or a type embedding one (New; at most Buckets); over Buckets is ErrConfig
 	FailClosed bool // deny what the budget cannot cover while Redis is down
 	// NoWait is the one policy choice: false (the zero value, accuracy
 	// first) sends a request no grant or free credit covers to Redis
@@ -161,6 +161,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Groups == 0 {
 		c.Groups = 1
+	}
+	if c.Groups > c.Buckets {
+		// a group is a set of buckets under one hash tag: one with none
+		// would hold no identity and only renew its free-credit lease
+		return c, fmt.Errorf("%w: Groups %d exceeds Buckets %d", ErrConfig, c.Groups, c.Buckets)
 	}
 	if c.SyncInterval == 0 {
 		c.SyncInterval = 100 * time.Millisecond

@@ -103,8 +103,8 @@ func (l *Limiter) failed(err error) {
 }
 
 // New returns a Limiter for cfg on rdb, with a random incarnation when
-// cfg.Incarnation is 0, 16 groups when cfg.Groups is 0 and rdb is a Redis
-// Cluster client, a *redis.ClusterClient or a type embedding one (any
+// cfg.Incarnation is 0, 16 groups (or cfg.Buckets when fewer) when
+// cfg.Groups is 0 and rdb is a Redis Cluster client, a *redis.ClusterClient or a type embedding one (any
 // client with its ForEachMaster and ReloadState methods), so the groups'
 // keys spread over the masters (one Sync call per group and round trip; on
 // one Redis a single group costs the fewest calls), reading time from clock:
@@ -134,8 +134,9 @@ func New(cfg Config, rdb redis.UniversalClient, clock core.Clock) (*Limiter, err
 }
 
 // ForClient returns cfg as New completes it for rdb: a random Incarnation
-// when cfg.Incarnation is 0, and 16 Groups when cfg.Groups is 0 and rdb is
-// a Redis Cluster client or a type embedding one (a group is one hash tag:
+// when cfg.Incarnation is 0, and 16 Groups (or cfg.Buckets when fewer)
+// when cfg.Groups is 0 and rdb is a Redis Cluster client or a type
+// embedding one (a group is one hash tag:
 // they spread over the masters). A driver of its own (the simulator)
 // builds its Machines from it, so they are configured as a Limiter on the
 // same client. The error is crypto/rand's, when drawing fails.
@@ -149,6 +150,9 @@ func ForClient(cfg Config, rdb redis.UniversalClient) (Config, error) {
 	}
 	if _, cluster := clientkind.AsCluster(rdb); cluster && cfg.Groups == 0 {
 		cfg.Groups = 16
+		if cfg.Buckets > 0 {
+			cfg.Groups = min(16, cfg.Buckets) // no group without a bucket
+		}
 	}
 	return cfg, nil
 }

@@ -87,8 +87,9 @@ func TestLimiterOutageCountsUnderLock(t *testing.T) {
 
 // TestLimiterGroupsByClient: with Groups 0, New (and ForClient, which it
 // uses) spreads a Redis Cluster client's buckets over 16 hash tags (groups
-// go to different masters) and keeps one group on a single Redis (one Sync
-// call per round trip). No call is made: the clients are never used.
+// go to different masters), no more than its Buckets (a group holds at
+// least a bucket), and keeps one group on a single Redis (one Sync call per
+// round trip). No call is made: the clients are never used.
 func TestLimiterGroupsByClient(t *testing.T) {
 	cfg := Config{PoP: "p", Limit: core.PerWindow(10, time.Second), PoPs: 2}
 	for name, tc := range map[string]struct {
@@ -120,6 +121,10 @@ func TestLimiterGroupsByClient(t *testing.T) {
 	l, err := New(cfg, redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 4, l.m.Config().Groups, "a Groups set by the user is kept")
+	cfg.Groups, cfg.Buckets = 0, 8
+	l, err = New(cfg, redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}), nil)
+	require.NoError(t, err, "8 buckets on a cluster client")
+	assert.Equal(t, 8, l.m.Config().Groups, "no more groups than buckets: each group holds a bucket")
 }
 
 // TestInjectedClockDecidesUnaged: a Limiter given a clock runs its Calls at

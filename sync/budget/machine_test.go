@@ -57,6 +57,8 @@ func TestConfigErrors(t *testing.T) {
 		"free credit past MaxFreeCredit": func(c *Config) { c.Limit = core.PerWindow(MaxLimit, time.Second); c.FreeCredit = MaxFreeCredit + 1 },
 		"PoPs past MaxPoPs":              func(c *Config) { c.Limit = core.PerWindow(MaxLimit, time.Second); c.PoPs = MaxPoPs + 1 },
 		"window not whole ms":            func(c *Config) { c.Limit = core.PerWindow(10, 1500*time.Microsecond) },
+		"groups over buckets":            func(c *Config) { c.Buckets, c.Groups = 4, 5 },
+		"groups over default buckets":    func(c *Config) { c.Groups = 1025 },
 	} {
 		cfg := base
 		mod(&cfg)
