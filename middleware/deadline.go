@@ -2,8 +2,10 @@ package middleware
 
 // DeadlineBound is implemented by a limiter that can say whether every
 // wait of its decisions ends by their context's deadline, and that never
-// waits for a decision it makes without its store (a budget limiter whose
-// go-redis client has ContextTimeoutEnabled; see budget.Limiter.DeadlineBound).
+// waits for a decision it makes without its store (a budget limiter or a
+// Redis limiter whose go-redis client has ContextTimeoutEnabled, a Redis
+// limiter WithPipelining, a local limiter; see budget.Limiter.DeadlineBound
+// and redis.Limiter.DeadlineBound).
 // When every limit's limiter says true, the middleware calls them on the
 // request's goroutine, as under WithTrustedDeadline: WithTimeout's deadline
 // then bounds only their waits on their stores, and a decision made from

@@ -150,7 +150,8 @@
 // a stall of the machine longer than the deadline can still beat a local
 // decision to it; WithTrustedDeadline drops it for limiters known to honour
 // their context, and so does every limiter being DeadlineBound (a local
-// limiter, or a budget limiter whose client has ContextTimeoutEnabled;
+// limiter, a budget or Redis limiter whose client has
+// ContextTimeoutEnabled, or a Redis limiter WithPipelining;
 // metrics.Wrap keeps the method in sight): the deadline then bounds
 // only the waits on the store, and a decision from local state never fails
 // for lack of time. Every limiter error and timeout goes to

@@ -73,6 +73,19 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 // Limit returns the policy enforced.
 func (l *Limiter) Limit() core.Limit { return l.limit }
 
+// DeadlineBound reports whether every wait of the Limiter's decisions ends
+// by their context's deadline: true under WithPipelining (a call is handed
+// to the batch's goroutine and its caller returns when its context ends)
+// or when the go-redis client (a Client, ClusterClient or Ring, or a type
+// embedding one) has ContextTimeoutEnabled; false for a plain client
+// without it, whose call on a Redis that does not answer waits for the
+// client's ReadTimeout (5 s by default) whatever the deadline. The
+// middleware then calls it on the request's goroutine (see package
+// middleware, DeadlineBound).
+func (l *Limiter) DeadlineBound() bool {
+	return l.batch != nil || clientkind.ContextTimeout(l.client)
+}
+
 // Key returns the Redis key holding id's state under this limiter's prefix
 // and limit (EncodeKey with Suffix(Limit())) in the layout of one key per
 // identity (see the package
