@@ -34,10 +34,12 @@
 --          (see "The first count": a reply to its call of window w that
 --          asked a decision or a grant recorded w - 1 .. w + 2); when it
 --          is w + 2 the call records nothing again
--- ARGV[16] age, ms: a decision's sliding estimate (E) and its retry are
---          taken at now - age, the instant the caller sent the request by
---          its estimate of the one-way delay, while that instant is within
---          Redis' window w (else at now); only more cautious than at now,
+-- ARGV[16] age, ms: a decision's sliding estimate (E) is taken at
+--          now - age, the instant the caller sent the request by its
+--          estimate of the one-way delay, while that instant is within
+--          Redis' window w (else at now), and its retry counted from that
+--          instant in either case (the caller counts it from its send);
+--          only more cautious than at now,
 --          since the previous window weighs more then. Grants and E1, E2
 --          stay at now. 0: every check at now (a batch sends 0)
 -- ARGV[17] on, per item:
@@ -139,6 +141,10 @@ local decElapsed = elapsed
 if age > 0 and age <= elapsed then
   decElapsed = elapsed - age
 end
+-- the caller's send on w's timeline (before w began when negative): a
+-- decision's wait counts from it, as the caller counts its RetryAfter,
+-- even when the decision is at now
+local decSent = elapsed - age
 local batch = seq > 0 and hotWin >= 0
 
 -- A guard lives 4W + slack (a report's or batch's ops and claims are
@@ -492,8 +498,9 @@ local function headroom(s, dec, rp, rw, r1, r2)
   return h
 end
 
--- waitFor: the ms from the instant of window w headroom counts from
--- (decElapsed for a decision, elapsed else) until need units fit if
+-- waitFor: the ms from the caller's send for a decision (decSent, which
+-- its age may put before w: its E is then at now, decElapsed), from now
+-- else, until need units fit if
 -- nothing changes: the first instant of w, w + 1, w + 2 or w + 3 at
 -- which E and E1 (and for a grant E2) all admit them, each window taken
 -- as headroom takes w, with its own counts, grants and reservations as
@@ -509,9 +516,9 @@ end
 -- which nothing here can time, and a PoP gives up a window's slots at its
 -- next decision Call or Sync about the identity.
 local function waitFor(s, need, dec, rp, rw, r1, r2, rf)
-  local el = elapsed
+  local el, from = elapsed, elapsed
   if dec then
-    el = decElapsed
+    el, from = decElapsed, decSent
   end
   local lim = max - need
   local R = {rp, rw, r1, r2, rf, rf, rf} -- R of w - 1 .. w + 5
@@ -536,11 +543,11 @@ local function waitFor(s, need, dec, rp, rw, r1, r2, rf)
         t = el
       end
       if t < W then
-        return k * W + t - el
+        return k * W + t - from
       end
     end
   end
-  return W - el
+  return W - from
 end
 
 -- hot set changes: member -> true (add) / false (remove), members in

@@ -201,9 +201,10 @@ func TestScriptEstimateMatchesCore(t *testing.T) {
 }
 
 // TestScriptDecisionAtItsAge: a decision Call's age moves the instant its
-// units are decided at, and the retry of a denial, back from Redis' now by
-// that many ms while that stays within Redis' window, and not at all when
-// it would leave it; its grant and the reply's headroom stay at now. Each
+// units are decided at back from Redis' now by that many ms while that
+// stays within Redis' window, and not at all when it would leave it; a
+// denial's retry counts from that many ms before now (the caller's send)
+// either way; its grant and the reply's headroom stay at now. Each
 // case writes a state where the previous window weighs, so that the
 // verdict at the aged instant can differ from the one at now, and checks
 // the verdict against core's estimate at the expected instant, the retry
@@ -211,7 +212,8 @@ func TestScriptEstimateMatchesCore(t *testing.T) {
 // reserved ahead), and the headroom and grant against goHeadroom at now.
 // It catches an age ignored, applied with the wrong sign, applied to the
 // grant or the headroom, applied past the window's start (clamped to it
-// or not), and a retry counted from now.
+// or not), and a retry counted from now, even where the decision is at
+// now (the caller counts the wait from its send).
 func TestScriptDecisionAtItsAge(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	rng := seeded(t, 3)
@@ -256,9 +258,11 @@ func TestScriptDecisionAtItsAge(t *testing.T) {
 		h := goHeadroom(s, pops, 0, max, elapsed, testWindow)
 		assert.Equal(t, min(3, h), it.Grant, "case %d: the grant is sized at now (headroom %d before it)", i, h)
 		if !ok {
-			// the grant made after the denial weighs in its wait
-			assert.Equal(t, core.SlidingRetryMillis(cur+it.Grant, prev, at, testWindow, max, 1), it.Retry,
-				"case %d: a denial's retry counts from the decision's instant (elapsed %d)", i, at)
+			// the grant made after the denial weighs in its wait, counted
+			// from the caller's send (elapsed − age), as the caller counts
+			// it, even when the decision is at now
+			assert.Equal(t, core.SlidingRetryMillis(cur+it.Grant, prev, at, testWindow, max, 1)+at-(elapsed-age), it.Retry,
+				"case %d: a denial's retry counts from the caller's send (decided at elapsed %d, age %d)", i, at, age)
 		}
 		s[0] = cgk{C: s[0].C, G: it.Grant, K: pops}
 		assert.Equal(t, goHeadroom(s, pops, 0, max, elapsed, testWindow), it.Headroom, "case %d: the reply's headroom is at now", i)

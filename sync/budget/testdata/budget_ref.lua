@@ -16,8 +16,9 @@
 -- ARGV[10] hot cursor's window ARGV[11] hot cursor
 -- ARGV[12] the caller's incarnation  ARGV[13] announce-through (0: none)
 -- ARGV[14] item count  ARGV[15] checks recorded through (ignored: this
--- script records every check)  ARGV[16] age: a decision's E and retry
--- at now - age when that is within w, else at now  ARGV[17] on, per item:
+-- script records every check)  ARGV[16] age: a decision's E at now -
+-- age when that is within w, else at now; its retry counted from now -
+-- age either way  ARGV[17] on, per item:
 --   field, bucket, n, want, g, nclaims, claim windows..., nops,
 --   (x, gw, u)...; g >= 1: a grant is want when the headroom h >= 4P *
 --   want, else min(want, ceil(h / 4P)) while h >= g; g <= 0: the same
@@ -211,10 +212,13 @@ local function headroom(s, need, dec)
   local cw, p1, p2, n1, n2 = s[0], s[-1], s[-2], s[1], s[2]
   local cur = cw[1] + cw[2] + p1[2] + R(cw, 0)
   local prev = p1[1] + R(p1, -1) + p2[2]
-  local at = elapsed
+  local at, from = elapsed, elapsed -- E's instant; the caller's send, the wait's start
   local age = tonumber(ARGV[16])
   if dec and age > 0 and age <= elapsed then
     at = elapsed - age
+  end
+  if dec then
+    from = elapsed - age
   end
   local est
   if prev == 0 then
@@ -273,11 +277,11 @@ local function headroom(s, need, dec)
         t = math.max(t, at)
       end
       if t < W then
-        return h, k * W + t - at
+        return h, k * W + t - from
       end
     end
   end
-  return h, W - at
+  return h, W - from
 end
 
 local out = {now, w, retried, 0, through, from}
