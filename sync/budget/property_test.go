@@ -141,6 +141,10 @@ var propGossipDenies uint64
 // P-th or less).
 var propWholeGrants, propSplitGrants uint64
 
+// propParked counts the parked denials (Decision.Parked) Finish resolved
+// over every run.
+var propParked uint64
+
 // gossipDeny is a deny-until heard gossip set: key denied from at to until.
 type gossipDeny struct {
 	key       string
@@ -347,6 +351,7 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 		}
 	}
 	replied := map[int]bool{}
+	parked := map[*Call]string{} // decision Calls Complete parked (Decision.Parked): their keys, until Finish returns them
 	for q.Len() > 0 {
 		ev := heap.Pop(&q).(*propEvent)
 		for len(crashes) > 0 && crashes[0] <= ev.at {
@@ -432,10 +437,29 @@ func propertyRun(t *testing.T, rdb *redis.Client, seed uint64, propWindow int64,
 				servedAfter++
 			}
 			if !ev.call.Decision() {
-				m.Finish(ev.call, ev.res, ev.err)
+				for _, c := range m.Finish(ev.call, ev.res, ev.err) {
+					// a parked denial decided: paid from what this PoP
+					// holds at the instant the Machine counts it, or denied
+					key := parked[c]
+					delete(parked, c)
+					propParked++
+					at := max(c.req.parkedAt, m.clockAt)
+					d := m.Complete(at, c, nil, nil)
+					if msg := describeRight(m.Describe(at, key, c.req.n, d), propWindow); msg != "" {
+						return fmt.Sprintf("%s at %d, %v of %d units (parked): %s", key, at, d, c.req.n, msg)
+					}
+					if d.Allowed {
+						truth[key] = append(truth[key], admission{at, c.req.n})
+						counted[key] = append(counted[key], admission{at, c.req.n})
+					}
+				}
 				continue
 			}
 			d := m.Complete(ev.at, ev.call, ev.res, ev.err)
+			if d.Parked {
+				parked[ev.call] = ev.key // its caller waits for the batch's reply
+				continue
+			}
 			if msg := describeRight(m.Describe(ev.at, ev.key, ev.call.req.n, d), propWindow); msg != "" {
 				return fmt.Sprintf("%s at %d, %v of %d units: %s", ev.key, ev.at, d, ev.call.req.n, msg)
 			}
