@@ -38,6 +38,11 @@ const (
 	MaxFreeCredit = 1<<32 - 1
 )
 
+// MaxGroups is the largest Config.Groups accepted: a Redis Cluster's
+// 16,384 hash slots, past which more hash tags spread nothing further (a
+// Machine holds a Sync pipeline per group).
+const MaxGroups = 16384
+
 // Config configures a Machine (and a Limiter). The zero value is not valid:
 // PoP, Limit and PoPs must be set; every other field has a default.
 type Config struct {
@@ -86,7 +91,7 @@ type Config struct {
 	// encoding. Every PoP must use the same. 0 means 1024; at
 	// most math.MaxInt32 (ErrConfig).
 	Buckets    int
-	Groups     int  // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client or a type embedding one (New; at most Buckets); over Buckets is ErrConfig
+	Groups     int  // hash tags buckets spread over (one Sync call each); 0 means 1, or 16 on a Redis Cluster client or a type embedding one (New; at most Buckets); over Buckets or MaxGroups is ErrConfig
 	FailClosed bool // deny what the budget cannot cover while Redis is down
 	// NoWait is the one policy choice: false (the zero value, accuracy
 	// first) sends a request no grant or free credit covers to Redis
@@ -161,6 +166,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Groups == 0 {
 		c.Groups = 1
+	}
+	if c.Groups > MaxGroups {
+		return c, fmt.Errorf("%w: Groups %d is over %d", ErrConfig, c.Groups, MaxGroups)
 	}
 	if c.Groups > c.Buckets {
 		// a group is a set of buckets under one hash tag: one with none

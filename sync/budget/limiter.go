@@ -67,8 +67,9 @@ func (l *Limiter) wake() {
 // awaitParked holds AllowN's caller, under l.mu, while its decision Call
 // c's denial d is parked for a grant its group's batch in flight asked
 // (Decision.Parked, park.go): until Finish of that batch resolves it, or
-// ctx ends (the denial stands: Machine.Unpark). It returns the final
-// Decision, l.mu held.
+// ctx ends (the denial stands: Machine.Unpark; AllowN returns it with no
+// error, since Redis did answer). It returns the final Decision, l.mu
+// held.
 func (l *Limiter) awaitParked(ctx context.Context, c *Call, d Decision) Decision {
 	for d.Parked {
 		if l.woken == nil {
@@ -174,7 +175,10 @@ func (l *Limiter) Allow(ctx context.Context, key string) (core.Decision, error) 
 
 // AllowN decides n units of key at now. A request the budget covers
 // returns at once; one it does not is decided at Redis (one round trip,
-// without the lock held). A failed call is decided on the view (see
+// without the lock held). At a lone PoP (Config.PoPs 1), a denial Redis
+// made for the grant this PoP's Sync batch in flight asked waits for that
+// batch's reply and is paid from the grant (park.go), or, when ctx ends
+// first, returns the denial with no error. A failed call is decided on the view (see
 // Machine.decide) and its error, wrapping core.ErrUnavailable, returned
 // beside the Decision; so is a decision made on the view without a call
 // while Redis is down (Machine.Down). Machine.Describe says what the Decision's

@@ -38,7 +38,9 @@ func (s Source) String() string {
 // batch in flight asked a grant of its identity, which may pay it (park.go); the
 // driver holds the caller until Finish of that batch returns the Call
 // (then Complete returns the final Decision) or, for a caller that will
-// not wait, takes the denial (Unpark).
+// not wait, takes the denial (Unpark). A driver must do one or the other:
+// one that reports the parked denial as final and ignores Finish's return
+// tells its caller no while the Machine may pay the request and count it.
 type Decision struct {
 	Allowed bool
 	Source  Source
@@ -69,8 +71,8 @@ type Stats struct {
 	// Decisions too, though they waited a round trip).
 	PaidLate uint64
 	// Parked counts the denials Complete parked for a grant in flight
-	// (park.go); PaidParked those of them the grant paid (counted in
-	// PaidLate too).
+	// (park.go); PaidParked those of them paid once the batch landed, from
+	// the grant or this PoP's free slot (counted in PaidLate too).
 	Parked, PaidParked uint64
 	// GossipSent counts the messages Gossip returned; GossipDenies the
 	// heard identities whose deny-until Hear set or extended. A Limiter

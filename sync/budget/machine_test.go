@@ -59,6 +59,7 @@ func TestConfigErrors(t *testing.T) {
 		"window not whole ms":            func(c *Config) { c.Limit = core.PerWindow(10, 1500*time.Microsecond) },
 		"groups over buckets":            func(c *Config) { c.Buckets, c.Groups = 4, 5 },
 		"groups over default buckets":    func(c *Config) { c.Groups = 1025 },
+		"groups over MaxGroups":          func(c *Config) { c.Buckets, c.Groups = MaxGroups+1, MaxGroups+1 },
 	} {
 		cfg := base
 		mod(&cfg)
@@ -69,6 +70,10 @@ func TestConfigErrors(t *testing.T) {
 	most.Buckets = math.MaxInt32
 	_, err := NewMachine(most)
 	require.NoError(t, err, "Buckets math.MaxInt32 is valid")
+	most = base
+	most.Buckets, most.Groups = MaxGroups, MaxGroups
+	_, err = NewMachine(most)
+	require.NoError(t, err, "Groups MaxGroups is valid")
 	most = base
 	most.Limit, most.FreeCredit = core.PerWindow(MaxLimit, time.Second), MaxFreeCredit
 	_, err = NewMachine(most)
