@@ -341,16 +341,17 @@ func (m *Machine) grantInFlight(e *entry) bool {
 		return false
 	}
 	gs := &m.groups[m.group(int(e.bucket))]
-	for _, b := range [...]*Call{gs.inflight, gs.retry} {
-		if b == nil {
-			continue
-		}
-		i, ok := slices.BinarySearchFunc(b.Items, e.key, func(it Item, k string) int { return cmpString(it.Key, k) })
-		if ok && b.Items[i].Want > 0 {
-			return true
-		}
+	return asksGrant(gs.inflight, e.key) || asksGrant(gs.retry, e.key)
+}
+
+// asksGrant reports whether batch b (nil: none) has an item for key that
+// asks a grant (a batch's items are sorted by key: Tick).
+func asksGrant(b *Call, key string) bool {
+	if b == nil {
+		return false
 	}
-	return false
+	i, ok := slices.BinarySearchFunc(b.Items, key, func(it Item, k string) int { return cmpString(it.Key, k) })
+	return ok && b.Items[i].Want > 0
 }
 
 // spread is a wait drawn uniformly from [0, d) ms by a hash of the

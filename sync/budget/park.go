@@ -16,8 +16,8 @@ import "slices"
 //
 // So, at a lone PoP (Config.PoPs 1), Complete parks such a denial
 // (Decision.Parked) when this PoP's batch in flight for the identity's
-// group asked it a grant: the request waits for Finish of that batch, which then
-// pays it from what this PoP holds, as a reply that finds a grant here
+// group asked it a grant: the request waits for Finish of that batch,
+// which then pays it from what this PoP holds, as a reply that finds a grant here
 // does (payHereLate), or leaves it denied (the batch failed, granted too
 // little, or was a retry Redis had applied). Finish returns the Calls it
 // resolved; their decision is Complete's again (a Call completed again
@@ -42,15 +42,10 @@ func (m *Machine) grantOut(e *entry) *Call {
 	if !e.inBatch {
 		return nil
 	}
-	b := m.groups[m.group(int(e.bucket))].inflight
-	if b == nil {
-		return nil
+	if b := m.groups[m.group(int(e.bucket))].inflight; asksGrant(b, e.key) {
+		return b
 	}
-	i, ok := slices.BinarySearchFunc(b.Items, e.key, func(it Item, k string) int { return cmpString(it.Key, k) })
-	if !ok || b.Items[i].Want <= 0 {
-		return nil
-	}
-	return b
+	return nil
 }
 
 // park holds decision Call c, denied at now by Redis, for batch b's
