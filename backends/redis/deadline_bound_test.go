@@ -11,7 +11,8 @@ import (
 )
 
 // TestDeadlineBound: a Limiter is DeadlineBound when its go-redis client
-// has ContextTimeoutEnabled (single node or cluster) or it pipelines
+// has ContextTimeoutEnabled (a cluster client DisableRoutingPolicies too:
+// see TestDeadlineBoundClusterStalled) or it pipelines
 // (WithPipelining: its callers return when their context ends), and not
 // on a plain client without it, whose call on a Redis that does not
 // answer waits for ReadTimeout. No call is made. Mutations caught: the
@@ -27,7 +28,9 @@ func TestDeadlineBound(t *testing.T) {
 	}{
 		{"plain client", goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}), nil, false},
 		{"ContextTimeoutEnabled", goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true}), nil, true},
-		{"cluster, ContextTimeoutEnabled", goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true}), nil, true},
+		{"cluster, ContextTimeoutEnabled", goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true}), nil, false},
+		{"cluster, ContextTimeoutEnabled, DisableRoutingPolicies", goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true, DisableRoutingPolicies: true}), nil, true},
+		{"cluster plain, pipelining", goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}), []Option{WithPipelining(time.Millisecond, 16)}, true},
 		{"cluster plain", goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}), nil, false},
 		{"plain client, pipelining", goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}), []Option{WithPipelining(time.Millisecond, 16)}, true},
 	} {

@@ -77,13 +77,16 @@ func (l *Limiter) Limit() core.Limit { return l.limit }
 // by their context's deadline: true under WithPipelining (a call is handed
 // to the batch's goroutine and its caller returns when its context ends)
 // or when the go-redis client (a Client, ClusterClient or Ring, or a type
-// embedding one) has ContextTimeoutEnabled; false for a plain client
-// without it, whose call on a Redis that does not answer waits for the
-// client's ReadTimeout (5 s by default) whatever the deadline. The
+// embedding one) has ContextTimeoutEnabled, a ClusterClient
+// DisableRoutingPolicies too; false for a plain client without it, whose
+// call on a Redis that does not answer waits for the client's ReadTimeout
+// (5 s by default) whatever the deadline, and for a ClusterClient with
+// routing policies on (go-redis' default), which looks its command table
+// up under a context of its own, 5 s long, until it has it cached. The
 // middleware then calls it on the request's goroutine (see package
 // middleware, DeadlineBound).
 func (l *Limiter) DeadlineBound() bool {
-	return l.batch != nil || clientkind.ContextTimeout(l.client)
+	return l.batch != nil || clientkind.DeadlineBound(l.client)
 }
 
 // Key returns the Redis key holding id's state under this limiter's prefix
