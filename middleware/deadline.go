@@ -4,8 +4,8 @@ package middleware
 // wait of its decisions ends by their context's deadline, and that never
 // waits for a decision it makes without its store (a budget limiter or a
 // Redis limiter whose go-redis client has ContextTimeoutEnabled, a Redis
-// Cluster client DisableRoutingPolicies too for a Redis limiter, a Redis
-// limiter WithPipelining, a local limiter; see
+// Cluster client DisableRoutingPolicies too, a Redis limiter
+// WithPipelining, a local limiter; see
 // budget.Limiter.DeadlineBound and redis.Limiter.DeadlineBound).
 // When every limit's limiter says true, the middleware calls them on the
 // request's goroutine, as under WithTrustedDeadline: WithTimeout's deadline

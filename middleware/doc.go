@@ -151,8 +151,8 @@
 // decision to it; WithTrustedDeadline drops it for limiters known to honour
 // their context, and so does every limiter being DeadlineBound (a local
 // limiter, a budget or Redis limiter whose client has
-// ContextTimeoutEnabled, a cluster client's DisableRoutingPolicies too
-// for a Redis limiter, or a Redis limiter WithPipelining;
+// ContextTimeoutEnabled, a cluster client's DisableRoutingPolicies too,
+// or a Redis limiter WithPipelining;
 // metrics.Wrap keeps the method in sight): the deadline then bounds
 // only the waits on the store, and a decision from local state never fails
 // for lack of time. Every limiter error and timeout goes to

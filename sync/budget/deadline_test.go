@@ -14,8 +14,9 @@ import (
 )
 
 // TestDeadlineBound: a Limiter is DeadlineBound exactly when its go-redis
-// client has ContextTimeoutEnabled (a plain client, a cluster client and
-// a Ring of each kind, and a type of the user's embedding one). Caught
+// client has ContextTimeoutEnabled, a cluster client DisableRoutingPolicies
+// too (see TestDeadlineBoundClusterStalled; a plain client, a cluster
+// client and a Ring of each kind, and a type of the user's embedding one). Caught
 // mutation: telling the client by its concrete type (a wrapper never
 // bound).
 func TestDeadlineBound(t *testing.T) {
@@ -28,10 +29,12 @@ func TestDeadlineBound(t *testing.T) {
 		{"client", redis.NewClient(&redis.Options{Addr: p.Addr}), false},
 		{"client, ContextTimeoutEnabled", redis.NewClient(&redis.Options{Addr: p.Addr, ContextTimeoutEnabled: true}), true},
 		{"cluster client", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}}), false},
-		{"cluster client, ContextTimeoutEnabled", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}, ContextTimeoutEnabled: true}), true},
+		{"cluster client, ContextTimeoutEnabled", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}, ContextTimeoutEnabled: true}), false},
+		{"cluster client, ContextTimeoutEnabled, DisableRoutingPolicies", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}, ContextTimeoutEnabled: true, DisableRoutingPolicies: true}), true},
 		{"wrapped client, ContextTimeoutEnabled", struct{ *redis.Client }{redis.NewClient(&redis.Options{Addr: p.Addr, ContextTimeoutEnabled: true})}, true},
 		{"wrapped cluster client", tracedCluster{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}})}, false},
-		{"wrapped cluster client, ContextTimeoutEnabled", tracedCluster{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}, ContextTimeoutEnabled: true})}, true},
+		{"wrapped cluster client, ContextTimeoutEnabled", tracedCluster{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}, ContextTimeoutEnabled: true})}, false},
+		{"wrapped cluster client, ContextTimeoutEnabled, DisableRoutingPolicies", tracedCluster{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{p.Addr}, ContextTimeoutEnabled: true, DisableRoutingPolicies: true})}, true},
 		{"ring, ContextTimeoutEnabled", redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": p.Addr}, ContextTimeoutEnabled: true}), true},
 		{"wrapped ring, ContextTimeoutEnabled", struct{ *redis.Ring }{redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": p.Addr}, ContextTimeoutEnabled: true})}, true},
 	} {

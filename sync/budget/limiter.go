@@ -721,10 +721,13 @@ func (l *Limiter) Stats() Stats {
 // DeadlineBound reports whether every wait of the Limiter's decisions
 // ends by their context's deadline: true when its go-redis client (a
 // Client, ClusterClient or Ring, or a type embedding one) has
-// ContextTimeoutEnabled, since a
-// decision waits only on its one script call; a decision from the view
-// waits for nothing. The middleware then calls it on the request's
-// goroutine (see package middleware, DeadlineBound).
+// ContextTimeoutEnabled, a ClusterClient DisableRoutingPolicies too, since
+// a decision waits only on its one script call; a decision from the view
+// waits for nothing. A ClusterClient with routing policies on (go-redis'
+// default) looks its command table up before a call, until it has it
+// cached, under a context of its own, 5 s long: not DeadlineBound. The
+// middleware then calls it on the request's goroutine (see package
+// middleware, DeadlineBound).
 func (l *Limiter) DeadlineBound() bool {
-	return clientkind.ContextTimeout(l.rdb)
+	return clientkind.DeadlineBound(l.rdb)
 }
