@@ -1,121 +1,31 @@
 package redis
 
 import (
-	"bytes"
 	"context"
-	"net"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/edgelimit/edgelimit/core"
 	"github.com/edgelimit/edgelimit/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// deadlineConn is a connection recording, once armed, every read
-// deadline go-redis sets on it after writing a command other than the
-// slot map's (CLUSTER SLOTS or SHARDS, which a failed call's background
-// reload sends with no caller's deadline).
-type deadlineConn struct {
-	net.Conn
-	rec     *deadlineLog
-	mu      sync.Mutex
-	cluster bool // the last write asked for the slot map
-}
-
-// deadlineLog holds the read deadlines set on a client's connections
-// while armed.
-type deadlineLog struct {
-	armed atomic.Bool
-	mu    sync.Mutex
-	set   []time.Time
-}
-
-func (c *deadlineConn) Write(b []byte) (int, error) {
-	c.mu.Lock()
-	c.cluster = bytes.Contains(bytes.ToUpper(b), []byte("CLUSTER"))
-	c.mu.Unlock()
-	return c.Conn.Write(b)
-}
-
-func (c *deadlineConn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
-	cluster := c.cluster
-	c.mu.Unlock()
-	if c.rec.armed.Load() && !t.IsZero() && !cluster {
-		c.rec.mu.Lock()
-		c.rec.set = append(c.rec.set, t)
-		c.rec.mu.Unlock()
-	}
-	return c.Conn.SetReadDeadline(t)
-}
-
 // TestDeadlineBoundClusterStalled: a Limiter on a Redis Cluster client
-// with ContextTimeoutEnabled whose masters are stopped (SIGSTOP) either
-// says it is not DeadlineBound or sets no socket read of a decision past
-// the decision's context deadline. go-redis' cluster client (routing
-// policies on, its default) first looks up the command table (COMMAND)
-// under a context of its own, 5 s detached from the caller's, so a
-// decision made before that table is cached waits seconds past a deadline
-// of milliseconds; with DisableRoutingPolicies it makes no such lookup.
-// The proof is the deadlines go-redis sets on its sockets, not the time
-// the call takes. Mutation caught: DeadlineBound true for any cluster
-// client with ContextTimeoutEnabled.
+// with ContextTimeoutEnabled whose masters are stopped either says it is
+// not DeadlineBound or sets no socket read of a decision past the
+// decision's context deadline, and says it is exactly when go-redis'
+// routing policies are off (redistest.DeadlineOnStalledCluster: with them
+// on, the client's command-table lookup waits 5 s whatever the caller's
+// deadline). Mutation caught: DeadlineBound true for any cluster client
+// with ContextTimeoutEnabled.
 func TestDeadlineBoundClusterStalled(t *testing.T) {
-	_, cl := redistest.Cluster(t)
-	for _, disable := range []bool{false, true} {
-		rec := &deadlineLog{}
-		opts := cl.Options()
-		opts.ContextTimeoutEnabled, opts.DisableRoutingPolicies = true, disable
-		opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &deadlineConn{Conn: c, rec: rec}, nil
-		}
-		cc := goredis.NewClusterClient(opts)
-		// the slot map loaded, the command table not (ForEachMaster's
-		// calls go to the masters' own clients)
-		require.NoError(t, cc.ForEachMaster(context.Background(), func(ctx context.Context, m *goredis.Client) error {
-			return m.Ping(ctx).Err()
-		}))
+	redistest.DeadlineOnStalledCluster(t, func(t *testing.T, cc *goredis.ClusterClient) redistest.StalledDecider {
 		l, err := New(cc, core.PerWindow(10, time.Minute))
 		require.NoError(t, err)
-		for i := range cl.Masters() {
-			require.NoError(t, cl.Node(i).Pause())
+		return redistest.StalledDecider{
+			Decide:        func(ctx context.Context) error { _, err := l.Allow(ctx, "user:1"); return err },
+			DeadlineBound: l.DeadlineBound,
 		}
-		rec.armed.Store(true)
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		dl, _ := ctx.Deadline()
-		done := make(chan error, 1)
-		go func() {
-			_, err := l.Allow(ctx, "user:1")
-			done <- err
-		}()
-		select {
-		case err = <-done:
-		case <-time.After(time.Minute): // a hang guard, not a bound
-			t.Fatal("the decision never returned")
-		}
-		cancel()
-		rec.armed.Store(false)
-		for i := range cl.Masters() {
-			require.NoError(t, cl.Node(i).Resume())
-		}
-		require.Error(t, err, "a stopped cluster answers nothing")
-		if l.DeadlineBound() {
-			rec.mu.Lock()
-			for _, s := range rec.set {
-				assert.False(t, s.After(dl), "DisableRoutingPolicies %v: a socket read set %v past the decision's deadline", disable, s.Sub(dl))
-			}
-			rec.mu.Unlock()
-		}
-		assert.Equal(t, disable, l.DeadlineBound(), "DisableRoutingPolicies %v", disable)
-		require.NoError(t, cc.Close())
-	}
+	})
 }

@@ -73,8 +73,10 @@ func New(client goredis.UniversalClient, limit core.Limit, opts ...Option) (*Lim
 // Limit returns the policy enforced.
 func (l *Limiter) Limit() core.Limit { return l.limit }
 
-// DeadlineBound reports whether every wait of the Limiter's decisions ends
-// by their context's deadline: true under WithPipelining (a call is handed
+// DeadlineBound reports whether every wait of the Limiter's AllowN, Allow,
+// PeekN and Peek ends by their context's deadline (AllowEach's pipeline
+// and Reset are not handed to the batch, so they are bounded only by a
+// client with ContextTimeoutEnabled): true under WithPipelining (a call is handed
 // to the batch's goroutine and its caller returns when its context ends)
 // or when the go-redis client (a Client, ClusterClient or Ring, or a type
 // embedding one) has ContextTimeoutEnabled, a ClusterClient
