@@ -30,9 +30,8 @@ type StalledDecider struct {
 // the limiter, which then decides once under a 50 ms deadline. A limiter
 // that says it is DeadlineBound must set no socket read of that decision
 // past the deadline (the deadlines go-redis sets on its connections are
-// the proof, not the time the call takes; reads after a CLUSTER command,
-// the slot map a failed call's background reload asks with no caller's
-// deadline, are left out), and it must say so exactly when routing
+// the proof, not the time the call takes; only reads after a decision's
+// own commands count: deadlineConn), and it must say so exactly when routing
 // policies are off: with them on, go-redis looks its command table up
 // (COMMAND) before a call until it has it cached, under a context of its
 // own, 5 s long and detached from the caller's.
@@ -93,14 +92,31 @@ func DeadlineOnStalledCluster(t *testing.T, build func(t *testing.T, cc *redis.C
 }
 
 // deadlineConn is a connection recording, once armed, every read
-// deadline go-redis sets on it after writing a command other than the
-// slot map's (CLUSTER SLOTS or SHARDS, which a failed call's background
-// reload sends with no caller's deadline).
+// deadline go-redis sets on it after writing a command a decision sends
+// (its script, or the command table go-redis looks up before it: see
+// decisionCommands). Other reads may outlive the caller without holding
+// it: the slot map a failed call's background reload asks (CLUSTER), a
+// connection's handshake (HELLO, CLIENT), which go-redis runs detached
+// from the caller when it dials, each with no caller's deadline.
 type deadlineConn struct {
 	net.Conn
-	rec     *deadlineLog
-	mu      sync.Mutex
-	cluster bool // the last write asked for the slot map
+	rec      *deadlineLog
+	mu       sync.Mutex
+	decision bool // the last write was a decision's command
+}
+
+// decisionCommands are the commands a decision of the limiters under test
+// sends: their scripts, and COMMAND, go-redis' command-table lookup.
+var decisionCommands = map[string]bool{"EVALSHA": true, "EVAL": true, "EVALSHA_RO": true, "EVAL_RO": true, "COMMAND": true}
+
+// firstCommand is the name of the first command in b, a write of RESP
+// arrays ("*2\r\n$7\r\nCOMMAND\r\n..."), upper-cased; "" when b is none.
+func firstCommand(b []byte) string {
+	f := bytes.SplitN(b, []byte("\r\n"), 4)
+	if len(f) < 3 || len(f[0]) == 0 || f[0][0] != '*' {
+		return ""
+	}
+	return string(bytes.ToUpper(f[2]))
 }
 
 // deadlineLog holds the read deadlines set on a client's connections
@@ -113,16 +129,16 @@ type deadlineLog struct {
 
 func (c *deadlineConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
-	c.cluster = bytes.Contains(bytes.ToUpper(b), []byte("CLUSTER"))
+	c.decision = decisionCommands[firstCommand(b)]
 	c.mu.Unlock()
 	return c.Conn.Write(b)
 }
 
 func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
-	cluster := c.cluster
+	decision := c.decision
 	c.mu.Unlock()
-	if c.rec.armed.Load() && !t.IsZero() && !cluster {
+	if c.rec.armed.Load() && !t.IsZero() && decision {
 		c.rec.mu.Lock()
 		c.rec.set = append(c.rec.set, t)
 		c.rec.mu.Unlock()

@@ -360,10 +360,10 @@ func (m *Machine) completeOnce(now int64, c *Call, r *Result, err error, failed 
 		if it.Retry > 0 {
 			e.retryAt = sent + it.Retry
 		}
-		if b := m.grantOut(e); b != nil && m.cfg.PoPs == 1 {
-			m.park(c, b, now) // a lone PoP: the grant its batch asked may pay it (park.go)
-		}
 		if m.cfg.PoPs == 1 && m.grantInFlight(e) {
+			if b := m.grantOut(e); b != nil {
+				m.park(c, b, now) // the grant its batch in flight asked may pay it (park.go)
+			}
 			// Redis may have denied it for units it granted this PoP's
 			// Sync batch, whose reply is still out (replies of two
 			// connections land in either order): a lone PoP, exact to
